@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# expect-failure.sh REGEX CMD [ARGS...]
+# Passes when CMD fails AND its output matches REGEX: a deliberate fault must
+# be caught, and caught for the right reason. Output is passed through.
+set -uo pipefail
+regex=$1
+shift
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+"$@" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+if [ "$status" -eq 0 ]; then
+    echo "expect-failure: '$*' succeeded, but it was meant to fail with /$regex/" >&2
+    exit 1
+fi
+if ! grep -Eq -- "$regex" "$log"; then
+    echo "expect-failure: failed (status $status) but the output does not explain it with /$regex/" >&2
+    exit 1
+fi
+echo "expect-failure: failed as expected (status $status), output matches /$regex/"

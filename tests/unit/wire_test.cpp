@@ -1,0 +1,126 @@
+// The wire decoders are the first thing untrusted bytes meet: every field
+// they validate has a case here that must be refused.
+#include "rdmastream/error.hpp"
+#include "rdmastream/wire.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace wire = rdmastream::wire;
+using rdmastream::ProtocolError;
+
+namespace {
+
+wire::RingAdvert good_advert() { return {8, 4096, 0x7f0000001000ull, 0x1234}; }
+
+template <typename T>
+std::vector<std::byte> bytes_of(const T& arr) {
+    return {arr.begin(), arr.end()};
+}
+
+TEST(RingAdvert, RoundTrips) {
+    const auto a = wire::decode_ring_advert(wire::encode(good_advert()));
+    EXPECT_EQ(a.slot_count, 8u);
+    EXPECT_EQ(a.slot_size, 4096u);
+    EXPECT_EQ(a.addr, 0x7f0000001000ull);
+    EXPECT_EQ(a.rkey, 0x1234u);
+}
+
+TEST(RingAdvert, IsLittleEndianOnTheWire) {
+    const auto b = wire::encode(good_advert());
+    EXPECT_EQ(b[0], std::byte{'R'});
+    EXPECT_EQ(b[1], std::byte{'D'});
+    EXPECT_EQ(b[2], std::byte{'M'});
+    EXPECT_EQ(b[3], std::byte{'S'});
+    EXPECT_EQ(b[8], std::byte{8}); // slot count, low byte first
+}
+
+TEST(RingAdvert, AcceptsCmPadding) {
+    auto b = bytes_of(wire::encode(good_advert()));
+    b.resize(196, std::byte{0}); // the IB CM pads private data
+    EXPECT_EQ(wire::decode_ring_advert(b).rkey, 0x1234u);
+}
+
+TEST(RingAdvert, RefusesShortInput) {
+    auto b = bytes_of(wire::encode(good_advert()));
+    b.resize(wire::kRingAdvertSize - 1);
+    EXPECT_THROW(wire::decode_ring_advert(b), ProtocolError);
+    EXPECT_THROW(wire::decode_ring_advert({}), ProtocolError);
+}
+
+TEST(RingAdvert, RefusesBadMagicAndVersion) {
+    auto b = bytes_of(wire::encode(good_advert()));
+    b[0] = std::byte{'X'};
+    EXPECT_THROW(wire::decode_ring_advert(b), ProtocolError);
+    b = bytes_of(wire::encode(good_advert()));
+    b[4] = std::byte{2};
+    try {
+        wire::decode_ring_advert(b);
+        FAIL() << "version 2 accepted";
+    } catch (const ProtocolError& e) {
+        EXPECT_NE(std::string(e.what()).find("version 2"), std::string::npos) << e.what();
+    }
+}
+
+TEST(RingAdvert, RefusesImpossibleRings) {
+    auto with = [](auto change) {
+        auto a = good_advert();
+        change(a);
+        return bytes_of(wire::encode(a));
+    };
+    EXPECT_THROW(wire::decode_ring_advert(with([](auto& a) { a.slot_count = 0; })), ProtocolError);
+    EXPECT_THROW(wire::decode_ring_advert(with([](auto& a) { a.slot_count = wire::kMaxSlots + 1; })), ProtocolError);
+    EXPECT_THROW(wire::decode_ring_advert(with([](auto& a) { a.slot_size = wire::kSlotHeaderSize; })), ProtocolError);
+    EXPECT_THROW(wire::decode_ring_advert(with([](auto& a) { a.slot_size = (1u << 30) + 1; })), ProtocolError);
+    EXPECT_THROW(wire::decode_ring_advert(with([](auto& a) { a.addr = 0; })), ProtocolError);
+    EXPECT_THROW(wire::decode_ring_advert(with([](auto& a) { a.addr = ~0ull - 100; })), ProtocolError);
+}
+
+TEST(SlotImm, RoundTripsAndRefusesOutOfRangeSlots) {
+    const std::uint32_t v = wire::encode(wire::SlotImm{5, 0xabcd});
+    EXPECT_EQ(v, 0xabcd0005u);
+    const auto imm = wire::decode_slot_imm(v, 8);
+    EXPECT_EQ(imm.slot, 5);
+    EXPECT_EQ(imm.generation, 0xabcd);
+    EXPECT_THROW(wire::decode_slot_imm(v, 5), ProtocolError);
+    EXPECT_THROW(wire::decode_slot_imm(0xffff, 8), ProtocolError);
+}
+
+class SlotHeaderTest : public ::testing::Test {
+protected:
+    std::vector<std::byte> slot = std::vector<std::byte>(1024);
+    wire::SlotHeader header{42, -7, 1001, 500, 3, {2, 9}};
+    void SetUp() override { wire::encode(header, std::span(slot).first<wire::kSlotHeaderSize>()); }
+};
+
+TEST_F(SlotHeaderTest, RoundTrips) {
+    const auto h = wire::decode_slot_header(slot, {2, 9});
+    EXPECT_EQ(h.sequence, 42u);
+    EXPECT_EQ(h.pts, -7);
+    EXPECT_EQ(h.duration, 1001);
+    EXPECT_EQ(h.payload_size, 500u);
+    EXPECT_EQ(h.flags, 3);
+}
+
+TEST_F(SlotHeaderTest, RefusesMismatchedImmediate) {
+    EXPECT_THROW(wire::decode_slot_header(slot, {3, 9}), ProtocolError);  // other slot
+    EXPECT_THROW(wire::decode_slot_header(slot, {2, 10}), ProtocolError); // stale generation
+}
+
+TEST_F(SlotHeaderTest, RefusesPayloadLargerThanSlot) {
+    header.payload_size = 1024 - wire::kSlotHeaderSize + 1;
+    wire::encode(header, std::span(slot).first<wire::kSlotHeaderSize>());
+    EXPECT_THROW(wire::decode_slot_header(slot, {2, 9}), ProtocolError);
+    header.payload_size = 1024 - wire::kSlotHeaderSize; // exactly full is fine
+    wire::encode(header, std::span(slot).first<wire::kSlotHeaderSize>());
+    EXPECT_NO_THROW(wire::decode_slot_header(slot, {2, 9}));
+}
+
+TEST_F(SlotHeaderTest, RefusesGarbage) {
+    slot[0] = std::byte{0};
+    EXPECT_THROW(wire::decode_slot_header(slot, {2, 9}), ProtocolError);
+    EXPECT_THROW(wire::decode_slot_header(std::span(slot).first(wire::kSlotHeaderSize), {2, 9}), ProtocolError);
+}
+
+} // namespace

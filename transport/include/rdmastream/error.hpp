@@ -1,0 +1,56 @@
+// Errors of the transport library.
+//
+// Three kinds, kept apart so that callers can tell the user the right thing:
+//  - SystemError: a library or kernel call failed; carries the call and errno.
+//  - UserError:   something the user can change (a flag, a limit, a setup step);
+//                 the message says what to change.
+//  - ProtocolError: a peer sent something we refuse (bad handshake, bad
+//                 immediate, bad header). Everything off the wire is untrusted.
+//
+// verbs and rdma_cm report failures in three conventions; one helper each
+// turns them into a SystemError (the model is rdmapp's error.h).
+#pragma once
+
+#include <cerrno>
+#include <stdexcept>
+#include <string>
+
+namespace rdmastream {
+
+class SystemError : public std::runtime_error {
+public:
+    SystemError(std::string call, int err, const std::string& context = {});
+    const std::string& call() const noexcept { return call_; }
+    int error_code() const noexcept { return err_; }
+
+private:
+    std::string call_;
+    int err_;
+};
+
+class UserError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+class ProtocolError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// ibv_reg_mr & co: NULL on failure, errno set.
+template <typename T>
+T* check_ptr(T* p, const char* call) {
+    if (p == nullptr) {
+        throw SystemError(call, errno);
+    }
+    return p;
+}
+
+// ibv_post_send & co: 0 or the errno value itself.
+void check_rc(int rc, const char* call);
+
+// rdma_connect & co: 0 or -1 with errno set.
+void check_errno(int rc, const char* call);
+
+} // namespace rdmastream

@@ -1,0 +1,115 @@
+// One reliable-connected QP set up with rdma_cm, and the listener that makes
+// them on the passive side.
+//
+// Both sides go in two steps so memory can be registered and receives posted
+// on the connection's PD before the peer can use them:
+//   active:  auto c = RcConnection::resolve(ep, opts);  ...register, post...  c.connect(data);
+//   passive: Listener l(ep); auto c = l.wait_request(opts, t); ...register, post...  c.accept(data);
+// Each connection owns its own event channel (the passive id is migrated off
+// the listener's), so connections come and go independently.
+#pragma once
+
+#include "rdmastream/cm_event_channel.hpp"
+#include "rdmastream/verbs_owners.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+
+namespace rdmastream {
+
+inline constexpr std::uint16_t kDefaultPort = 18515;
+
+struct Endpoint {
+    std::string host; // empty on a listener: every address
+    std::uint16_t port = kDefaultPort;
+};
+// "HOST", "HOST:PORT", ":PORT", "[v6]:PORT", "" (listen side). Throws UserError.
+Endpoint parse_endpoint(const std::string& text);
+
+struct ConnectionOptions {
+    std::uint32_t send_wr = 64; // send-queue depth
+    std::uint32_t recv_wr = 64; // receive-queue depth (one per WRITE_WITH_IMM/SEND in flight)
+    std::chrono::milliseconds step_timeout{5000}; // address, route, establish
+    // Transport retries are bounded so a dead peer becomes an error, not a
+    // hang: 4.096 us * 2^ack_timeout per try, retry_count tries (7 would mean
+    // "forever" for rnr_retry, so neither uses it).
+    std::uint8_t ack_timeout = 16; // ~268 ms
+    std::uint8_t retry_count = 6;
+    std::uint8_t rnr_retry = 6;
+};
+
+class RcConnection {
+public:
+    // Active side, first step: resolves address and route, creates PD, CQ, QP.
+    static RcConnection resolve(const Endpoint& peer, const ConnectionOptions& opts);
+    // Active side, second step: connects and waits for ESTABLISHED.
+    // Throws CmEventError on REJECTED/UNREACHABLE/... (the reject's private
+    // data is in the error's event).
+    void connect(std::span<const std::byte> private_data);
+    // Passive side, second step.
+    void accept(std::span<const std::byte> private_data);
+    void reject(std::span<const std::byte> private_data) noexcept;
+    // Starts a clean disconnect; the peer sees RDMA_CM_EVENT_DISCONNECTED.
+    void disconnect() noexcept;
+
+    ibv_pd* pd() const noexcept { return pd_.get(); }
+    ibv_cq* cq() const noexcept { return cq_.get(); }
+    ibv_qp* qp() const noexcept { return qp_->qp; }
+    ibv_comp_channel* comp_channel() const noexcept { return comp_.get(); }
+    ibv_context* device() const noexcept { return id_->verbs; }
+    CmEventChannel& events() noexcept { return events_; }
+    // What the peer sent with its connect request (passive) or accept (active).
+    std::span<const std::byte> peer_private_data() const noexcept { return peer_data_.private_bytes(); }
+    const ConnectionOptions& options() const noexcept { return opts_; }
+
+    RcConnection(RcConnection&&) noexcept = default;
+    RcConnection& operator=(RcConnection&&) = delete;
+    ~RcConnection();
+
+private:
+    friend class Listener;
+    RcConnection(CmEventChannel events, CmId id, const ConnectionOptions& opts);
+    void create_resources();
+    rdma_conn_param conn_param(std::span<const std::byte> private_data) const;
+
+    ConnectionOptions opts_;
+    CmEvent peer_data_;
+    bool connected_ = false;
+    // Members die bottom-up: QP, CQ, completion channel, PD, id, channel.
+    CmEventChannel events_;
+    CmId id_;
+    ProtectionDomain pd_;
+    CompletionChannel comp_;
+    CompletionQueue cq_;
+    CmQueuePair qp_;
+};
+
+// The active side with patience: a peer whose listener is not up yet
+// (rejected for lack of a listener, unreachable, timed out) is tried again
+// every 200 ms until `patience` runs out; a deliberate reject by the peer's
+// application is final. `prepare` runs on each fresh connection before it
+// connects (register memory, post receives).
+RcConnection connect_with_retry(const Endpoint& peer, const ConnectionOptions& opts,
+                                std::chrono::milliseconds patience,
+                                const std::function<void(RcConnection&)>& prepare,
+                                std::span<const std::byte> private_data);
+
+class Listener {
+public:
+    // Binds and listens. A port in use is a UserError naming it.
+    explicit Listener(const Endpoint& local);
+    std::uint16_t port() const;
+
+    // Waits for a connect request; the returned connection has its resources
+    // and must be accept()ed or reject()ed. Throws CmEventError on timeout.
+    RcConnection wait_request(const ConnectionOptions& opts, std::chrono::milliseconds timeout);
+
+private:
+    CmEventChannel events_;
+    CmId id_;
+};
+
+} // namespace rdmastream

@@ -1,0 +1,41 @@
+// Page-aligned memory registered with the NIC: the frame ring on the
+// receiver, the frame buffers on the sender.
+#pragma once
+
+#include "rdmastream/verbs_owners.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <span>
+
+namespace rdmastream {
+
+class RegisteredRegion {
+public:
+    // Maps `size` bytes (2 MiB huge pages when the size allows and the system
+    // has them, else 4 KiB pages) and registers them with `access` flags.
+    // Checks RLIMIT_MEMLOCK first, so a low limit gives a UserError with the
+    // fix rather than ENOMEM from the driver.
+    RegisteredRegion(ibv_pd* pd, std::size_t size, int access);
+
+    std::span<std::byte> bytes() const noexcept { return {static_cast<std::byte*>(map_.get()), size_}; }
+    std::uint32_t lkey() const noexcept { return mr_->lkey; }
+    std::uint32_t rkey() const noexcept { return mr_->rkey; }
+    std::uint64_t addr() const noexcept { return reinterpret_cast<std::uintptr_t>(map_.get()); }
+    bool huge_pages() const noexcept { return huge_; }
+
+private:
+    struct Unmap {
+        std::size_t length;
+        void operator()(void* p) const noexcept;
+    };
+    std::size_t size_;
+    bool huge_ = false;
+    std::unique_ptr<void, Unmap> map_;
+    MemoryRegion mr_; // declared last: deregistered before the pages go
+};
+
+// Throws UserError naming `ulimit -l` when `bytes` more cannot be locked.
+void check_memlock(std::size_t bytes);
+
+} // namespace rdmastream

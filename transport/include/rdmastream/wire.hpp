@@ -1,0 +1,67 @@
+// The wire format: what travels between sender and receiver, and the
+// decoders that validate it. docs/protocol.md is the normative description;
+// keep the two in step.
+//
+// Everything is little-endian with explicit offsets (never a struct memcpy'd
+// off the wire). Every decoder throws ProtocolError with the reason on input
+// it refuses.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace rdmastream::wire {
+
+inline constexpr std::uint32_t kAdvertMagic = 0x534d4452; // "RDMS" read as bytes
+inline constexpr std::uint32_t kSlotMagic = 0x464d4452;   // "RDMF"
+inline constexpr std::uint16_t kProtocolVersion = 1;
+
+// Limits a decoder enforces; a peer advertising more is refused.
+inline constexpr std::uint32_t kMaxSlots = 4096;        // slot index fits 16 bits with room
+inline constexpr std::uint64_t kMaxSlotSize = 1ull << 30; // 1 GiB
+inline constexpr std::size_t kSlotHeaderSize = 64;
+
+// Receiver -> sender, in the rdma_cm accept private data (fits the 196 bytes
+// RC allows; the CM may pad what arrives, so decoders accept longer input).
+struct RingAdvert {
+    std::uint32_t slot_count = 0;
+    std::uint32_t slot_size = 0; // bytes per slot, header included
+    std::uint64_t addr = 0;      // remote virtual address of slot 0
+    std::uint32_t rkey = 0;
+};
+inline constexpr std::size_t kRingAdvertSize = 32;
+using RingAdvertBytes = std::array<std::byte, kRingAdvertSize>;
+
+RingAdvertBytes encode(const RingAdvert& advert);
+RingAdvert decode_ring_advert(std::span<const std::byte> bytes);
+
+// The 32-bit immediate of a frame's WRITE_WITH_IMM, and of the receiver's
+// credit SEND_WITH_IMM: low 16 bits slot index, high 16 bits the slot's
+// generation (how many frames that slot has carried, mod 2^16), so a stale or
+// forged index is caught. Host order here; the verbs field is big-endian.
+struct SlotImm {
+    std::uint16_t slot = 0;
+    std::uint16_t generation = 0;
+};
+std::uint32_t encode(SlotImm imm) noexcept;
+// Refuses slot >= slot_count.
+SlotImm decode_slot_imm(std::uint32_t value, std::uint32_t slot_count);
+
+// The header at the start of every slot, written by the same RDMA write as
+// the payload that follows it at offset kSlotHeaderSize.
+struct SlotHeader {
+    std::uint64_t sequence = 0;
+    std::int64_t pts = 0;
+    std::int64_t duration = 0;
+    std::uint32_t payload_size = 0;
+    std::uint16_t flags = 0;
+    SlotImm imm; // repeats the immediate: a mismatch means a torn or stale slot
+};
+void encode(const SlotHeader& header, std::span<std::byte, kSlotHeaderSize> out) noexcept;
+// Refuses a bad magic, a payload that does not fit slot_size, or an imm that
+// differs from the one the completion carried.
+SlotHeader decode_slot_header(std::span<const std::byte> slot, SlotImm expected_imm);
+
+} // namespace rdmastream::wire

@@ -1,0 +1,95 @@
+#include "rdmastream/cm_event_channel.hpp"
+
+#include "rdmastream/error.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace rdmastream {
+
+namespace {
+[[noreturn]] void throw_no_device(int err) {
+    throw UserError(fmt::format(
+        "no RDMA device is usable ({}): load Soft-RoCE with `modprobe rdma_rxe && rdma link add rxe0 "
+        "type rxe netdev <your netdev>`, or see docs/softroce.md for real NICs and the QEMU test bed",
+        std::strerror(err)));
+}
+} // namespace
+
+std::string describe(const CmEvent& ev) {
+    std::string s = rdma_event_str(ev.type);
+    if (ev.status != 0) {
+        s += fmt::format(" (status {})", ev.status);
+    }
+    return s;
+}
+
+CmEventChannel::CmEventChannel() {
+    rdma_event_channel* ch = rdma_create_event_channel();
+    if (ch == nullptr) {
+        if (errno == ENODEV) {
+            throw_no_device(errno);
+        }
+        throw SystemError("rdma_create_event_channel", errno);
+    }
+    ch_.reset(ch);
+    // Non-blocking so that next() can wait on the fd with a timeout.
+    const int flags = fcntl(ch_->fd, F_GETFL);
+    check_errno(flags < 0 ? -1 : fcntl(ch_->fd, F_SETFL, flags | O_NONBLOCK), "fcntl(O_NONBLOCK)");
+}
+
+std::optional<CmEvent> CmEventChannel::next(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        rdma_cm_event* raw = nullptr;
+        if (rdma_get_cm_event(ch_.get(), &raw) == 0) {
+            CmEvent ev;
+            ev.type = raw->event;
+            ev.status = raw->status;
+            ev.id = raw->id;
+            const auto& conn = raw->param.conn;
+            if (conn.private_data != nullptr && conn.private_data_len > 0) {
+                ev.private_data_len = std::min<std::size_t>(conn.private_data_len, ev.private_data.size());
+                std::memcpy(ev.private_data.data(), conn.private_data, ev.private_data_len);
+            }
+            check_errno(rdma_ack_cm_event(raw), "rdma_ack_cm_event");
+            return ev;
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            throw SystemError("rdma_get_cm_event", errno);
+        }
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            return std::nullopt;
+        }
+        pollfd pfd{ch_->fd, POLLIN, 0};
+        const int rc = poll(&pfd, 1, static_cast<int>(left.count()));
+        if (rc < 0 && errno != EINTR) {
+            throw SystemError("poll(rdma_cm event channel)", errno);
+        }
+    }
+}
+
+CmEvent CmEventChannel::expect(rdma_cm_event_type want, std::chrono::milliseconds timeout, const char* what) {
+    auto ev = next(timeout);
+    if (!ev) {
+        throw CmEventError(fmt::format("{}: no {} within {} ms", what, rdma_event_str(want), timeout.count()),
+                           std::nullopt);
+    }
+    if (ev->type != want) {
+        std::string msg = fmt::format("{}: expected {}, got {}", what, rdma_event_str(want), describe(*ev));
+        if (ev->status < 0) {
+            msg += fmt::format(": {}", std::strerror(-ev->status));
+        }
+        throw CmEventError(msg, ev);
+    }
+    return *ev;
+}
+
+} // namespace rdmastream

@@ -1,0 +1,258 @@
+#include "rdmastream/rc_connection.hpp"
+
+#include "rdmastream/error.hpp"
+
+#include <netdb.h>
+
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace rdmastream {
+
+namespace {
+
+struct AddrInfoDeleter {
+    void operator()(addrinfo* ai) const noexcept { freeaddrinfo(ai); }
+};
+using AddrInfo = std::unique_ptr<addrinfo, AddrInfoDeleter>;
+
+AddrInfo lookup(const Endpoint& ep, bool passive) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = passive ? AI_PASSIVE : 0;
+    addrinfo* res = nullptr;
+    const std::string port = std::to_string(ep.port);
+    const int rc = getaddrinfo(ep.host.empty() ? nullptr : ep.host.c_str(), port.c_str(), &hints, &res);
+    if (rc != 0) {
+        throw UserError(fmt::format("cannot resolve '{}': {}", ep.host, gai_strerror(rc)));
+    }
+    return AddrInfo(res);
+}
+
+CmId create_id(const CmEventChannel& ch) {
+    rdma_cm_id* id = nullptr;
+    check_errno(rdma_create_id(ch.get(), &id, nullptr, RDMA_PS_TCP), "rdma_create_id");
+    return CmId(id);
+}
+
+int to_ms(std::chrono::milliseconds t) { return static_cast<int>(t.count()); }
+
+} // namespace
+
+namespace detail {
+void report_destroy_failure(const char* call, int rc) noexcept {
+    std::fprintf(stderr, "rdmastream: %s failed: %s (a child object is still alive)\n", call, std::strerror(rc));
+}
+} // namespace detail
+
+Endpoint parse_endpoint(const std::string& text) {
+    Endpoint ep;
+    std::string port_text;
+    bool has_port = false;
+    if (!text.empty() && text.front() == '[') { // [v6]:port
+        const auto close = text.find(']');
+        if (close == std::string::npos) {
+            throw UserError(fmt::format("bad address '{}': missing ']'", text));
+        }
+        ep.host = text.substr(1, close - 1);
+        if (close + 1 < text.size()) {
+            if (text[close + 1] != ':') throw UserError(fmt::format("bad address '{}'", text));
+            port_text = text.substr(close + 2);
+            has_port = true;
+        }
+    } else if (const auto colon = text.rfind(':'); colon != std::string::npos &&
+                                                   text.find(':') == colon) { // one colon: host:port
+        ep.host = text.substr(0, colon);
+        port_text = text.substr(colon + 1);
+        has_port = true;
+    } else {
+        ep.host = text;
+    }
+    if (has_port) {
+        unsigned value = 0;
+        const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), value);
+        if (ec != std::errc{} || end != port_text.data() + port_text.size() || value == 0 || value > 65535) {
+            throw UserError(fmt::format("bad port '{}' in '{}': use 1..65535", port_text, text));
+        }
+        ep.port = static_cast<std::uint16_t>(value);
+    }
+    return ep;
+}
+
+RcConnection::RcConnection(CmEventChannel events, CmId id, const ConnectionOptions& opts)
+    : opts_(opts), events_(std::move(events)), id_(std::move(id)) {}
+
+RcConnection::~RcConnection() {
+    if (connected_ && id_) {
+        rdma_disconnect(id_.get()); // best effort: the peer learns at once, not at its retry limit
+    }
+}
+
+void RcConnection::create_resources() {
+    ibv_context* ctx = id_->verbs;
+    ibv_device_attr attr{};
+    check_rc(ibv_query_device(ctx, &attr), "ibv_query_device");
+    const auto max_wr = static_cast<std::uint32_t>(attr.max_qp_wr);
+    if (opts_.send_wr > max_wr || opts_.recv_wr > max_wr) {
+        throw UserError(fmt::format("queue depth {} exceeds device {}'s max_qp_wr {}: use fewer slots",
+                                    std::max(opts_.send_wr, opts_.recv_wr), ibv_get_device_name(ctx->device),
+                                    max_wr));
+    }
+    // One CQ for both directions, sized for every completion that can be
+    // outstanding at once so it can never overrun.
+    const std::uint32_t cqe = opts_.send_wr + opts_.recv_wr;
+    if (cqe > static_cast<std::uint32_t>(attr.max_cqe)) {
+        throw UserError(fmt::format("completion queue of {} entries exceeds device max_cqe {}", cqe, attr.max_cqe));
+    }
+    pd_.reset(check_ptr(ibv_alloc_pd(ctx), "ibv_alloc_pd"));
+    comp_.reset(check_ptr(ibv_create_comp_channel(ctx), "ibv_create_comp_channel"));
+    cq_.reset(check_ptr(ibv_create_cq(ctx, static_cast<int>(cqe), nullptr, comp_.get(), 0), "ibv_create_cq"));
+
+    ibv_qp_init_attr qp_attr{};
+    qp_attr.send_cq = cq_.get();
+    qp_attr.recv_cq = cq_.get();
+    qp_attr.qp_type = IBV_QPT_RC;
+    qp_attr.sq_sig_all = 0; // selective signalling: the poster decides
+    qp_attr.cap.max_send_wr = opts_.send_wr;
+    qp_attr.cap.max_recv_wr = opts_.recv_wr;
+    qp_attr.cap.max_send_sge = 1;
+    qp_attr.cap.max_recv_sge = 1;
+    check_errno(rdma_create_qp(id_.get(), pd_.get(), &qp_attr), "rdma_create_qp");
+    qp_.reset(id_.get());
+}
+
+rdma_conn_param RcConnection::conn_param(std::span<const std::byte> private_data) const {
+    rdma_conn_param p{};
+    p.private_data = private_data.data();
+    p.private_data_len = static_cast<std::uint8_t>(private_data.size());
+    p.responder_resources = 1;
+    p.initiator_depth = 1;
+    p.retry_count = opts_.retry_count;
+    p.rnr_retry_count = opts_.rnr_retry;
+    return p;
+}
+
+RcConnection RcConnection::resolve(const Endpoint& peer, const ConnectionOptions& opts) {
+    const AddrInfo ai = lookup(peer, false);
+    CmEventChannel events;
+    CmId id = create_id(events);
+    check_errno(rdma_resolve_addr(id.get(), nullptr, ai->ai_addr, to_ms(opts.step_timeout)), "rdma_resolve_addr");
+    events.expect(RDMA_CM_EVENT_ADDR_RESOLVED, opts.step_timeout + std::chrono::seconds(1),
+                  "resolving the peer's address");
+    std::uint8_t ack_timeout = opts.ack_timeout;
+    check_errno(rdma_set_option(id.get(), RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &ack_timeout,
+                                sizeof ack_timeout),
+                "rdma_set_option(ACK_TIMEOUT)");
+    check_errno(rdma_resolve_route(id.get(), to_ms(opts.step_timeout)), "rdma_resolve_route");
+    events.expect(RDMA_CM_EVENT_ROUTE_RESOLVED, opts.step_timeout + std::chrono::seconds(1),
+                  "resolving the route to the peer");
+    RcConnection c(std::move(events), std::move(id), opts);
+    c.create_resources();
+    return c;
+}
+
+void RcConnection::connect(std::span<const std::byte> private_data) {
+    const rdma_conn_param p = conn_param(private_data);
+    check_errno(rdma_connect(id_.get(), const_cast<rdma_conn_param*>(&p)), "rdma_connect");
+    peer_data_ = events_.expect(RDMA_CM_EVENT_ESTABLISHED, opts_.step_timeout, "connecting");
+    connected_ = true;
+}
+
+void RcConnection::accept(std::span<const std::byte> private_data) {
+    rdma_conn_param p = conn_param(private_data);
+    check_errno(rdma_accept(id_.get(), &p), "rdma_accept");
+    events_.expect(RDMA_CM_EVENT_ESTABLISHED, opts_.step_timeout, "accepting");
+    connected_ = true;
+}
+
+void RcConnection::reject(std::span<const std::byte> private_data) noexcept {
+    rdma_reject(id_.get(), private_data.data(), static_cast<std::uint8_t>(private_data.size()));
+}
+
+void RcConnection::disconnect() noexcept {
+    if (connected_) {
+        rdma_disconnect(id_.get());
+        connected_ = false;
+    }
+}
+
+namespace {
+// IB CM reject reason 28: the remote application refused us on purpose.
+constexpr int kConsumerReject = 28;
+
+bool worth_retrying(const CmEventError& e) {
+    if (!e.event()) {
+        return true; // timed out
+    }
+    switch (e.event()->type) {
+    case RDMA_CM_EVENT_REJECTED: return e.event()->status != kConsumerReject;
+    case RDMA_CM_EVENT_UNREACHABLE:
+    case RDMA_CM_EVENT_ADDR_ERROR:
+    case RDMA_CM_EVENT_ROUTE_ERROR:
+    case RDMA_CM_EVENT_CONNECT_ERROR: return true;
+    default: return false;
+    }
+}
+} // namespace
+
+RcConnection connect_with_retry(const Endpoint& peer, const ConnectionOptions& opts,
+                                std::chrono::milliseconds patience,
+                                const std::function<void(RcConnection&)>& prepare,
+                                std::span<const std::byte> private_data) {
+    const auto deadline = std::chrono::steady_clock::now() + patience;
+    for (;;) {
+        try {
+            RcConnection c = RcConnection::resolve(peer, opts);
+            prepare(c);
+            c.connect(private_data);
+            return c;
+        } catch (const CmEventError& e) {
+            if (!worth_retrying(e) || std::chrono::steady_clock::now() >= deadline) {
+                throw CmEventError(fmt::format("cannot connect to {}:{} within {} ms: {}", peer.host, peer.port,
+                                               patience.count(), e.what()),
+                                   e.event());
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+}
+
+Listener::Listener(const Endpoint& local) : id_(create_id(events_)) {
+    const AddrInfo ai = lookup(local, true);
+    if (rdma_bind_addr(id_.get(), ai->ai_addr) != 0) {
+        const int err = errno;
+        if (err == EADDRINUSE) {
+            throw UserError(fmt::format("port {} is already in use: stop the other listener or pick "
+                                        "another port",
+                                        local.port));
+        }
+        if (err == EADDRNOTAVAIL || err == ENODEV) {
+            throw UserError(fmt::format("cannot listen on '{}': no RDMA device has that address "
+                                        "(check `rdma link show` and `ip addr`)",
+                                        local.host));
+        }
+        throw SystemError("rdma_bind_addr", err);
+    }
+    check_errno(rdma_listen(id_.get(), 8), "rdma_listen");
+}
+
+std::uint16_t Listener::port() const { return ntohs(rdma_get_src_port(id_.get())); }
+
+RcConnection Listener::wait_request(const ConnectionOptions& opts, std::chrono::milliseconds timeout) {
+    const CmEvent req = events_.expect(RDMA_CM_EVENT_CONNECT_REQUEST, timeout, "waiting for a sender");
+    CmId id(req.id); // the request's id is ours now
+    CmEventChannel own;
+    check_errno(rdma_migrate_id(id.get(), own.get()), "rdma_migrate_id");
+    RcConnection c(std::move(own), std::move(id), opts);
+    c.peer_data_ = req;
+    c.create_resources();
+    return c;
+}
+
+} // namespace rdmastream

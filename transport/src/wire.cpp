@@ -1,0 +1,145 @@
+#include "rdmastream/wire.hpp"
+
+#include "rdmastream/error.hpp"
+
+#include <fmt/format.h>
+
+namespace rdmastream::wire {
+
+namespace {
+
+template <typename T>
+void store_le(std::span<std::byte> out, std::size_t offset, T value) noexcept {
+    auto u = static_cast<std::make_unsigned_t<T>>(value);
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+        out[offset + i] = static_cast<std::byte>((u >> (8 * i)) & 0xffu);
+    }
+}
+
+template <typename T>
+T load_le(std::span<const std::byte> in, std::size_t offset) noexcept {
+    std::make_unsigned_t<T> u = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+        u |= static_cast<std::make_unsigned_t<T>>(static_cast<std::make_unsigned_t<T>>(in[offset + i])
+                                                  << (8 * i));
+    }
+    return static_cast<T>(u);
+}
+
+// Ring advert layout.
+constexpr std::size_t kAdvMagic = 0, kAdvVersion = 4, kAdvSlotCount = 8, kAdvSlotSize = 12,
+                      kAdvAddr = 16, kAdvRkey = 24;
+// Slot header layout.
+constexpr std::size_t kHdrMagic = 0, kHdrSize = 4, kHdrFlags = 6, kHdrSeq = 8, kHdrPts = 16,
+                      kHdrDuration = 24, kHdrPayload = 32, kHdrSlot = 36, kHdrGen = 38;
+
+} // namespace
+
+RingAdvertBytes encode(const RingAdvert& advert) {
+    RingAdvertBytes out{};
+    store_le<std::uint32_t>(out, kAdvMagic, kAdvertMagic);
+    store_le<std::uint16_t>(out, kAdvVersion, kProtocolVersion);
+    store_le<std::uint32_t>(out, kAdvSlotCount, advert.slot_count);
+    store_le<std::uint32_t>(out, kAdvSlotSize, advert.slot_size);
+    store_le<std::uint64_t>(out, kAdvAddr, advert.addr);
+    store_le<std::uint32_t>(out, kAdvRkey, advert.rkey);
+    return out;
+}
+
+RingAdvert decode_ring_advert(std::span<const std::byte> bytes) {
+    if (bytes.size() < kRingAdvertSize) {
+        throw ProtocolError(fmt::format("ring advert too short: {} bytes, need {}", bytes.size(),
+                                        kRingAdvertSize));
+    }
+    if (auto magic = load_le<std::uint32_t>(bytes, kAdvMagic); magic != kAdvertMagic) {
+        throw ProtocolError(fmt::format("ring advert has bad magic {:#010x}: the peer is not an "
+                                        "rdmastream receiver",
+                                        magic));
+    }
+    if (auto version = load_le<std::uint16_t>(bytes, kAdvVersion); version != kProtocolVersion) {
+        throw ProtocolError(fmt::format("peer speaks protocol version {}, this build speaks {}: "
+                                        "run the same rdmastream version on both ends",
+                                        version, kProtocolVersion));
+    }
+    RingAdvert a;
+    a.slot_count = load_le<std::uint32_t>(bytes, kAdvSlotCount);
+    a.slot_size = load_le<std::uint32_t>(bytes, kAdvSlotSize);
+    a.addr = load_le<std::uint64_t>(bytes, kAdvAddr);
+    a.rkey = load_le<std::uint32_t>(bytes, kAdvRkey);
+    if (a.slot_count == 0 || a.slot_count > kMaxSlots) {
+        throw ProtocolError(fmt::format("ring advert has {} slots (allowed 1..{})", a.slot_count, kMaxSlots));
+    }
+    if (a.slot_size <= kSlotHeaderSize || a.slot_size > kMaxSlotSize) {
+        throw ProtocolError(fmt::format("ring advert has slot size {} (allowed {}..{})", a.slot_size,
+                                        kSlotHeaderSize + 1, kMaxSlotSize));
+    }
+    if (a.addr == 0) {
+        throw ProtocolError("ring advert has a null address");
+    }
+    const std::uint64_t total = std::uint64_t{a.slot_count} * a.slot_size;
+    if (a.addr > UINT64_MAX - total) {
+        throw ProtocolError("ring advert's address range wraps around");
+    }
+    return a;
+}
+
+std::uint32_t encode(SlotImm imm) noexcept {
+    return static_cast<std::uint32_t>(imm.generation) << 16 | imm.slot;
+}
+
+SlotImm decode_slot_imm(std::uint32_t value, std::uint32_t slot_count) {
+    SlotImm imm{static_cast<std::uint16_t>(value & 0xffffu), static_cast<std::uint16_t>(value >> 16)};
+    if (imm.slot >= slot_count) {
+        throw ProtocolError(fmt::format("immediate {:#010x} names slot {}, but the ring has {} slots",
+                                        value, imm.slot, slot_count));
+    }
+    return imm;
+}
+
+void encode(const SlotHeader& h, std::span<std::byte, kSlotHeaderSize> out) noexcept {
+    store_le<std::uint32_t>(out, kHdrMagic, kSlotMagic);
+    store_le<std::uint16_t>(out, kHdrSize, static_cast<std::uint16_t>(kSlotHeaderSize));
+    store_le<std::uint16_t>(out, kHdrFlags, h.flags);
+    store_le<std::uint64_t>(out, kHdrSeq, h.sequence);
+    store_le<std::int64_t>(out, kHdrPts, h.pts);
+    store_le<std::int64_t>(out, kHdrDuration, h.duration);
+    store_le<std::uint32_t>(out, kHdrPayload, h.payload_size);
+    store_le<std::uint16_t>(out, kHdrSlot, h.imm.slot);
+    store_le<std::uint16_t>(out, kHdrGen, h.imm.generation);
+    for (std::size_t i = kHdrGen + 2; i < kSlotHeaderSize; ++i) {
+        out[i] = std::byte{0};
+    }
+}
+
+SlotHeader decode_slot_header(std::span<const std::byte> slot, SlotImm expected) {
+    if (slot.size() <= kSlotHeaderSize) {
+        throw ProtocolError(fmt::format("slot of {} bytes cannot hold a header", slot.size()));
+    }
+    if (auto magic = load_le<std::uint32_t>(slot, kHdrMagic); magic != kSlotMagic) {
+        throw ProtocolError(fmt::format("slot {} has bad header magic {:#010x}", expected.slot, magic));
+    }
+    if (auto size = load_le<std::uint16_t>(slot, kHdrSize); size != kSlotHeaderSize) {
+        throw ProtocolError(fmt::format("slot {} header size {} (expected {})", expected.slot, size,
+                                        kSlotHeaderSize));
+    }
+    SlotHeader h;
+    h.flags = load_le<std::uint16_t>(slot, kHdrFlags);
+    h.sequence = load_le<std::uint64_t>(slot, kHdrSeq);
+    h.pts = load_le<std::int64_t>(slot, kHdrPts);
+    h.duration = load_le<std::int64_t>(slot, kHdrDuration);
+    h.payload_size = load_le<std::uint32_t>(slot, kHdrPayload);
+    h.imm.slot = load_le<std::uint16_t>(slot, kHdrSlot);
+    h.imm.generation = load_le<std::uint16_t>(slot, kHdrGen);
+    if (h.payload_size > slot.size() - kSlotHeaderSize) {
+        throw ProtocolError(fmt::format("slot {} claims a {} byte payload, room is {}", expected.slot,
+                                        h.payload_size, slot.size() - kSlotHeaderSize));
+    }
+    if (h.imm.slot != expected.slot || h.imm.generation != expected.generation) {
+        throw ProtocolError(fmt::format("slot {} header names slot {} generation {}, the completion "
+                                        "said generation {}: stale or torn slot",
+                                        expected.slot, h.imm.slot, h.imm.generation, expected.generation));
+    }
+    return h;
+}
+
+} // namespace rdmastream::wire
