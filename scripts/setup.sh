@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs everything rdmastream needs on Debian 12, from Debian packages only,
+# and prepares the Soft-RoCE test bed's guest kernel. Quick when all is there.
+# Usage: scripts/setup.sh            (as root, or with sudo available)
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  build-essential cmake ninja-build pkg-config git
+  # rdma-core: verbs, rdma_cm, providers (rxe), tools, perftest for reference runs
+  libibverbs-dev librdmacm-dev ibverbs-providers rdma-core ibverbs-utils rdmacm-utils perftest
+  # FFmpeg
+  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg
+  # GStreamer 1.22
+  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
+  gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+  # libraries we use instead of hand-written code, and the test framework
+  libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libgtest-dev libgmock-dev
+  # the Soft-RoCE test bed: QEMU guests booting Debian's kernel with rdma_rxe
+  qemu-system-x86 busybox-static iproute2 kmod cpio
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if [ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)" != installed ]; then
+    missing+=("$p")
+  fi
+done
+
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "setup: run as root (or install sudo) to install: ${missing[*]}" >&2; exit 1; }
+  SUDO=sudo
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${#missing[@]} Debian packages: ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all ${#PACKAGES[@]} Debian packages present"
+fi
