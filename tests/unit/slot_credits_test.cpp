@@ -1,0 +1,67 @@
+// Credit bookkeeping: the sender never gets a slot twice, the receiver
+// refuses writes it gave no credit for, and release may come in any order.
+#include "rdmastream/error.hpp"
+#include "rdmastream/slot_credits.hpp"
+
+#include <gtest/gtest.h>
+
+using rdmastream::ProtocolError;
+using rdmastream::ReceiverSlots;
+using rdmastream::SenderCredits;
+using rdmastream::wire::encode;
+using rdmastream::wire::SlotImm;
+
+TEST(SenderCredits, HandsOutEverySlotOnceThenWaits) {
+    SenderCredits c(3);
+    EXPECT_TRUE(c.all_home());
+    EXPECT_EQ(c.take()->slot, 0);
+    EXPECT_EQ(c.take()->slot, 1);
+    EXPECT_EQ(c.take()->slot, 2);
+    EXPECT_FALSE(c.take().has_value());
+    EXPECT_EQ(c.available(), 0u);
+}
+
+TEST(SenderCredits, ReusesSlotsInTheOrderCreditsReturn) {
+    SenderCredits c(3);
+    for (int i = 0; i < 3; ++i) c.take();
+    c.give_back({2, 1});
+    c.give_back({0, 1});
+    const auto a = c.take();
+    EXPECT_EQ(a->slot, 2);
+    EXPECT_EQ(a->generation, 1);
+    EXPECT_EQ(c.take()->slot, 0);
+}
+
+TEST(SenderCredits, RefusesCreditsItDidNotGiveOut) {
+    SenderCredits c(2);
+    EXPECT_THROW(c.give_back({0, 0}), ProtocolError); // never written
+    c.take();
+    EXPECT_THROW(c.give_back({0, 0}), ProtocolError); // wrong generation (next is 1)
+    EXPECT_THROW(c.give_back({5, 1}), ProtocolError); // out of range
+    c.give_back({0, 1});
+    EXPECT_THROW(c.give_back({0, 1}), ProtocolError); // twice
+}
+
+TEST(ReceiverSlots, AcceptsCreditedWritesAndReleasesOutOfOrder) {
+    ReceiverSlots r(4);
+    SenderCredits s(4);
+    // Four frames land, the consumer releases 2, 0, 3, 1; every credit is valid.
+    for (int i = 0; i < 4; ++i) r.arrive(encode(*s.take()));
+    for (std::uint16_t slot : std::initializer_list<std::uint16_t>{2, 0, 3, 1}) s.give_back(r.release(slot));
+    EXPECT_TRUE(s.all_home());
+    // Next lap uses generation 1 everywhere, in release order.
+    for (std::uint16_t slot : std::initializer_list<std::uint16_t>{2, 0, 3, 1}) {
+        const auto imm = r.arrive(encode(*s.take()));
+        EXPECT_EQ(imm.slot, slot);
+        EXPECT_EQ(imm.generation, 1);
+    }
+}
+
+TEST(ReceiverSlots, RefusesWritesWithoutCredit) {
+    ReceiverSlots r(2);
+    r.arrive(encode(SlotImm{1, 0}));
+    EXPECT_THROW(r.arrive(encode(SlotImm{1, 0})), ProtocolError); // consumer still holds slot 1
+    EXPECT_THROW(r.arrive(encode(SlotImm{0, 3})), ProtocolError); // stale/forged generation
+    EXPECT_THROW(r.arrive(encode(SlotImm{2, 0})), ProtocolError); // out of range
+    EXPECT_THROW(r.release(0), std::logic_error);                  // holds nothing
+}

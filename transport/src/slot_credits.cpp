@@ -1,0 +1,68 @@
+#include "rdmastream/slot_credits.hpp"
+
+#include "rdmastream/error.hpp"
+
+#include <fmt/format.h>
+
+namespace rdmastream {
+
+SenderCredits::SenderCredits(std::uint32_t slot_count)
+    : fifo_(slot_count), count_(slot_count), held_(slot_count, true), generation_(slot_count, 0) {
+    for (std::uint32_t i = 0; i < slot_count; ++i) {
+        fifo_[i] = static_cast<std::uint16_t>(i);
+    }
+}
+
+std::optional<wire::SlotImm> SenderCredits::take() noexcept {
+    if (count_ == 0) {
+        return std::nullopt;
+    }
+    const std::uint16_t slot = fifo_[head_];
+    head_ = (head_ + 1) % static_cast<std::uint32_t>(fifo_.size());
+    --count_;
+    held_[slot] = false;
+    return wire::SlotImm{slot, generation_[slot]++};
+}
+
+void SenderCredits::give_back(wire::SlotImm credit) {
+    if (credit.slot >= held_.size()) {
+        throw ProtocolError(fmt::format("credit for slot {}, but the ring has {} slots", credit.slot, held_.size()));
+    }
+    if (held_[credit.slot]) {
+        throw ProtocolError(fmt::format("credit for slot {}, which the sender already holds", credit.slot));
+    }
+    if (credit.generation != generation_[credit.slot]) {
+        throw ProtocolError(fmt::format("credit for slot {} generation {}, expected {}", credit.slot,
+                                        credit.generation, generation_[credit.slot]));
+    }
+    held_[credit.slot] = true;
+    fifo_[(head_ + count_) % fifo_.size()] = credit.slot;
+    ++count_;
+}
+
+ReceiverSlots::ReceiverSlots(std::uint32_t slot_count) : held_(slot_count, false), generation_(slot_count, 0) {}
+
+wire::SlotImm ReceiverSlots::arrive(std::uint32_t imm_value) {
+    const wire::SlotImm imm = wire::decode_slot_imm(imm_value, slot_count());
+    if (held_[imm.slot]) {
+        throw ProtocolError(fmt::format("frame written into slot {} while the consumer still holds it: the "
+                                        "sender wrote without a credit",
+                                        imm.slot));
+    }
+    if (imm.generation != generation_[imm.slot]) {
+        throw ProtocolError(fmt::format("slot {} generation {}, expected {}: stale or forged immediate", imm.slot,
+                                        imm.generation, generation_[imm.slot]));
+    }
+    held_[imm.slot] = true;
+    return imm;
+}
+
+wire::SlotImm ReceiverSlots::release(std::uint16_t slot) {
+    if (slot >= held_.size() || !held_[slot]) {
+        throw std::logic_error(fmt::format("release of slot {}, which holds no frame", slot));
+    }
+    held_[slot] = false;
+    return wire::SlotImm{slot, ++generation_[slot]};
+}
+
+} // namespace rdmastream
