@@ -21,14 +21,6 @@ inline std::uint32_t frame_size(std::uint64_t seq, std::uint32_t min, std::uint3
     return min + static_cast<std::uint32_t>(mix(seq) % (std::uint64_t{max} - min + 1));
 }
 
-// The slot frame `seq` must arrive in. Senders reuse slots in the order their
-// credits return, receivers return them in arrival order, so frame seq lands
-// in the same slot as frame seq - slot_count; the first round runs backwards
-// so a receiver that ignored the immediate would notice.
-inline std::uint32_t frame_slot(std::uint64_t seq, std::uint32_t slot_count) {
-    return slot_count - 1 - static_cast<std::uint32_t>(seq % slot_count);
-}
-
 inline void fill(std::span<std::byte> out, std::uint64_t seq) {
     std::uint64_t state = mix(seq ^ 0x5eedull);
     std::size_t i = 0;

@@ -124,3 +124,42 @@ TEST_F(SlotHeaderTest, RefusesGarbage) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(SenderHello, RoundTripsAndRefusesNonsense) {
+    const auto b = wire::encode(wire::SenderHello{256});
+    EXPECT_EQ(wire::decode_sender_hello(b).max_slots, 256u);
+    auto v = bytes_of(b);
+    v.resize(56, std::byte{0}); // CM padding is fine
+    EXPECT_EQ(wire::decode_sender_hello(v).max_slots, 256u);
+    EXPECT_THROW(wire::decode_sender_hello(std::span(v).first(8)), ProtocolError);
+    EXPECT_THROW(wire::decode_sender_hello(bytes_of(wire::encode(wire::SenderHello{0}))), ProtocolError);
+    v = bytes_of(wire::encode(good_advert())); // an advert is not a hello
+    EXPECT_THROW(wire::decode_sender_hello(v), ProtocolError);
+    EXPECT_THROW(wire::decode_sender_hello({}), ProtocolError); // e.g. rping's empty private data
+}
+
+TEST(Reject, CarriesAReadableReason) {
+    const auto b = wire::encode(wire::Reject{wire::RejectReason::kConfig, "ring too big"});
+    const auto r = wire::decode_reject(b);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->reason, wire::RejectReason::kConfig);
+    EXPECT_EQ(r->text, "ring too big");
+}
+
+TEST(Reject, TruncatesLongTextAndSanitisesControlBytes) {
+    const auto b = wire::encode(wire::Reject{wire::RejectReason::kProtocol, std::string(500, 'x')});
+    EXPECT_EQ(wire::decode_reject(b)->text.size(), wire::kRejectTextMax);
+    auto v = bytes_of(wire::encode(wire::Reject{wire::RejectReason::kProtocol, "ab"}));
+    v[9] = std::byte{0x1b}; // an escape sequence from a hostile peer
+    EXPECT_EQ(wire::decode_reject(v)->text, "a?");
+}
+
+TEST(Reject, IgnoresForeignRejects) {
+    std::vector<std::byte> zeros(148); // what the IB CM sends when no one listens
+    EXPECT_FALSE(wire::decode_reject(zeros).has_value());
+    EXPECT_FALSE(wire::decode_reject({}).has_value());
+}
+
+} // namespace

@@ -35,6 +35,69 @@ constexpr std::size_t kHdrMagic = 0, kHdrSize = 4, kHdrFlags = 6, kHdrSeq = 8, k
 
 } // namespace
 
+namespace {
+void check_magic_and_version(std::span<const std::byte> bytes, std::size_t need, std::uint32_t want_magic,
+                             const char* what) {
+    if (bytes.size() < need) {
+        throw ProtocolError(fmt::format("{} too short: {} bytes, need {}", what, bytes.size(), need));
+    }
+    if (auto magic = load_le<std::uint32_t>(bytes, 0); magic != want_magic) {
+        throw ProtocolError(fmt::format("{} has bad magic {:#010x}: the peer is not rdmastream", what, magic));
+    }
+    if (auto version = load_le<std::uint16_t>(bytes, 4); version != kProtocolVersion) {
+        throw ProtocolError(fmt::format("peer speaks protocol version {}, this build speaks {}: run the same "
+                                        "rdmastream version on both ends",
+                                        version, kProtocolVersion));
+    }
+}
+} // namespace
+
+std::array<std::byte, kSenderHelloSize> encode(const SenderHello& hello) {
+    std::array<std::byte, kSenderHelloSize> out{};
+    store_le<std::uint32_t>(out, 0, kHelloMagic);
+    store_le<std::uint16_t>(out, 4, kProtocolVersion);
+    store_le<std::uint32_t>(out, 8, hello.max_slots);
+    return out;
+}
+
+SenderHello decode_sender_hello(std::span<const std::byte> bytes) {
+    check_magic_and_version(bytes, kSenderHelloSize, kHelloMagic, "sender hello");
+    SenderHello h;
+    h.max_slots = load_le<std::uint32_t>(bytes, 8);
+    if (h.max_slots == 0) {
+        throw ProtocolError("sender hello takes no slots");
+    }
+    return h;
+}
+
+std::array<std::byte, kRejectSize> encode(const Reject& reject) {
+    std::array<std::byte, kRejectSize> out{};
+    store_le<std::uint32_t>(out, 0, kRejectMagic);
+    store_le<std::uint16_t>(out, 4, kProtocolVersion);
+    store_le<std::uint16_t>(out, 6, static_cast<std::uint16_t>(reject.reason));
+    const std::size_t n = std::min(reject.text.size(), kRejectTextMax);
+    for (std::size_t i = 0; i < n; ++i) {
+        out[8 + i] = static_cast<std::byte>(reject.text[i]);
+    }
+    return out;
+}
+
+std::optional<Reject> decode_reject(std::span<const std::byte> bytes) {
+    if (bytes.size() < 8 || load_le<std::uint32_t>(bytes, 0) != kRejectMagic) {
+        return std::nullopt;
+    }
+    Reject r;
+    r.reason = static_cast<RejectReason>(load_le<std::uint16_t>(bytes, 6));
+    // Text up to the first NUL; anything not printable ASCII is shown as '?'
+    // (it came off the wire and goes to a terminal).
+    for (std::size_t i = 8; i < bytes.size() && i < 8 + kRejectTextMax; ++i) {
+        const auto c = static_cast<unsigned char>(bytes[i]);
+        if (c == 0) break;
+        r.text.push_back(c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?');
+    }
+    return r;
+}
+
 RingAdvertBytes encode(const RingAdvert& advert) {
     RingAdvertBytes out{};
     store_le<std::uint32_t>(out, kAdvMagic, kAdvertMagic);
@@ -47,20 +110,7 @@ RingAdvertBytes encode(const RingAdvert& advert) {
 }
 
 RingAdvert decode_ring_advert(std::span<const std::byte> bytes) {
-    if (bytes.size() < kRingAdvertSize) {
-        throw ProtocolError(fmt::format("ring advert too short: {} bytes, need {}", bytes.size(),
-                                        kRingAdvertSize));
-    }
-    if (auto magic = load_le<std::uint32_t>(bytes, kAdvMagic); magic != kAdvertMagic) {
-        throw ProtocolError(fmt::format("ring advert has bad magic {:#010x}: the peer is not an "
-                                        "rdmastream receiver",
-                                        magic));
-    }
-    if (auto version = load_le<std::uint16_t>(bytes, kAdvVersion); version != kProtocolVersion) {
-        throw ProtocolError(fmt::format("peer speaks protocol version {}, this build speaks {}: "
-                                        "run the same rdmastream version on both ends",
-                                        version, kProtocolVersion));
-    }
+    check_magic_and_version(bytes, kRingAdvertSize, kAdvertMagic, "ring advert");
     RingAdvert a;
     a.slot_count = load_le<std::uint32_t>(bytes, kAdvSlotCount);
     a.slot_size = load_le<std::uint32_t>(bytes, kAdvSlotSize);

@@ -10,18 +10,43 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 
 namespace rdmastream::wire {
 
 inline constexpr std::uint32_t kAdvertMagic = 0x534d4452; // "RDMS" read as bytes
 inline constexpr std::uint32_t kSlotMagic = 0x464d4452;   // "RDMF"
+inline constexpr std::uint32_t kHelloMagic = 0x484d4452;  // "RDMH"
+inline constexpr std::uint32_t kRejectMagic = 0x584d4452; // "RDMX"
 inline constexpr std::uint16_t kProtocolVersion = 1;
 
 // Limits a decoder enforces; a peer advertising more is refused.
 inline constexpr std::uint32_t kMaxSlots = 4096;        // slot index fits 16 bits with room
 inline constexpr std::uint64_t kMaxSlotSize = 1ull << 30; // 1 GiB
 inline constexpr std::size_t kSlotHeaderSize = 64;
+
+// Sender -> receiver, in the rdma_cm connect request's private data.
+struct SenderHello {
+    std::uint32_t max_slots = 0; // the largest ring this sender's queues take
+};
+inline constexpr std::size_t kSenderHelloSize = 16;
+std::array<std::byte, kSenderHelloSize> encode(const SenderHello& hello);
+SenderHello decode_sender_hello(std::span<const std::byte> bytes);
+
+// Either side refusing a connection: the rdma_reject private data, a reason
+// a person can read. Fits the 148 bytes an IB CM REJ carries.
+enum class RejectReason : std::uint16_t { kProtocol = 1, kConfig = 2, kResources = 3, kBusy = 4 };
+inline constexpr std::size_t kRejectSize = 148;
+inline constexpr std::size_t kRejectTextMax = kRejectSize - 8;
+struct Reject {
+    RejectReason reason = RejectReason::kProtocol;
+    std::string text;
+};
+std::array<std::byte, kRejectSize> encode(const Reject& reject);
+// nullopt when the bytes are not an rdmastream reject (e.g. a CM's own).
+std::optional<Reject> decode_reject(std::span<const std::byte> bytes);
 
 // Receiver -> sender, in the rdma_cm accept private data (fits the 196 bytes
 // RC allows; the CM may pad what arrives, so decoders accept longer input).

@@ -1,0 +1,101 @@
+#include "rogue_sender.hpp"
+
+#include "frame_pattern.hpp"
+
+#include "rdmastream/completion_poller.hpp"
+#include "rdmastream/error.hpp"
+#include "rdmastream/registered_region.hpp"
+#include "rdmastream/slot_credits.hpp"
+#include "rdmastream/wire.hpp"
+
+#include <arpa/inet.h>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdio>
+
+namespace rdmastream::check {
+
+int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::uint64_t frames,
+                     std::chrono::milliseconds connect_timeout, std::chrono::milliseconds idle_timeout) {
+    ConnectionOptions copts;
+    copts.recv_wr = 256;
+    copts.send_wr = 256;
+    RcConnection conn = connect_with_retry(receiver, copts, connect_timeout, [](RcConnection&) {},
+                                           wire::encode(wire::SenderHello{copts.recv_wr}));
+    const wire::RingAdvert ring = wire::decode_ring_advert(conn.peer_private_data());
+    for (std::uint32_t i = 0; i < ring.slot_count; ++i) {
+        ibv_recv_wr wr{};
+        ibv_recv_wr* bad = nullptr;
+        wr.wr_id = i;
+        check_rc(ibv_post_recv(conn.qp(), &wr, &bad), "ibv_post_recv");
+    }
+    std::printf("rogue-sender: connected; frame 1 will have fault '%s'\n", fault.c_str());
+    std::fflush(stdout);
+    // Staging shaped like the remote ring: header and payload contiguous.
+    RegisteredRegion src(conn.pd(), std::size_t{ring.slot_count} * ring.slot_size, IBV_ACCESS_LOCAL_WRITE);
+    CompletionPoller poller(conn);
+    SenderCredits credits(ring.slot_count);
+    std::array<ibv_wc, 16> wcs{};
+    const std::uint32_t room = ring.slot_size - static_cast<std::uint32_t>(wire::kSlotHeaderSize);
+
+    for (std::uint64_t seq = 0; seq < frames; ++seq) {
+        while (credits.available() == 0) {
+            std::optional<CmEvent> ev;
+            const std::size_t n = poller.wait(wcs, idle_timeout, ev);
+            if (ev) throw std::runtime_error(fmt::format("receiver went away at frame {}: {}", seq, describe(*ev)));
+            if (n == 0) throw std::runtime_error(fmt::format("no credit at frame {}", seq));
+            for (std::size_t i = 0; i < n; ++i) {
+                if (wcs[i].status != IBV_WC_SUCCESS) {
+                    throw std::runtime_error(
+                        fmt::format("sender: work completion failed: {}", describe_failed_wc(wcs[i])));
+                }
+                if (wcs[i].opcode == IBV_WC_RECV) {
+                    credits.give_back(wire::decode_slot_imm(ntohl(wcs[i].imm_data), ring.slot_count));
+                }
+            }
+        }
+        wire::SlotImm imm = *credits.take();
+        const std::uint32_t size = frame_size(seq, 1, room);
+        const auto slot = src.bytes().subspan(std::size_t{imm.slot} * ring.slot_size, ring.slot_size);
+        wire::encode(wire::SlotHeader{seq, static_cast<std::int64_t>(seq), 1, size, 0, imm},
+                     slot.first<wire::kSlotHeaderSize>());
+        fill(slot.subspan(wire::kSlotHeaderSize, size), seq);
+
+        const bool faulty = seq == 1;
+        std::uint32_t rkey = ring.rkey;
+        if (faulty && fault == "wrong-rkey") rkey ^= 0x00ff00ffu;
+        if (faulty && fault == "wrong-imm") imm.slot = static_cast<std::uint16_t>(ring.slot_count);
+        if (faulty && fault == "stale-generation") imm.generation = static_cast<std::uint16_t>(imm.generation + 1);
+        if (faulty && fault == "corrupt-payload") slot[wire::kSlotHeaderSize + size / 2] ^= std::byte{0x01};
+
+        ibv_sge sge{src.addr() + std::uint64_t{imm.slot % ring.slot_count} * ring.slot_size,
+                    static_cast<std::uint32_t>(wire::kSlotHeaderSize) + size, src.lkey()};
+        ibv_send_wr wr{};
+        ibv_send_wr* bad = nullptr;
+        wr.wr_id = seq;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+        wr.imm_data = htonl(wire::encode(imm));
+        wr.send_flags = IBV_SEND_SIGNALED; // every write: the rogue wants to see its own failure
+        wr.wr.rdma.remote_addr = ring.addr + std::uint64_t{imm.slot % ring.slot_count} * ring.slot_size;
+        wr.wr.rdma.rkey = rkey;
+        check_rc(ibv_post_send(conn.qp(), &wr, &bad), "ibv_post_send");
+    }
+    // Wait for the outcome: the receiver must refuse frame 1 and go away.
+    for (;;) {
+        std::optional<CmEvent> ev;
+        const std::size_t n = poller.wait(wcs, idle_timeout, ev);
+        if (ev) throw std::runtime_error(fmt::format("receiver went away: {}", describe(*ev)));
+        if (n == 0) throw std::runtime_error("the receiver accepted every frame, faults included");
+        for (std::size_t i = 0; i < n; ++i) {
+            if (wcs[i].status != IBV_WC_SUCCESS) {
+                throw std::runtime_error(fmt::format("sender: work completion failed: {}", describe_failed_wc(wcs[i])));
+            }
+        }
+    }
+}
+
+} // namespace rdmastream::check

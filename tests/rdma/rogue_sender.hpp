@@ -1,0 +1,22 @@
+// A sender that breaks the protocol on purpose, for tests only. It speaks
+// the wire format by hand (not through FrameSender), so it can send what a
+// correct sender never would, and doubles as a second, independent reading
+// of docs/protocol.md.
+#pragma once
+
+#include "rdmastream/rc_connection.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace rdmastream::check {
+
+// Streams `frames` pattern frames (as rdma-ring-check's sender does, one
+// frame per slot in credit order) with frame 1 broken per `fault`:
+// wrong-rkey, wrong-imm, stale-generation, corrupt-payload. Returns the exit
+// status; throws when the connection fails (as it should).
+int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::uint64_t frames,
+                     std::chrono::milliseconds connect_timeout, std::chrono::milliseconds idle_timeout);
+
+} // namespace rdmastream::check

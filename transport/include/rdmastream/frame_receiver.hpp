@@ -1,0 +1,70 @@
+// The receiving end of one stream: owns the ring, hands out frames as they
+// complete, takes them back in any order and returns their credits.
+//
+// Thread rule: one thread drives a FrameReceiver (next/release/stats).
+#pragma once
+
+#include "rdmastream/completion_poller.hpp"
+#include "rdmastream/rc_connection.hpp"
+#include "rdmastream/registered_region.hpp"
+#include "rdmastream/slot_credits.hpp"
+#include "rdmastream/stream_stats.hpp"
+#include "rdmastream/wire.hpp"
+
+#include <array>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <span>
+
+namespace rdmastream {
+
+struct RingConfig {
+    std::uint32_t slots = 8;
+    std::uint32_t slot_size = 4u << 20; // header included
+};
+
+// A frame in the ring; valid until release(slot).
+struct ReceivedFrame {
+    std::uint16_t slot = 0;
+    wire::SlotHeader header;
+    std::span<const std::byte> payload; // in registered memory, never copied
+};
+
+class FrameReceiver {
+public:
+    // Waits for one sender on `listener`, registers the ring on its
+    // connection and accepts with the ring advert.
+    static std::unique_ptr<FrameReceiver> accept(Listener& listener, const RingConfig& ring,
+                                                 std::chrono::milliseconds timeout);
+    FrameReceiver(RcConnection conn, const RingConfig& config);
+    FrameReceiver(const FrameReceiver&) = delete; // the poller points into the connection
+    FrameReceiver& operator=(const FrameReceiver&) = delete;
+
+    // The next frame, or nullopt at end of stream (the sender disconnected
+    // cleanly). Throws on a failed completion, a protocol violation, or no
+    // progress within `timeout`.
+    std::optional<ReceivedFrame> next(std::chrono::milliseconds timeout);
+    // The consumer is done with a frame: the slot goes back to the sender.
+    void release(std::uint16_t slot);
+
+    const StreamStats& stats() const noexcept { return stats_; }
+    const RingConfig& ring() const noexcept { return config_; }
+    bool huge_pages() const noexcept { return ring_.huge_pages(); }
+
+private:
+    void post_recv(std::uint64_t wr_id);
+
+    RingConfig config_;
+    RcConnection conn_;       // declared before what lives on its PD
+    RegisteredRegion ring_;   // deregistered before the connection goes
+    CompletionPoller poller_;
+    ReceiverSlots slots_;
+    StreamStats stats_;
+    std::array<ibv_wc, 16> wcs_{};
+    std::size_t wc_next_ = 0, wc_count_ = 0;
+    std::uint64_t credits_sent_ = 0;
+    std::uint32_t signal_every_;
+};
+
+} // namespace rdmastream

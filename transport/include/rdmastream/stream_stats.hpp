@@ -1,0 +1,25 @@
+// Per-stream counters, cheap to update on the hot path (plain integers, one
+// clock read per frame) and exported as JSON by the programs.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace rdmastream {
+
+struct StreamStats {
+    std::uint64_t frames = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t credit_waits = 0; // sender: frames that had to wait for a free slot
+    std::uint64_t drops = 0;        // live policy: frames dropped instead of waiting
+    std::uint64_t copies = 0;       // frames that needed a CPU copy (0 on the RDMA path)
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+
+    double seconds() const {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    double fps() const { return static_cast<double>(frames) / seconds(); }
+    double gbps() const { return static_cast<double>(bytes) * 8 / seconds() / 1e9; }
+};
+
+} // namespace rdmastream

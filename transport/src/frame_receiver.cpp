@@ -1,0 +1,73 @@
+// FrameReceiver set-up: ring registration and the accept. The per-frame code
+// is in frame_receiver_datapath.cpp.
+#include "rdmastream/frame_receiver.hpp"
+
+#include "rdmastream/error.hpp"
+
+#include <fmt/format.h>
+
+namespace rdmastream {
+
+namespace {
+ConnectionOptions receiver_queues(const RingConfig& ring) {
+    ConnectionOptions o;
+    o.recv_wr = ring.slots;         // one per write in flight; credits bound those to the slot count
+    o.send_wr = 2 * ring.slots + 2; // credit SENDs, signalled every slots/2
+    return o;
+}
+} // namespace
+
+std::unique_ptr<FrameReceiver> FrameReceiver::accept(Listener& listener, const RingConfig& ring,
+                                                     std::chrono::milliseconds timeout) {
+    if (ring.slots == 0 || ring.slots > wire::kMaxSlots || ring.slot_size <= wire::kSlotHeaderSize) {
+        throw UserError("ring needs 1..4096 slots of more than 64 bytes each");
+    }
+    RcConnection conn = listener.wait_request(receiver_queues(ring), timeout);
+    // Refuse with a reason the sender can print, rather than let it time out.
+    auto refuse = [&conn](wire::RejectReason why, const std::string& text) {
+        conn.reject(wire::encode(wire::Reject{why, text}));
+    };
+    try {
+        const wire::SenderHello hello = wire::decode_sender_hello(conn.peer_private_data());
+        if (ring.slots > hello.max_slots) {
+            throw UserError(fmt::format("the receiver's ring has {} slots, the sender takes at most {}: start the "
+                                        "receiver with fewer slots",
+                                        ring.slots, hello.max_slots));
+        }
+        check_memlock(std::size_t{ring.slots} * ring.slot_size);
+    } catch (const ProtocolError& e) {
+        refuse(wire::RejectReason::kProtocol, e.what());
+        throw;
+    } catch (const UserError& e) {
+        refuse(wire::RejectReason::kConfig, e.what());
+        throw;
+    }
+    auto r = std::make_unique<FrameReceiver>(std::move(conn), ring);
+    r->conn_.accept(wire::encode(wire::RingAdvert{ring.slots, ring.slot_size, r->ring_.addr(), r->ring_.rkey()}));
+    r->stats_ = StreamStats{};
+    return r;
+}
+
+FrameReceiver::FrameReceiver(RcConnection conn, const RingConfig& config)
+    : config_(config),
+      conn_(std::move(conn)),
+      // LOCAL_WRITE | REMOTE_WRITE and nothing more: the sender can write
+      // slots, never read this process's memory.
+      ring_(conn_.pd(), std::size_t{config.slots} * config.slot_size,
+            IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
+      poller_(conn_),
+      slots_(config.slots),
+      signal_every_(std::max<std::uint32_t>(1, config.slots / 2)) {
+    for (std::uint32_t i = 0; i < config.slots; ++i) {
+        post_recv(i);
+    }
+}
+
+void FrameReceiver::post_recv(std::uint64_t wr_id) {
+    ibv_recv_wr wr{};
+    ibv_recv_wr* bad = nullptr;
+    wr.wr_id = wr_id; // no SGE: a WRITE_WITH_IMM and a credit carry no receive payload
+    check_rc(ibv_post_recv(conn_.qp(), &wr, &bad), "ibv_post_recv");
+}
+
+} // namespace rdmastream

@@ -1,0 +1,74 @@
+// FrameSender set-up: connect, read and validate the ring advert, register
+// the header region. The per-frame code is in frame_sender_datapath.cpp.
+#include "rdmastream/frame_sender.hpp"
+
+#include "rdmastream/error.hpp"
+
+#include <fmt/format.h>
+
+namespace rdmastream {
+
+namespace {
+// The QP is made before the advert says how many slots the ring has, so it
+// is sized for the largest ring a sender takes.
+ConnectionOptions sender_queues() {
+    ConnectionOptions o;
+    o.recv_wr = FrameSender::kMaxSlots;         // one credit per slot in flight
+    o.send_wr = 2 * FrameSender::kMaxSlots + 2; // writes, signalled every slots/2
+    return o;
+}
+
+wire::RingAdvert checked_advert(const RcConnection& c) {
+    const wire::RingAdvert ring = wire::decode_ring_advert(c.peer_private_data());
+    if (ring.slot_count > FrameSender::kMaxSlots) {
+        throw UserError(fmt::format("the receiver offers {} slots, a sender takes at most {}: give the receiver "
+                                    "fewer slots",
+                                    ring.slot_count, FrameSender::kMaxSlots));
+    }
+    return ring;
+}
+} // namespace
+
+std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, std::chrono::milliseconds patience) {
+    const auto hello = wire::encode(wire::SenderHello{kMaxSlots});
+    try {
+        return std::make_unique<FrameSender>(
+            connect_with_retry(receiver, sender_queues(), patience, [](RcConnection&) {}, hello));
+    } catch (const CmEventError& e) {
+        if (e.event() && e.event()->type == RDMA_CM_EVENT_REJECTED) {
+            if (const auto why = wire::decode_reject(e.event()->private_bytes())) {
+                throw UserError(fmt::format("the receiver at {}:{} refused the connection: {}", receiver.host,
+                                            receiver.port, why->text));
+            }
+        }
+        throw;
+    }
+}
+
+FrameSender::FrameSender(RcConnection conn)
+    : conn_(std::move(conn)),
+      ring_(checked_advert(conn_)),
+      headers_(conn_.pd(), std::size_t{ring_.slot_count} * wire::kSlotHeaderSize, IBV_ACCESS_LOCAL_WRITE),
+      poller_(conn_),
+      credits_(ring_.slot_count),
+      last_seq_in_slot_(ring_.slot_count, 0),
+      signal_every_(std::max<std::uint32_t>(1, ring_.slot_count / 2)) {
+    // Credits only come back for frames written, so posting their receives
+    // now, before the first write, is early enough.
+    for (std::uint32_t i = 0; i < ring_.slot_count; ++i) {
+        ibv_recv_wr wr{};
+        ibv_recv_wr* bad = nullptr;
+        wr.wr_id = i; // a credit carries only an immediate: no SGE
+        check_rc(ibv_post_recv(conn_.qp(), &wr, &bad), "ibv_post_recv(credit)");
+    }
+}
+
+void FrameSender::finish(std::chrono::milliseconds timeout) {
+    while (!credits_.all_home()) {
+        pump(timeout);
+    }
+    done_before_ = next_seq_;
+    conn_.disconnect();
+}
+
+} // namespace rdmastream
