@@ -45,6 +45,7 @@ struct Options {
     double connect_timeout = 60;
     double idle_timeout = 20;
     std::string stats_json;
+    bool reverse = false; // the sender listens, the receiver dials
 };
 
 std::chrono::milliseconds ms(double seconds) { return std::chrono::milliseconds(static_cast<long>(seconds * 1000)); }
@@ -64,11 +65,17 @@ void report(const char* verb, const rs::StreamStats& s, const Options& o) {
 }
 
 int run_receiver(const Options& o) {
-    rs::Listener listener(rs::Endpoint{o.addr, o.port});
-    std::printf("receiver: listening on %s:%u, %u slots of %u bytes\n", o.addr.c_str(), listener.port(), o.slots,
-                o.slot_size);
-    std::fflush(stdout);
-    auto rx = rs::FrameReceiver::accept(listener, rs::RingConfig{o.slots, o.slot_size}, ms(o.connect_timeout));
+    const rs::RingConfig ring{o.slots, o.slot_size};
+    std::unique_ptr<rs::FrameReceiver> rx;
+    if (o.reverse) {
+        rx = rs::FrameReceiver::connect(rs::Endpoint{o.addr, o.port}, ring, ms(o.connect_timeout));
+    } else {
+        rs::Listener listener(rs::Endpoint{o.addr, o.port});
+        std::printf("receiver: listening on %s:%u, %u slots of %u bytes\n", o.addr.c_str(), listener.port(),
+                    o.slots, o.slot_size);
+        std::fflush(stdout);
+        rx = rs::FrameReceiver::accept(listener, ring, ms(o.connect_timeout));
+    }
     std::printf("receiver: sender connected%s\n", rx->huge_pages() ? " (ring on huge pages)" : "");
     std::fflush(stdout);
 
@@ -117,7 +124,15 @@ int run_receiver(const Options& o) {
 }
 
 int run_sender(const Options& o) {
-    auto tx = rs::FrameSender::connect(rs::Endpoint{o.addr, o.port}, ms(o.connect_timeout));
+    std::unique_ptr<rs::FrameSender> tx;
+    if (o.reverse) {
+        rs::Listener listener(rs::Endpoint{o.addr, o.port});
+        std::printf("sender: listening on %s:%u\n", o.addr.c_str(), listener.port());
+        std::fflush(stdout);
+        tx = rs::FrameSender::accept(listener, ms(o.connect_timeout));
+    } else {
+        tx = rs::FrameSender::connect(rs::Endpoint{o.addr, o.port}, ms(o.connect_timeout));
+    }
     const std::uint32_t max_payload = o.max_payload ? o.max_payload : tx->max_payload();
     if (o.min_payload > max_payload) {
         throw rs::UserError(fmt::format("--min-payload {} exceeds the largest frame {}", o.min_payload, max_payload));
@@ -171,14 +186,16 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1u, rs::FrameSender::kMaxSlots))
         ->capture_default_str();
     app.add_option("--fault", o.fault, "rogue-sender: how to break frame 1")
-        ->check(CLI::IsMember({"wrong-rkey", "wrong-imm", "stale-generation", "corrupt-payload"}));
+        ->check(CLI::IsMember({"wrong-rkey", "wrong-imm", "stale-generation", "corrupt-payload", "bad-hello"}));
     app.add_option("--connect-timeout", o.connect_timeout, "seconds to wait for the peer")->capture_default_str();
     app.add_option("--idle-timeout", o.idle_timeout, "seconds without progress before giving up")
         ->capture_default_str();
     app.add_option("--stats-json", o.stats_json, "write final stats as JSON to this file");
+    app.add_flag("--reverse", o.reverse,
+                 "the sender listens on --addr and the receiver connects to it (default: the other way round)");
     CLI11_PARSE(app, argc, argv);
-    if (o.role != "receiver" && o.addr.empty()) {
-        std::fprintf(stderr, "rdma-ring-check: the sender needs --addr (the receiver's address)\n");
+    if ((o.role != "receiver") != o.reverse && o.addr.empty()) {
+        std::fprintf(stderr, "rdma-ring-check: the connecting side needs --addr (the listener's address)\n");
         return 2;
     }
     if (o.role == "receiver" && o.release_batch > o.slots) {

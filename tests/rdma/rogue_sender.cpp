@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdio>
+#include <optional>
 
 namespace rdmastream::check {
 
@@ -22,8 +23,18 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
     ConnectionOptions copts;
     copts.recv_wr = 256;
     copts.send_wr = 256;
-    RcConnection conn = connect_with_retry(receiver, copts, connect_timeout, [](RcConnection&) {},
-                                           wire::encode(wire::SenderHello{copts.recv_wr}));
+    auto hello = wire::encode(wire::SenderHello{copts.recv_wr});
+    if (fault == "bad-hello") {
+        hello[0] = std::byte{'X'}; // not our magic: the receiver must refuse, and say why
+    }
+    std::optional<RcConnection> connected;
+    try {
+        connected.emplace(connect_with_retry(receiver, copts, connect_timeout, hello));
+    } catch (const CmEventError& e) {
+        const auto why = e.event() ? wire::decode_reject(e.event()->private_bytes()) : std::nullopt;
+        throw std::runtime_error(why ? "the receiver refused the connection: " + why->text : e.what());
+    }
+    RcConnection& conn = *connected;
     const wire::RingAdvert ring = wire::decode_ring_advert(conn.peer_private_data());
     for (std::uint32_t i = 0; i < ring.slot_count; ++i) {
         ibv_recv_wr wr{};

@@ -1,5 +1,7 @@
-// FrameSender set-up: connect, read and validate the ring advert, register
-// the header region. The per-frame code is in frame_sender_datapath.cpp.
+// FrameSender set-up, either direction: connect to a listening receiver, or
+// accept a receiver that dials in. The sender's hello travels one way, the
+// receiver's ring advert the other, in the rdma_cm private data. The
+// per-frame code is in frame_sender_datapath.cpp.
 #include "rdmastream/frame_sender.hpp"
 
 #include "rdmastream/error.hpp"
@@ -27,13 +29,14 @@ wire::RingAdvert checked_advert(const RcConnection& c) {
     }
     return ring;
 }
+
+const wire::SenderHello kHello{FrameSender::kMaxSlots};
 } // namespace
 
 std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, std::chrono::milliseconds patience) {
-    const auto hello = wire::encode(wire::SenderHello{kMaxSlots});
+    const auto hello = wire::encode(kHello);
     try {
-        return std::make_unique<FrameSender>(
-            connect_with_retry(receiver, sender_queues(), patience, [](RcConnection&) {}, hello));
+        return std::make_unique<FrameSender>(connect_with_retry(receiver, sender_queues(), patience, hello));
     } catch (const CmEventError& e) {
         if (e.event() && e.event()->type == RDMA_CM_EVENT_REJECTED) {
             if (const auto why = wire::decode_reject(e.event()->private_bytes())) {
@@ -43,6 +46,22 @@ std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, std:
         }
         throw;
     }
+}
+
+std::unique_ptr<FrameSender> FrameSender::accept(Listener& listener, std::chrono::milliseconds timeout) {
+    RcConnection conn = listener.wait_request(sender_queues(), timeout);
+    try {
+        checked_advert(conn); // refuse with a reason before the connection is handed on
+    } catch (const ProtocolError& e) {
+        conn.reject(wire::encode(wire::Reject{wire::RejectReason::kProtocol, e.what()}));
+        throw;
+    } catch (const UserError& e) {
+        conn.reject(wire::encode(wire::Reject{wire::RejectReason::kConfig, e.what()}));
+        throw;
+    }
+    auto s = std::make_unique<FrameSender>(std::move(conn));
+    s->conn_.accept(wire::encode(kHello));
+    return s;
 }
 
 FrameSender::FrameSender(RcConnection conn)

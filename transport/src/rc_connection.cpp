@@ -182,11 +182,10 @@ void RcConnection::disconnect() noexcept {
     }
 }
 
-namespace {
 // IB CM reject reason 28: the remote application refused us on purpose.
 constexpr int kConsumerReject = 28;
 
-bool worth_retrying(const CmEventError& e) {
+bool worth_retrying(const CmEventError& e) noexcept {
     if (!e.event()) {
         return true; // timed out
     }
@@ -199,28 +198,25 @@ bool worth_retrying(const CmEventError& e) {
     default: return false;
     }
 }
-} // namespace
+
+std::string describe_connect_failure(const Endpoint& peer, std::chrono::milliseconds patience, const CmEventError& e) {
+    std::string hint;
+    if (e.event() && e.event()->type == RDMA_CM_EVENT_REJECTED && e.event()->status != kConsumerReject) {
+        hint = " (nothing listens there: start the other end, or check the address and port)";
+    } else if (e.event() && e.event()->type == RDMA_CM_EVENT_ADDR_ERROR) {
+        hint = " (no RDMA device has a route to that address: check `rdma link show` and `ip route`)";
+    }
+    return fmt::format("cannot connect to {}:{} within {} ms: {}{}", peer.host, peer.port, patience.count(), e.what(),
+                       hint);
+}
 
 RcConnection connect_with_retry(const Endpoint& peer, const ConnectionOptions& opts,
-                                std::chrono::milliseconds patience,
-                                const std::function<void(RcConnection&)>& prepare,
-                                std::span<const std::byte> private_data) {
-    const auto deadline = std::chrono::steady_clock::now() + patience;
-    for (;;) {
-        try {
-            RcConnection c = RcConnection::resolve(peer, opts);
-            prepare(c);
-            c.connect(private_data);
-            return c;
-        } catch (const CmEventError& e) {
-            if (!worth_retrying(e) || std::chrono::steady_clock::now() >= deadline) {
-                throw CmEventError(fmt::format("cannot connect to {}:{} within {} ms: {}", peer.host, peer.port,
-                                               patience.count(), e.what()),
-                                   e.event());
-            }
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
+                                std::chrono::milliseconds patience, std::span<const std::byte> private_data) {
+    return retry_connect(peer, patience, [&] {
+        RcConnection c = RcConnection::resolve(peer, opts);
+        c.connect(private_data);
+        return c;
+    });
 }
 
 Listener::Listener(const Endpoint& local) : id_(create_id(events_)) {

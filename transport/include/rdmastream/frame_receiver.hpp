@@ -37,6 +37,10 @@ public:
     // connection and accepts with the ring advert.
     static std::unique_ptr<FrameReceiver> accept(Listener& listener, const RingConfig& ring,
                                                  std::chrono::milliseconds timeout);
+    // Connects to a listening sender, retrying while it is not up yet.
+    static std::unique_ptr<FrameReceiver> connect(const Endpoint& sender, const RingConfig& ring,
+                                                  std::chrono::milliseconds patience);
+    // Registers the ring on `conn` (resolved or requested, not yet connected).
     FrameReceiver(RcConnection conn, const RingConfig& config);
     FrameReceiver(const FrameReceiver&) = delete; // the poller points into the connection
     FrameReceiver& operator=(const FrameReceiver&) = delete;
@@ -54,6 +58,7 @@ public:
 
 private:
     void post_recv(std::uint64_t wr_id);
+    wire::RingAdvertBytes advert() const;
 
     RingConfig config_;
     RcConnection conn_;       // declared before what lives on its PD

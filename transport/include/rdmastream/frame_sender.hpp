@@ -37,6 +37,8 @@ public:
 
     // Connects, retrying while the receiver is not up yet, for `patience`.
     static std::unique_ptr<FrameSender> connect(const Endpoint& receiver, std::chrono::milliseconds patience);
+    // Waits for a receiver to dial in (its ring advert comes with the request).
+    static std::unique_ptr<FrameSender> accept(Listener& listener, std::chrono::milliseconds timeout);
     explicit FrameSender(RcConnection conn);
     FrameSender(const FrameSender&) = delete; // the poller points into the connection
     FrameSender& operator=(const FrameSender&) = delete;

@@ -14,7 +14,7 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
+#include <thread>
 #include <span>
 #include <string>
 
@@ -87,15 +87,34 @@ private:
     CmQueuePair qp_;
 };
 
-// The active side with patience: a peer whose listener is not up yet
-// (rejected for lack of a listener, unreachable, timed out) is tried again
-// every 200 ms until `patience` runs out; a deliberate reject by the peer's
-// application is final. `prepare` runs on each fresh connection before it
-// connects (register memory, post receives).
+// Whether a failed connect is worth trying again: the peer's listener may
+// not be up yet (rejected for lack of a listener, unreachable, timed out). A
+// deliberate reject by the peer's application is final.
+bool worth_retrying(const CmEventError& e) noexcept;
+
+// Runs `attempt` (which resolves and connects a fresh connection each time)
+// until it succeeds, fails for good, or `patience` runs out; tries every
+// 200 ms. The error at the end names the peer and the last failure.
+std::string describe_connect_failure(const Endpoint& peer, std::chrono::milliseconds patience, const CmEventError& e);
+
+template <typename Attempt>
+auto retry_connect(const Endpoint& peer, std::chrono::milliseconds patience, Attempt&& attempt) -> decltype(attempt()) {
+    const auto deadline = std::chrono::steady_clock::now() + patience;
+    for (;;) {
+        try {
+            return attempt();
+        } catch (const CmEventError& e) {
+            if (!worth_retrying(e) || std::chrono::steady_clock::now() >= deadline) {
+                throw CmEventError(describe_connect_failure(peer, patience, e), e.event());
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+}
+
+// retry_connect for a bare connection carrying `private_data`.
 RcConnection connect_with_retry(const Endpoint& peer, const ConnectionOptions& opts,
-                                std::chrono::milliseconds patience,
-                                const std::function<void(RcConnection&)>& prepare,
-                                std::span<const std::byte> private_data);
+                                std::chrono::milliseconds patience, std::span<const std::byte> private_data);
 
 class Listener {
 public:
