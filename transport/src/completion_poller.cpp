@@ -25,10 +25,39 @@ std::string describe_failed_wc(const ibv_wc& wc) {
     return fmt::format("{} (wr_id {}, vendor error {:#x})", ibv_wc_status_str(wc.status), wc.wr_id, wc.vendor_err);
 }
 
-CompletionPoller::CompletionPoller(RcConnection& conn) : conn_(conn) {
-    const int fd = conn_.comp_channel()->fd;
+namespace {
+void set_nonblocking(int fd, const char* what) {
     const int flags = fcntl(fd, F_GETFL);
-    check_errno(flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK), "fcntl(completion channel)");
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) {
+        throw SystemError(fmt::format("fcntl(O_NONBLOCK) on the {}", what), errno);
+    }
+}
+} // namespace
+
+CompletionPoller::CompletionPoller(RcConnection& conn) : conn_(conn) {
+    set_nonblocking(conn_.comp_channel()->fd, "completion channel");
+    // The device's async fd is shared by every connection on the device;
+    // each poller reads what arrives and acts on what concerns it.
+    set_nonblocking(conn_.device()->async_fd, "device async event fd");
+}
+
+void CompletionPoller::drain_async_events() {
+    ibv_async_event ev{};
+    while (ibv_get_async_event(conn_.device(), &ev) == 0) {
+        const ibv_event_type type = ev.event_type;
+        const bool ours = (ev.element.qp == conn_.qp() &&
+                           (type == IBV_EVENT_QP_FATAL || type == IBV_EVENT_QP_REQ_ERR ||
+                            type == IBV_EVENT_QP_ACCESS_ERR || type == IBV_EVENT_PATH_MIG_ERR)) ||
+                          (ev.element.cq == conn_.cq() && type == IBV_EVENT_CQ_ERR);
+        const bool device_wide = type == IBV_EVENT_DEVICE_FATAL || type == IBV_EVENT_PORT_ERR;
+        ibv_ack_async_event(&ev); // always, or destroying the QP/CQ would block
+        if (ours || device_wide) {
+            throw std::runtime_error(fmt::format("RDMA device {} reported {}{}",
+                                                 ibv_get_device_name(conn_.device()->device),
+                                                 ibv_event_type_str(type),
+                                                 device_wide ? ": the link or device is down" : ""));
+        }
+    }
 }
 
 CompletionPoller::~CompletionPoller() {
@@ -62,10 +91,15 @@ std::size_t CompletionPoller::wait(std::span<ibv_wc> out, std::chrono::milliseco
         if (left.count() <= 0) {
             return 0;
         }
-        pollfd fds[2] = {{conn_.comp_channel()->fd, POLLIN, 0}, {conn_.events().fd(), POLLIN, 0}};
-        const int rc = ::poll(fds, 2, static_cast<int>(left.count()));
+        pollfd fds[3] = {{conn_.comp_channel()->fd, POLLIN, 0},
+                         {conn_.events().fd(), POLLIN, 0},
+                         {conn_.device()->async_fd, POLLIN, 0}};
+        const int rc = ::poll(fds, 3, static_cast<int>(left.count()));
         if (rc < 0 && errno != EINTR) {
             throw SystemError("poll(completion channel)", errno);
+        }
+        if (fds[2].revents & POLLIN) {
+            drain_async_events();
         }
         if (fds[1].revents & POLLIN) {
             event = conn_.events().next(std::chrono::milliseconds(0));

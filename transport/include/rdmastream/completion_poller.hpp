@@ -1,6 +1,7 @@
 // Per-frame completion handling for one connection: batched CQ polling, and
-// a wait that sleeps on the completion channel and the rdma_cm channel at
-// once, so a disconnect wakes a waiter as surely as a completion does.
+// a wait that sleeps on the completion channel, the rdma_cm channel and the
+// device's async events at once, so a disconnect or a dead port wakes a
+// waiter as surely as a completion does.
 //
 // Hot path: poll() is one ibv_poll_cq, no allocation. wait() re-arms the CQ
 // and only sleeps when a final poll after re-arming finds nothing (the
@@ -32,6 +33,10 @@ public:
     std::size_t wait(std::span<ibv_wc> out, std::chrono::milliseconds timeout, std::optional<CmEvent>& event);
 
 private:
+    // Acks every pending async event; throws on one that means this
+    // connection (or the whole device) is gone.
+    void drain_async_events();
+
     RcConnection& conn_;
     unsigned unacked_events_ = 0; // acked in batches; all before the CQ dies
 };
