@@ -13,7 +13,9 @@ namespace rdmastream {
 namespace {
 ConnectionOptions receiver_queues(const RingConfig& ring) {
     ConnectionOptions o;
-    o.recv_wr = ring.slots;         // one per write in flight; credits bound those to the slot count
+    // One receive per write in flight (credits bound those to the slot
+    // count) plus one for the end-of-stream message.
+    o.recv_wr = ring.slots + 1;
     o.send_wr = 2 * ring.slots + 2; // credit SENDs, signalled every slots/2
     return o;
 }
@@ -85,7 +87,7 @@ FrameReceiver::FrameReceiver(RcConnection conn, const RingConfig& config)
       poller_(conn_),
       slots_(config.slots),
       signal_every_(std::max<std::uint32_t>(1, config.slots / 2)) {
-    for (std::uint32_t i = 0; i < config.slots; ++i) {
+    for (std::uint32_t i = 0; i <= config.slots; ++i) {
         post_recv(i);
     }
 }

@@ -10,11 +10,19 @@
 namespace rdmastream {
 
 std::optional<ReceivedFrame> FrameReceiver::next(std::chrono::milliseconds timeout) {
+    if (ended_) {
+        return std::nullopt;
+    }
     for (;;) {
         while (wc_next_ < wc_count_) {
             const ibv_wc& wc = wcs_[wc_next_++];
             if (wc.status != IBV_WC_SUCCESS) {
                 throw std::runtime_error(fmt::format("receiver: work completion failed: {}", describe_failed_wc(wc)));
+            }
+            if (wc.opcode == IBV_WC_RECV) { // a control message
+                wire::decode_control(ntohl(wc.imm_data)); // only end of stream exists so far
+                ended_ = true;
+                return std::nullopt;
             }
             if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM) {
                 continue; // a signalled credit SEND
@@ -37,10 +45,12 @@ std::optional<ReceivedFrame> FrameReceiver::next(std::chrono::milliseconds timeo
         wc_next_ = 0;
         wc_count_ = poller_.wait(wcs_, timeout, ev);
         if (ev) {
-            if (ev->type == RDMA_CM_EVENT_DISCONNECTED) {
-                return std::nullopt; // end of stream
+            if (ev->type == RDMA_CM_EVENT_DISCONNECTED && ended_) {
+                return std::nullopt; // the sender hung up after ending the stream
             }
-            throw std::runtime_error(fmt::format("receiver: connection event {}", describe(*ev)));
+            throw std::runtime_error(fmt::format("receiver: the sender went away after {} frames without ending the "
+                                                 "stream ({}): it was killed, crashed or lost its link",
+                                                 stats_.frames, describe(*ev)));
         }
         if (wc_count_ == 0) {
             throw std::runtime_error(

@@ -6,6 +6,8 @@
 
 #include "rdmastream/error.hpp"
 
+#include <arpa/inet.h>
+
 #include <fmt/format.h>
 
 namespace rdmastream {
@@ -87,6 +89,18 @@ void FrameSender::finish(std::chrono::milliseconds timeout) {
         pump(timeout);
     }
     done_before_ = next_seq_;
+    // End of stream, then hang up once it is acknowledged: a disconnect
+    // without it means the sender died.
+    ibv_send_wr wr{};
+    ibv_send_wr* bad = nullptr;
+    wr.wr_id = kEndOfStreamWrId;
+    wr.opcode = IBV_WR_SEND_WITH_IMM;
+    wr.imm_data = htonl(wire::encode(wire::Control::kEndOfStream));
+    wr.send_flags = IBV_SEND_SIGNALED;
+    check_rc(ibv_post_send(conn_.qp(), &wr, &bad), "ibv_post_send(end of stream)");
+    while (!end_acked_) {
+        pump(timeout);
+    }
     conn_.disconnect();
 }
 

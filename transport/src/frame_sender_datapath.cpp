@@ -26,6 +26,10 @@ void FrameSender::pump(std::chrono::milliseconds timeout) {
         if (wc.status != IBV_WC_SUCCESS) {
             throw std::runtime_error(fmt::format("sender: work completion failed: {}", describe_failed_wc(wc)));
         }
+        if (wc.opcode == IBV_WC_SEND) { // the end of stream arrived
+            end_acked_ = true;
+            continue;
+        }
         if (wc.opcode == IBV_WC_RDMA_WRITE) { // signalled: this write and all before it are done
             done_before_ = std::max(done_before_, wc.wr_id + 1);
             continue;

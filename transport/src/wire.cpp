@@ -146,6 +146,17 @@ SlotImm decode_slot_imm(std::uint32_t value, std::uint32_t slot_count) {
     return imm;
 }
 
+std::uint32_t encode(Control kind) noexcept {
+    return static_cast<std::uint32_t>(kind) << 16 | kControlSlot;
+}
+
+Control decode_control(std::uint32_t value) {
+    if ((value & 0xffffu) != kControlSlot || (value >> 16) != static_cast<std::uint32_t>(Control::kEndOfStream)) {
+        throw ProtocolError(fmt::format("unknown control message {:#010x}", value));
+    }
+    return static_cast<Control>(value >> 16);
+}
+
 void encode(const SlotHeader& h, std::span<std::byte, kSlotHeaderSize> out) noexcept {
     store_le<std::uint32_t>(out, kHdrMagic, kSlotMagic);
     store_le<std::uint16_t>(out, kHdrSize, static_cast<std::uint16_t>(kSlotHeaderSize));

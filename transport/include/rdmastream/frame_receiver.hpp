@@ -45,9 +45,9 @@ public:
     FrameReceiver(const FrameReceiver&) = delete; // the poller points into the connection
     FrameReceiver& operator=(const FrameReceiver&) = delete;
 
-    // The next frame, or nullopt at end of stream (the sender disconnected
-    // cleanly). Throws on a failed completion, a protocol violation, or no
-    // progress within `timeout`.
+    // The next frame, or nullopt at end of stream (the sender said so).
+    // Throws on a failed completion, a protocol violation, the sender going
+    // away without ending the stream, or no progress within `timeout`.
     std::optional<ReceivedFrame> next(std::chrono::milliseconds timeout);
     // The consumer is done with a frame: the slot goes back to the sender.
     void release(std::uint16_t slot);
@@ -70,6 +70,7 @@ private:
     std::size_t wc_next_ = 0, wc_count_ = 0;
     std::uint64_t credits_sent_ = 0;
     std::uint32_t signal_every_;
+    bool ended_ = false; // the sender sent end of stream
 };
 
 } // namespace rdmastream

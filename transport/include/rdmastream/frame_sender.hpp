@@ -59,13 +59,16 @@ public:
     bool write_done(std::uint64_t sequence) const noexcept { return sequence < done_before_; }
     // Waits (handling completions and credits) until write_done(sequence).
     void wait_done(std::uint64_t sequence, std::chrono::milliseconds timeout);
-    // Waits until the receiver has released every frame, then disconnects.
+    // Waits until the receiver has released every frame, sends end of
+    // stream, and disconnects.
     void finish(std::chrono::milliseconds timeout);
 
     const StreamStats& stats() const noexcept { return stats_; }
 
 private:
     void pump(std::chrono::milliseconds timeout); // one batch of completions, or throw
+    static constexpr std::uint64_t kEndOfStreamWrId = UINT64_MAX;
+    bool end_acked_ = false;
 
     RcConnection conn_;
     wire::RingAdvert ring_;

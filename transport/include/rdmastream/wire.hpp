@@ -74,6 +74,16 @@ std::uint32_t encode(SlotImm imm) noexcept;
 // Refuses slot >= slot_count.
 SlotImm decode_slot_imm(std::uint32_t value, std::uint32_t slot_count);
 
+// Sender -> receiver control messages: a SEND_WITH_IMM with no payload whose
+// immediate has slot field 0xffff (never a slot: kMaxSlots is far below) and
+// the message kind in the high 16 bits. The receiver tells them from frames
+// by the completion's opcode (RECV, not RECV_RDMA_WITH_IMM).
+enum class Control : std::uint16_t { kEndOfStream = 1 };
+inline constexpr std::uint16_t kControlSlot = 0xffff;
+std::uint32_t encode(Control kind) noexcept;
+// Refuses a value that is not a known control message.
+Control decode_control(std::uint32_t value);
+
 // The header at the start of every slot, written by the same RDMA write as
 // the payload that follows it at offset kSlotHeaderSize.
 struct SlotHeader {
