@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Runs inside the test bed (one node, both ends on one device): for each frame
+# size, perftest's ib_write_bw / ib_write_lat and rdmastream-bench back to
+# back on the same device, and prints one JSON object per size.
+# Env from rdmabed: RDMABED_SERVER_ADDR, RDMABED_DEVICE. Args: BENCH_BINARY SIZE...
+set -euo pipefail
+bench=$1
+shift
+addr=$RDMABED_SERVER_ADDR
+dev=${RDMABED_DEVICE:-}
+devopt=()
+[ -n "$dev" ] && devopt=(-d "$dev")
+budget=$((150 * 1024 * 1024)) # bytes per throughput run: seconds each under emulation
+port=20000
+
+wait_port() { # perftest's client does not retry: give its server a moment to listen
+  sleep 1
+}
+
+for size in "$@"; do
+  iters=$((budget / size)); [ "$iters" -lt 20 ] && iters=20
+  lat_iters=200; [ "$size" -gt 4000000 ] && lat_iters=50
+
+  port=$((port + 1))
+  ib_write_bw -R "${devopt[@]}" -p "$port" -s "$size" -n "$iters" -F --report_gbits >/tmp/bw_srv.txt 2>&1 &
+  srv=$!
+  wait_port
+  ib_write_bw -R "${devopt[@]}" -p "$port" -s "$size" -n "$iters" -F --report_gbits "$addr" >/tmp/bw.txt 2>&1
+  wait "$srv" || true
+  ref_gbps=$(awk -v s="$size" '$1 == s { print $4 }' /tmp/bw.txt | tail -n 1)
+
+  port=$((port + 1))
+  ib_write_lat -R "${devopt[@]}" -p "$port" -s "$size" -n "$lat_iters" -F >/tmp/lat_srv.txt 2>&1 &
+  srv=$!
+  wait_port
+  ib_write_lat -R "${devopt[@]}" -p "$port" -s "$size" -n "$lat_iters" -F "$addr" >/tmp/lat.txt 2>&1
+  wait "$srv" || true
+  # columns: #bytes #iterations t_min t_max t_typical t_avg ...
+  ref_lat_us=$(awk -v s="$size" '$1 == s { print $5 }' /tmp/lat.txt | tail -n 1)
+
+  port=$((port + 1))
+  "$bench" --role receiver --addr "$addr" --port "$port" --size "$size" --slots 8 &
+  rcv=$!
+  ours=$("$bench" --role sender --addr "$addr" --port "$port" --size "$size" --frames "$iters")
+  wait "$rcv"
+
+  port=$((port + 1))
+  "$bench" --role receiver --addr "$addr" --port "$port" --size "$size" --slots 8 &
+  rcv=$!
+  ours_pp=$("$bench" --role sender --addr "$addr" --port "$port" --size "$size" --frames "$lat_iters" --pingpong)
+  wait "$rcv"
+
+  python3 - "$size" "${ref_gbps:-0}" "${ref_lat_us:-0}" "$ours" "$ours_pp" <<'PY'
+import json, sys
+size, ref_gbps, ref_lat, ours, pp = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), json.loads(sys.argv[4]), json.loads(sys.argv[5])
+half_rtt = pp["rtt_us_median"] / 2
+print(json.dumps({
+    "size": size,
+    "ib_write_bw_gbps": ref_gbps,
+    "rdmastream_gbps": round(ours["gbps"], 4),
+    "throughput_ratio": round(ours["gbps"] / ref_gbps, 3) if ref_gbps else None,
+    "rdmastream_fps": round(ours["fps"], 1),
+    "ib_write_lat_typical_us": ref_lat,
+    "rdmastream_half_round_trip_us": round(half_rtt, 2),
+    "latency_ratio": round(half_rtt / ref_lat, 3) if ref_lat else None,
+}))
+PY
+done
