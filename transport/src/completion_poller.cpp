@@ -101,12 +101,6 @@ std::size_t CompletionPoller::wait(std::span<ibv_wc> out, std::chrono::milliseco
         if (fds[2].revents & POLLIN) {
             drain_async_events();
         }
-        if (fds[1].revents & POLLIN) {
-            event = conn_.events().next(std::chrono::milliseconds(0));
-            if (event) {
-                return 0;
-            }
-        }
         if (fds[0].revents & POLLIN) {
             ibv_cq* cq = nullptr;
             void* ctx = nullptr;
@@ -116,6 +110,14 @@ std::size_t CompletionPoller::wait(std::span<ibv_wc> out, std::chrono::milliseco
             }
             if (std::size_t n = poll(out); n > 0) {
                 return n;
+            }
+        }
+        // Completions first: a peer that hangs up right after its last
+        // message must not hide that message.
+        if (fds[1].revents & POLLIN) {
+            event = conn_.events().next(std::chrono::milliseconds(0));
+            if (event) {
+                return 0;
             }
         }
     }

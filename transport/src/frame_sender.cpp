@@ -98,6 +98,7 @@ void FrameSender::finish(std::chrono::milliseconds timeout) {
     wr.imm_data = htonl(wire::encode(wire::Control::kEndOfStream));
     wr.send_flags = IBV_SEND_SIGNALED;
     check_rc(ibv_post_send(conn_.qp(), &wr, &bad), "ibv_post_send(end of stream)");
+    eos_posted_ = true;
     while (!end_acked_) {
         pump(timeout);
     }

@@ -13,6 +13,12 @@ namespace rdmastream {
 void FrameSender::pump(std::chrono::milliseconds timeout) {
     std::optional<CmEvent> ev;
     const std::size_t n = poller_.wait(wcs_, timeout, ev);
+    if (ev && ev->type == RDMA_CM_EVENT_DISCONNECTED && eos_posted_ && credits_.all_home()) {
+        // The receiver released every frame, took the end of stream and hung
+        // up before our SEND's completion was polled: a clean end.
+        end_acked_ = true;
+        return;
+    }
     if (ev) {
         throw std::runtime_error(fmt::format("sender: receiver went away after {} frames: {}", next_seq_,
                                              describe(*ev)));

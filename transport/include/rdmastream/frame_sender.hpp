@@ -68,6 +68,7 @@ public:
 private:
     void pump(std::chrono::milliseconds timeout); // one batch of completions, or throw
     static constexpr std::uint64_t kEndOfStreamWrId = UINT64_MAX;
+    bool eos_posted_ = false;
     bool end_acked_ = false;
 
     RcConnection conn_;
