@@ -4,7 +4,8 @@
 // The receiver releases each frame as soon as it arrives (no checking: that
 // is rdma-ring-check's job); the sender writes the same registered buffer
 // again and again. --pingpong keeps one frame in flight and reports the round
-// trip (write + credit back), comparable to twice ib_write_lat's figure.
+// trip (the write, then its credit back), comparable to ib_write_lat's figure
+// (half of a ping-pong of two writes, so one write's worth of work).
 #include "rdmastream/error.hpp"
 #include "rdmastream/frame_receiver.hpp"
 #include "rdmastream/frame_sender.hpp"
@@ -45,13 +46,13 @@ int main(int argc, char** argv) {
             }
             return 0;
         }
-        auto tx = rs::FrameSender::connect(rs::Endpoint{addr, port}, 60s);
+        auto tx = rs::FrameSender::connect(rs::Endpoint{addr, port}, rs::SenderOptions{}, 60s);
         rs::RegisteredRegion buf(tx->pd(), size, 0);
         std::vector<double> rtt_us;
         const auto start = Clock::now();
         for (std::uint64_t i = 0; i < frames; ++i) {
             const auto t0 = Clock::now();
-            const std::uint64_t seq = tx->send(buf.bytes(), buf.lkey(), {}, 30s);
+            const std::uint64_t seq = tx->send(buf.bytes(), buf.lkey(), {}, i, 30s);
             if (pingpong) {
                 tx->wait_done(seq, 30s); // done = the receiver released it (credit back)
                 rtt_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
@@ -64,7 +65,8 @@ int main(int argc, char** argv) {
                             {"seconds", secs},
                             {"gbps", static_cast<double>(size) * static_cast<double>(frames) * 8 / secs / 1e9},
                             {"fps", static_cast<double>(frames) / secs},
-                            {"credit_waits", tx->stats().credit_waits}};
+                            {"credit_waits", tx->stats().credit_waits},
+                            {"latency_mean_us", tx->stats().latency_mean_us()}};
         if (pingpong && !rtt_us.empty()) {
             std::sort(rtt_us.begin(), rtt_us.end());
             j["rtt_us_median"] = rtt_us[rtt_us.size() / 2];

@@ -53,7 +53,10 @@ for size in "$@"; do
   python3 - "$size" "${ref_gbps:-0}" "${ref_lat_us:-0}" "$ours" "$ours_pp" <<'PY'
 import json, sys
 size, ref_gbps, ref_lat, ours, pp = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), json.loads(sys.argv[4]), json.loads(sys.argv[5])
-half_rtt = pp["rtt_us_median"] / 2
+# ib_write_lat reports half a ping-pong of two writes of `size`: the time of
+# one write one way. Our round trip is one write of `size` plus a credit of
+# no payload back: the same work, so the full round trip is what compares.
+rtt = pp["rtt_us_median"]
 print(json.dumps({
     "size": size,
     "ib_write_bw_gbps": ref_gbps,
@@ -61,8 +64,8 @@ print(json.dumps({
     "throughput_ratio": round(ours["gbps"] / ref_gbps, 3) if ref_gbps else None,
     "rdmastream_fps": round(ours["fps"], 1),
     "ib_write_lat_typical_us": ref_lat,
-    "rdmastream_half_round_trip_us": round(half_rtt, 2),
-    "latency_ratio": round(half_rtt / ref_lat, 3) if ref_lat else None,
+    "rdmastream_round_trip_us": round(rtt, 2),
+    "latency_ratio": round(rtt / ref_lat, 3) if ref_lat else None,
 }))
 PY
 done

@@ -36,5 +36,5 @@ rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 print(f"{'size':>10} {'ib_write_bw':>12} {'rdmastream':>11} {'ratio':>6} {'ib_write_lat':>13} {'rdmastream':>11} {'ratio':>6}")
 for r in rows:
     print(f"{r['size']:>10} {r['ib_write_bw_gbps']:>10.3f}Gb {r['rdmastream_gbps']:>9.3f}Gb {r['throughput_ratio'] or 0:>6.2f}"
-          f" {r['ib_write_lat_typical_us']:>11.1f}us {r['rdmastream_half_round_trip_us']:>9.1f}us {r['latency_ratio'] or 0:>6.2f}")
+          f" {r['ib_write_lat_typical_us']:>11.1f}us {r['rdmastream_round_trip_us']:>9.1f}us {r['latency_ratio'] or 0:>6.2f}")
 PY

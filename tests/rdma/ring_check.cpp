@@ -23,6 +23,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
+#include <thread>
 #include <vector>
 
 namespace rs = rdmastream;
@@ -46,6 +48,11 @@ struct Options {
     double idle_timeout = 20;
     std::string stats_json;
     bool reverse = false; // the sender listens, the receiver dials
+    std::string policy = "lossless";
+    bool allow_drops = false;
+    unsigned consume_delay_ms = 0;
+    bool expect_drops = false;
+    bool expect_credit_waits = false;
 };
 
 std::chrono::milliseconds ms(double seconds) { return std::chrono::milliseconds(static_cast<long>(seconds * 1000)); }
@@ -83,20 +90,21 @@ int run_receiver(const Options& o) {
         o.max_payload ? o.max_payload : o.slot_size - static_cast<std::uint32_t>(wire::kSlotHeaderSize);
     rs::SenderCredits model(o.slots); // which slot the sender must pick next
     std::vector<wire::SlotImm> held;  // frames the "consumer" still holds
-    for (std::uint64_t seq = 0; seq < o.frames; ++seq) {
-        const auto f = rx->next(ms(o.idle_timeout));
-        if (!f) {
-            throw std::runtime_error(fmt::format("sender ended the stream after {} of {} frames", seq, o.frames));
-        }
+    std::uint64_t received = 0, gaps = 0;
+    std::optional<std::uint64_t> last;
+    while (const auto f = rx->next(ms(o.idle_timeout))) {
+        const std::uint64_t seq = f->header.sequence;
         const auto expected = model.take();
         if (!expected || f->slot != expected->slot) {
             throw rs::ProtocolError(fmt::format("frame {} arrived in slot {}, the sender's credits say slot {}", seq,
                                                 f->slot, expected ? int{expected->slot} : -1));
         }
-        if (f->header.sequence != seq) {
-            throw rs::ProtocolError(fmt::format("slot {} holds frame {}, expected frame {}", f->slot,
-                                                f->header.sequence, seq));
+        const std::uint64_t want_seq = last ? *last + 1 : 0;
+        if (seq != want_seq && !(o.allow_drops && seq > want_seq && seq < o.frames)) {
+            throw rs::ProtocolError(fmt::format("slot {} holds frame {}, expected frame {}", f->slot, seq, want_seq));
         }
+        gaps += seq - want_seq;
+        last = seq;
         const std::uint32_t want = check::frame_size(seq, o.min_payload, max_payload);
         if (f->payload.size() != want) {
             throw rs::ProtocolError(fmt::format("frame {}: {} payload bytes, expected {}", seq, f->payload.size(), want));
@@ -105,6 +113,10 @@ int run_receiver(const Options& o) {
             throw rs::ProtocolError(fmt::format("frame {} (slot {}): payload differs from what was sent at byte {} "
                                                 "of {}",
                                                 seq, f->slot, at, f->payload.size()));
+        }
+        ++received;
+        if (o.consume_delay_ms > 0) { // a slow consumer
+            std::this_thread::sleep_for(std::chrono::milliseconds(o.consume_delay_ms));
         }
         held.push_back(*expected);
         if (held.size() == o.release_batch || seq + 1 == o.frames) {
@@ -115,48 +127,69 @@ int run_receiver(const Options& o) {
             held.clear();
         }
     }
-    report("receiver: received and verified", rx->stats(), o);
-    if (const auto end = rx->next(ms(o.idle_timeout)); end) {
-        throw std::runtime_error(fmt::format("sender sent frame {} beyond the {} expected", end->header.sequence,
-                                             o.frames));
+    if (!last || *last + 1 != o.frames) {
+        throw std::runtime_error(fmt::format("the stream ended at frame {}, expected {} frames",
+                                             last ? static_cast<std::int64_t>(*last) : -1, o.frames));
     }
+    report("receiver: received and verified", rx->stats(), o);
+    std::printf("receiver: %llu frames missing (dropped by the sender)\n", static_cast<unsigned long long>(gaps));
     return 0;
 }
 
 int run_sender(const Options& o) {
+    // Frame buffers come from a registered pool and go back to it when the
+    // transport says the frame was delivered or dropped.
+    std::vector<bool> busy;
+    rs::SenderOptions so;
+    so.policy = o.policy == "live" ? rs::Policy::kLive : rs::Policy::kLossless;
+    so.on_done = [&busy](std::uint64_t buffer, rs::FrameFate) { busy[buffer] = false; };
     std::unique_ptr<rs::FrameSender> tx;
     if (o.reverse) {
         rs::Listener listener(rs::Endpoint{o.addr, o.port});
         std::printf("sender: listening on %s:%u\n", o.addr.c_str(), listener.port());
         std::fflush(stdout);
-        tx = rs::FrameSender::accept(listener, ms(o.connect_timeout));
+        tx = rs::FrameSender::accept(listener, so, ms(o.connect_timeout));
     } else {
-        tx = rs::FrameSender::connect(rs::Endpoint{o.addr, o.port}, ms(o.connect_timeout));
+        tx = rs::FrameSender::connect(rs::Endpoint{o.addr, o.port}, so, ms(o.connect_timeout));
     }
     const std::uint32_t max_payload = o.max_payload ? o.max_payload : tx->max_payload();
     if (o.min_payload > max_payload) {
         throw rs::UserError(fmt::format("--min-payload {} exceeds the largest frame {}", o.min_payload, max_payload));
     }
-    std::printf("sender: connected, receiver offers %u slots of %u bytes\n", tx->ring().slot_count,
-                tx->ring().slot_size);
+    std::printf("sender: connected, receiver offers %u slots of %u bytes, %s policy\n", tx->ring().slot_count,
+                tx->ring().slot_size, o.policy.c_str());
     std::fflush(stdout);
-    // A registered pool of frame buffers, one per slot, reused once their write is done.
-    const std::uint32_t pool = tx->ring().slot_count;
+    // One buffer per slot, plus one for the frame a live sender keeps pending.
+    const std::uint32_t pool = tx->ring().slot_count + 1;
+    busy.assign(pool, false);
+    std::vector<std::uint64_t> number_in(pool, 0);
     rs::RegisteredRegion buffers(tx->pd(), std::size_t{pool} * max_payload, 0);
-    std::vector<std::uint64_t> in_flight(pool, UINT64_MAX);
     for (std::uint64_t seq = 0; seq < o.frames; ++seq) {
         const std::uint32_t b = static_cast<std::uint32_t>(seq % pool);
-        if (in_flight[b] != UINT64_MAX) {
-            tx->wait_done(in_flight[b], ms(o.idle_timeout));
+        if (busy[b]) {
+            tx->wait_done(number_in[b], ms(o.idle_timeout));
         }
         const auto buf = buffers.bytes().subspan(std::size_t{b} * max_payload,
                                                  check::frame_size(seq, o.min_payload, max_payload));
         check::fill(buf, seq);
-        in_flight[b] = tx->send(buf, buffers.lkey(), rs::FrameMeta{static_cast<std::int64_t>(seq), 1, 0},
+        busy[b] = true;
+        number_in[b] = tx->send(buf, buffers.lkey(), rs::FrameMeta{static_cast<std::int64_t>(seq), 1, 0}, b,
                                 ms(o.idle_timeout));
     }
     tx->finish(ms(o.idle_timeout));
-    report("sender: sent", tx->stats(), o);
+    const rs::StreamStats& st = tx->stats();
+    report("sender: sent", st, o);
+    std::printf("sender: %llu dropped, latency post->delivered mean %.1f us, max %.1f us\n",
+                static_cast<unsigned long long>(st.drops), st.latency_mean_us(), st.latency_max_us());
+    if (o.expect_drops && st.drops == 0) {
+        std::fprintf(stderr, "sender: expected the live policy to drop frames for a slow receiver, none dropped\n");
+        return 1;
+    }
+    if (o.expect_credit_waits && (st.credit_waits == 0 || st.drops != 0)) {
+        std::fprintf(stderr, "sender: expected to wait for credits without dropping (waits %llu, drops %llu)\n",
+                     static_cast<unsigned long long>(st.credit_waits), static_cast<unsigned long long>(st.drops));
+        return 1;
+    }
     return 0;
 }
 
@@ -191,6 +224,14 @@ int main(int argc, char** argv) {
     app.add_option("--idle-timeout", o.idle_timeout, "seconds without progress before giving up")
         ->capture_default_str();
     app.add_option("--stats-json", o.stats_json, "write final stats as JSON to this file");
+    app.add_option("--policy", o.policy, "sender: lossless (wait for a free slot) or live (drop instead)")
+        ->check(CLI::IsMember({"lossless", "live"}))
+        ->capture_default_str();
+    app.add_flag("--allow-drops", o.allow_drops, "receiver: frames may be missing (a live sender), not reordered");
+    app.add_option("--consume-delay-ms", o.consume_delay_ms, "receiver: hold each frame this long (a slow consumer)");
+    app.add_flag("--expect-drops", o.expect_drops, "sender: fail unless the live policy dropped frames");
+    app.add_flag("--expect-credit-waits", o.expect_credit_waits,
+                 "sender: fail unless it had to wait for credits, and dropped nothing");
     app.add_flag("--reverse", o.reverse,
                  "the sender listens on --addr and the receiver connects to it (default: the other way round)");
     CLI11_PARSE(app, argc, argv);

@@ -20,9 +20,12 @@ std::optional<ReceivedFrame> FrameReceiver::next(std::chrono::milliseconds timeo
                 throw std::runtime_error(fmt::format("receiver: work completion failed: {}", describe_failed_wc(wc)));
             }
             if (wc.opcode == IBV_WC_RECV) { // a control message
-                wire::decode_control(ntohl(wc.imm_data)); // only end of stream exists so far
-                ended_ = true;
-                return std::nullopt;
+                if (wire::decode_control(ntohl(wc.imm_data)) == wire::Control::kEndOfStream) {
+                    ended_ = true;
+                    return std::nullopt;
+                }
+                post_recv(wc.wr_id); // a keepalive: the sender lives; its receive goes back at once
+                continue;
             }
             if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM) {
                 continue; // a signalled credit SEND

@@ -1,7 +1,7 @@
-// FrameSender set-up, either direction: connect to a listening receiver, or
-// accept a receiver that dials in. The sender's hello travels one way, the
-// receiver's ring advert the other, in the rdma_cm private data. The
-// per-frame code is in frame_sender_datapath.cpp.
+// FrameSender set-up and shutdown, either direction: connect to a listening
+// receiver, or accept a receiver that dials in. The sender's hello travels
+// one way, the receiver's ring advert the other, in the rdma_cm private data.
+// The per-frame code is in frame_sender_datapath.cpp.
 #include "rdmastream/frame_sender.hpp"
 
 #include "rdmastream/error.hpp"
@@ -18,7 +18,7 @@ namespace {
 ConnectionOptions sender_queues() {
     ConnectionOptions o;
     o.recv_wr = FrameSender::kMaxSlots;         // one credit per slot in flight
-    o.send_wr = 2 * FrameSender::kMaxSlots + 2; // writes, signalled every slots/2
+    o.send_wr = 2 * FrameSender::kMaxSlots + 4; // writes signalled every slots/2, one control message
     return o;
 }
 
@@ -35,10 +35,11 @@ wire::RingAdvert checked_advert(const RcConnection& c) {
 const wire::SenderHello kHello{FrameSender::kMaxSlots};
 } // namespace
 
-std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, std::chrono::milliseconds patience) {
+std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, const SenderOptions& opts,
+                                                  std::chrono::milliseconds patience) {
     const auto hello = wire::encode(kHello);
     try {
-        return std::make_unique<FrameSender>(connect_with_retry(receiver, sender_queues(), patience, hello));
+        return std::make_unique<FrameSender>(connect_with_retry(receiver, sender_queues(), patience, hello), opts);
     } catch (const CmEventError& e) {
         if (e.event() && e.event()->type == RDMA_CM_EVENT_REJECTED) {
             if (const auto why = wire::decode_reject(e.event()->private_bytes())) {
@@ -50,7 +51,8 @@ std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, std:
     }
 }
 
-std::unique_ptr<FrameSender> FrameSender::accept(Listener& listener, std::chrono::milliseconds timeout) {
+std::unique_ptr<FrameSender> FrameSender::accept(Listener& listener, const SenderOptions& opts,
+                                                 std::chrono::milliseconds timeout) {
     RcConnection conn = listener.wait_request(sender_queues(), timeout);
     try {
         checked_advert(conn); // refuse with a reason before the connection is handed on
@@ -61,18 +63,20 @@ std::unique_ptr<FrameSender> FrameSender::accept(Listener& listener, std::chrono
         conn.reject(wire::encode(wire::Reject{wire::RejectReason::kConfig, e.what()}));
         throw;
     }
-    auto s = std::make_unique<FrameSender>(std::move(conn));
+    auto s = std::make_unique<FrameSender>(std::move(conn), opts);
     s->conn_.accept(wire::encode(kHello));
     return s;
 }
 
-FrameSender::FrameSender(RcConnection conn)
-    : conn_(std::move(conn)),
+FrameSender::FrameSender(RcConnection conn, const SenderOptions& opts)
+    : opts_(opts),
+      conn_(std::move(conn)),
       ring_(checked_advert(conn_)),
       headers_(conn_.pd(), std::size_t{ring_.slot_count} * wire::kSlotHeaderSize, IBV_ACCESS_LOCAL_WRITE),
       poller_(conn_),
       credits_(ring_.slot_count),
-      last_seq_in_slot_(ring_.slot_count, 0),
+      last_post_in_slot_(ring_.slot_count, 0),
+      in_flight_(ring_.slot_count),
       signal_every_(std::max<std::uint32_t>(1, ring_.slot_count / 2)) {
     // Credits only come back for frames written, so posting their receives
     // now, before the first write, is early enough.
@@ -85,24 +89,37 @@ FrameSender::FrameSender(RcConnection conn)
 }
 
 void FrameSender::finish(std::chrono::milliseconds timeout) {
-    while (!credits_.all_home()) {
+    if (pending_) {
+        while (credits_.available() == 0) {
+            pump(timeout);
+        }
+        const Pending last = *pending_;
+        pending_.reset();
+        post(last);
+    }
+    while (!credits_.all_home() || control_in_flight_) {
         pump(timeout);
     }
-    done_before_ = next_seq_;
     // End of stream, then hang up once it is acknowledged: a disconnect
     // without it means the sender died.
-    ibv_send_wr wr{};
-    ibv_send_wr* bad = nullptr;
-    wr.wr_id = kEndOfStreamWrId;
-    wr.opcode = IBV_WR_SEND_WITH_IMM;
-    wr.imm_data = htonl(wire::encode(wire::Control::kEndOfStream));
-    wr.send_flags = IBV_SEND_SIGNALED;
-    check_rc(ibv_post_send(conn_.qp(), &wr, &bad), "ibv_post_send(end of stream)");
+    post_control(wire::Control::kEndOfStream);
     eos_posted_ = true;
     while (!end_acked_) {
         pump(timeout);
     }
     conn_.disconnect();
+}
+
+void FrameSender::post_control(wire::Control kind) {
+    ibv_send_wr wr{};
+    ibv_send_wr* bad = nullptr;
+    wr.wr_id = UINT64_MAX; // the one control message in flight
+    wr.opcode = IBV_WR_SEND_WITH_IMM;
+    wr.imm_data = htonl(wire::encode(kind));
+    wr.send_flags = IBV_SEND_SIGNALED;
+    check_rc(ibv_post_send(conn_.qp(), &wr, &bad), "ibv_post_send(control)");
+    control_in_flight_ = true;
+    last_post_time_ = std::chrono::steady_clock::now();
 }
 
 } // namespace rdmastream

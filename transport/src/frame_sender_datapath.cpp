@@ -1,6 +1,6 @@
 // FrameSender per-frame path: one ibv_post_send per frame, completions
 // polled in batches and signalled every slots/2 writes; no allocation, no
-// copy of the payload.
+// copy of the payload, one clock read per frame.
 #include "rdmastream/error.hpp"
 #include "rdmastream/frame_sender.hpp"
 
@@ -10,9 +10,14 @@
 
 namespace rdmastream {
 
+using Clock = std::chrono::steady_clock;
+
 void FrameSender::pump(std::chrono::milliseconds timeout) {
     std::optional<CmEvent> ev;
-    const std::size_t n = poller_.wait(wcs_, timeout, ev);
+    const std::size_t n = timeout.count() == 0 ? poller_.poll(wcs_) : poller_.wait(wcs_, timeout, ev);
+    for (std::size_t i = 0; i < n; ++i) {
+        handle(wcs_[i]);
+    }
     if (ev && ev->type == RDMA_CM_EVENT_DISCONNECTED && eos_posted_ && credits_.all_home()) {
         // The receiver released every frame, took the end of stream and hung
         // up before our SEND's completion was polled: a clean end.
@@ -20,86 +25,152 @@ void FrameSender::pump(std::chrono::milliseconds timeout) {
         return;
     }
     if (ev) {
-        throw std::runtime_error(fmt::format("sender: receiver went away after {} frames: {}", next_seq_,
+        throw std::runtime_error(fmt::format("sender: receiver went away after {} frames: {}", next_post_,
                                              describe(*ev)));
     }
-    if (n == 0) {
+    if (n == 0 && timeout.count() > 0) {
         throw std::runtime_error(fmt::format("sender: no credit for {} ms after {} frames: is the receiver stuck?",
-                                             timeout.count(), next_seq_));
+                                             timeout.count(), next_post_));
     }
-    for (std::size_t i = 0; i < n; ++i) {
-        const ibv_wc& wc = wcs_[i];
-        if (wc.status != IBV_WC_SUCCESS) {
-            throw std::runtime_error(fmt::format("sender: work completion failed: {}", describe_failed_wc(wc)));
-        }
-        if (wc.opcode == IBV_WC_SEND) { // the end of stream arrived
-            end_acked_ = true;
-            continue;
-        }
-        if (wc.opcode == IBV_WC_RDMA_WRITE) { // signalled: this write and all before it are done
-            done_before_ = std::max(done_before_, wc.wr_id + 1);
-            continue;
-        }
+}
+
+void FrameSender::handle(const ibv_wc& wc) {
+    if (wc.status != IBV_WC_SUCCESS) {
+        throw std::runtime_error(fmt::format("sender: work completion failed: {}", describe_failed_wc(wc)));
+    }
+    switch (wc.opcode) {
+    case IBV_WC_SEND: // a control message arrived
+        control_in_flight_ = false;
+        end_acked_ = end_acked_ || eos_posted_;
+        return;
+    case IBV_WC_RDMA_WRITE: // signalled: this write and every one before it are done
+        retire_through(wc.wr_id + 1);
+        return;
+    case IBV_WC_RECV: {
         const wire::SlotImm credit = wire::decode_slot_imm(ntohl(wc.imm_data), ring_.slot_count);
         credits_.give_back(credit);
         // The receiver saw that write, so (RC ordering) every earlier one too.
-        done_before_ = std::max(done_before_, last_seq_in_slot_[credit.slot] + 1);
+        retire_through(last_post_in_slot_[credit.slot] + 1);
         ibv_recv_wr wr{};
         ibv_recv_wr* bad = nullptr;
         wr.wr_id = wc.wr_id;
         check_rc(ibv_post_recv(conn_.qp(), &wr, &bad), "ibv_post_recv(credit)");
+        return;
+    }
+    default:
+        throw ProtocolError(fmt::format("sender: unexpected completion opcode {}", static_cast<int>(wc.opcode)));
     }
 }
 
-void FrameSender::wait_done(std::uint64_t sequence, std::chrono::milliseconds timeout) {
-    if (sequence >= next_seq_) {
-        throw std::logic_error(fmt::format("wait_done({}): that frame was never sent", sequence));
+void FrameSender::retire_through(std::uint64_t posted_before) {
+    const auto now = Clock::now();
+    for (; retired_before_ < posted_before; ++retired_before_) {
+        const InFlight& f = in_flight_[retired_before_ % in_flight_.size()];
+        stats_.add_latency(now - f.posted);
+        if (opts_.on_done) {
+            opts_.on_done(f.cookie, FrameFate::kDelivered);
+        }
     }
-    while (!write_done(sequence)) {
-        pump(timeout);
+}
+
+void FrameSender::drop_pending() {
+    ++stats_.drops;
+    const std::uint64_t cookie = pending_->cookie;
+    pending_.reset();
+    if (opts_.on_done) {
+        opts_.on_done(cookie, FrameFate::kDropped);
+    }
+}
+
+std::uint64_t FrameSender::oldest_undone() const noexcept {
+    if (retired_before_ < next_post_) {
+        return in_flight_[retired_before_ % in_flight_.size()].number;
+    }
+    return pending_ ? pending_->number : next_number_;
+}
+
+void FrameSender::progress() {
+    pump(std::chrono::milliseconds(0));
+    if (pending_ && credits_.available() > 0) {
+        const Pending frame = *pending_;
+        pending_.reset();
+        post(frame);
+    }
+    if (!control_in_flight_ && !eos_posted_ && Clock::now() - last_post_time_ >= opts_.keepalive) {
+        post_control(wire::Control::kKeepalive);
+    }
+}
+
+void FrameSender::wait_done(std::uint64_t number, std::chrono::milliseconds timeout) {
+    if (number >= next_number_) {
+        throw std::logic_error(fmt::format("wait_done({}): that frame was never sent", number));
+    }
+    while (oldest_undone() <= number) {
+        if (pending_ && credits_.available() > 0) {
+            progress();
+        } else {
+            pump(timeout);
+        }
     }
 }
 
 std::uint64_t FrameSender::send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
-                                std::chrono::milliseconds timeout) {
+                                std::uint64_t cookie, std::chrono::milliseconds timeout) {
     if (payload.size() > max_payload()) {
         throw UserError(fmt::format("a {}-byte frame does not fit the receiver's {}-byte slots: give the receiver "
                                     "larger slots",
                                     payload.size(), ring_.slot_size));
     }
+    const Pending frame{payload, lkey, meta, cookie, next_number_++};
+    progress();
     if (credits_.available() == 0) {
         ++stats_.credit_waits;
+        if (opts_.policy == Policy::kLive) {
+            if (pending_) {
+                drop_pending(); // the older frame goes: the newest is what a live viewer wants
+            }
+            pending_ = frame;
+            return frame.number;
+        }
         while (credits_.available() == 0) {
             pump(timeout);
         }
     }
-    const wire::SlotImm imm = *credits_.take();
-    const std::uint64_t seq = next_seq_++;
-    last_seq_in_slot_[imm.slot] = seq;
-    const auto header = headers_.bytes().subspan(std::size_t{imm.slot} * wire::kSlotHeaderSize);
-    wire::encode(wire::SlotHeader{seq, meta.pts, meta.duration, static_cast<std::uint32_t>(payload.size()),
-                                  meta.flags, imm},
-                 header.first<wire::kSlotHeaderSize>());
+    post(frame);
+    return frame.number;
+}
 
+void FrameSender::post(const Pending& frame) {
+    const wire::SlotImm imm = *credits_.take();
+    const std::uint64_t index = next_post_++;
+    last_post_in_slot_[imm.slot] = index;
+    const auto now = Clock::now();
+    in_flight_[index % in_flight_.size()] = InFlight{frame.cookie, frame.number, now};
+    last_post_time_ = now;
+
+    const auto header = headers_.bytes().subspan(std::size_t{imm.slot} * wire::kSlotHeaderSize);
+    wire::encode(wire::SlotHeader{frame.number, frame.meta.pts, frame.meta.duration,
+                                  static_cast<std::uint32_t>(frame.payload.size()), frame.meta.flags, imm},
+                 header.first<wire::kSlotHeaderSize>());
     ibv_sge sge[2] = {
         {headers_.addr() + std::uint64_t{imm.slot} * wire::kSlotHeaderSize,
          static_cast<std::uint32_t>(wire::kSlotHeaderSize), headers_.lkey()},
-        {reinterpret_cast<std::uintptr_t>(payload.data()), static_cast<std::uint32_t>(payload.size()), lkey},
+        {reinterpret_cast<std::uintptr_t>(frame.payload.data()), static_cast<std::uint32_t>(frame.payload.size()),
+         frame.lkey},
     };
     ibv_send_wr wr{};
     ibv_send_wr* bad = nullptr;
-    wr.wr_id = seq;
+    wr.wr_id = index;
     wr.sg_list = sge;
-    wr.num_sge = payload.empty() ? 1 : 2;
+    wr.num_sge = frame.payload.empty() ? 1 : 2;
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     wr.imm_data = htonl(wire::encode(imm));
-    wr.send_flags = ((seq + 1) % signal_every_ == 0) ? IBV_SEND_SIGNALED : 0;
+    wr.send_flags = ((index + 1) % signal_every_ == 0) ? IBV_SEND_SIGNALED : 0;
     wr.wr.rdma.remote_addr = ring_.addr + std::uint64_t{imm.slot} * ring_.slot_size;
     wr.wr.rdma.rkey = ring_.rkey;
     check_rc(ibv_post_send(conn_.qp(), &wr, &bad), "ibv_post_send(RDMA_WRITE_WITH_IMM)");
     ++stats_.frames;
-    stats_.bytes += payload.size();
-    return seq;
+    stats_.bytes += frame.payload.size();
 }
 
 } // namespace rdmastream

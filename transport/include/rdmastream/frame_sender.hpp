@@ -1,11 +1,13 @@
-// The sending end of one stream: connects to a receiver, and writes frames
-// from the caller's registered memory into ring slots it holds credits for.
+// The sending end of one stream: writes frames from the caller's registered
+// memory into ring slots it holds credits for.
 //
 // Each frame is one WRITE_WITH_IMM with two SGEs: the 64-byte slot header
 // from the sender's own small header region, then the caller's payload, in
-// place. No copy.
+// place. No copy. The caller learns through `on_done` when a frame's memory
+// is free again: delivered (the receiver has it) or dropped (live policy).
 //
-// Thread rule: one thread drives a FrameSender.
+// Thread rule: one thread drives a FrameSender; on_done runs on it, inside
+// send(), progress(), wait_done() or finish().
 #pragma once
 
 #include "rdmastream/completion_poller.hpp"
@@ -17,7 +19,9 @@
 
 #include <array>
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -29,6 +33,20 @@ struct FrameMeta {
     std::uint16_t flags = 0;
 };
 
+// What happens when the receiver holds every slot: lossless waits for a
+// credit; live keeps the newest frame pending and drops the one that was
+// pending before, so the stream stays live and the sender never stalls.
+enum class Policy { kLossless, kLive };
+
+enum class FrameFate { kDelivered, kDropped };
+using FrameDoneFn = std::function<void(std::uint64_t cookie, FrameFate fate)>;
+
+struct SenderOptions {
+    Policy policy = Policy::kLossless;
+    FrameDoneFn on_done;                         // may be empty
+    std::chrono::milliseconds keepalive{1000};   // idle time before a keepalive goes out
+};
+
 class FrameSender {
 public:
     // The largest ring a sender accepts (its queues are sized before the
@@ -36,10 +54,12 @@ public:
     static constexpr std::uint32_t kMaxSlots = 256;
 
     // Connects, retrying while the receiver is not up yet, for `patience`.
-    static std::unique_ptr<FrameSender> connect(const Endpoint& receiver, std::chrono::milliseconds patience);
+    static std::unique_ptr<FrameSender> connect(const Endpoint& receiver, const SenderOptions& opts,
+                                                std::chrono::milliseconds patience);
     // Waits for a receiver to dial in (its ring advert comes with the request).
-    static std::unique_ptr<FrameSender> accept(Listener& listener, std::chrono::milliseconds timeout);
-    explicit FrameSender(RcConnection conn);
+    static std::unique_ptr<FrameSender> accept(Listener& listener, const SenderOptions& opts,
+                                               std::chrono::milliseconds timeout);
+    FrameSender(RcConnection conn, const SenderOptions& opts);
     FrameSender(const FrameSender&) = delete; // the poller points into the connection
     FrameSender& operator=(const FrameSender&) = delete;
 
@@ -48,38 +68,65 @@ public:
     // Register payload memory here.
     ibv_pd* pd() const noexcept { return conn_.pd(); }
 
-    // Writes one frame, waiting up to `timeout` for a free slot. `payload`
-    // must lie in memory registered on pd() with `lkey` and stay unchanged
-    // until write_done(returned sequence). Throws UserError if it does not
-    // fit a slot.
+    // Offers one frame. `payload` must lie in memory registered on pd() with
+    // `lkey` and stay unchanged until on_done(cookie, ...) fires. Lossless:
+    // waits up to `timeout` for a free slot. Live: never waits. Returns the
+    // frame's number (counting dropped frames too). Throws UserError if it
+    // does not fit a slot.
     std::uint64_t send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
-                       std::chrono::milliseconds timeout);
-    // The write of frame `sequence` has reached the receiver: its payload
-    // memory may be reused.
-    bool write_done(std::uint64_t sequence) const noexcept { return sequence < done_before_; }
-    // Waits (handling completions and credits) until write_done(sequence).
-    void wait_done(std::uint64_t sequence, std::chrono::milliseconds timeout);
-    // Waits until the receiver has released every frame, sends end of
-    // stream, and disconnects.
+                       std::uint64_t cookie, std::chrono::milliseconds timeout);
+    // Handles whatever completions and credits are ready, posts the pending
+    // frame if a slot came free, sends a keepalive when idle. Never blocks.
+    void progress();
+    // Waits until frame `number`'s memory is free (delivered or dropped).
+    void wait_done(std::uint64_t number, std::chrono::milliseconds timeout);
+    // Posts the pending frame, waits until the receiver has released every
+    // frame, sends end of stream, and disconnects.
     void finish(std::chrono::milliseconds timeout);
 
     const StreamStats& stats() const noexcept { return stats_; }
 
 private:
-    void pump(std::chrono::milliseconds timeout); // one batch of completions, or throw
-    static constexpr std::uint64_t kEndOfStreamWrId = UINT64_MAX;
-    bool eos_posted_ = false;
-    bool end_acked_ = false;
+    struct InFlight {
+        std::uint64_t cookie = 0;
+        std::uint64_t number = 0; // frame number (what the caller saw)
+        std::chrono::steady_clock::time_point posted;
+    };
+    struct Pending {
+        std::span<const std::byte> payload;
+        std::uint32_t lkey = 0;
+        FrameMeta meta;
+        std::uint64_t cookie = 0;
+        std::uint64_t number = 0;
+    };
 
+    void post(const Pending& frame);
+    void post_control(wire::Control kind);
+    // Handles one batch of completions: waits up to `timeout` (0: just look).
+    // Throws on failure, or when waiting found nothing.
+    void pump(std::chrono::milliseconds timeout);
+    void handle(const ibv_wc& wc);
+    void retire_through(std::uint64_t posted_before); // frames below this posted index are delivered
+    void drop_pending();
+    std::uint64_t oldest_undone() const noexcept; // lowest frame number not yet delivered or dropped
+
+    SenderOptions opts_;
     RcConnection conn_;
     wire::RingAdvert ring_;
     RegisteredRegion headers_; // one 64-byte header per slot; lives on conn_'s PD
     CompletionPoller poller_;
     SenderCredits credits_;
-    std::vector<std::uint64_t> last_seq_in_slot_;
-    std::uint64_t next_seq_ = 0;
-    std::uint64_t done_before_ = 0; // every frame below this has reached the receiver
+    std::vector<std::uint64_t> last_post_in_slot_; // posted index of the latest write per slot
+    std::vector<InFlight> in_flight_;              // by posted index % size: at most one per slot
+    std::uint64_t next_number_ = 0;   // frames offered
+    std::uint64_t next_post_ = 0;     // writes posted
+    std::uint64_t retired_before_ = 0; // every write below this posted index is delivered
+    std::optional<Pending> pending_;
     std::uint32_t signal_every_;
+    bool control_in_flight_ = false;
+    bool eos_posted_ = false;
+    bool end_acked_ = false;
+    std::chrono::steady_clock::time_point last_post_time_ = std::chrono::steady_clock::now();
     StreamStats stats_;
     std::array<ibv_wc, 16> wcs_{};
 };

@@ -2,6 +2,7 @@
 // clock read per frame) and exported as JSON by the programs.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 
@@ -14,6 +15,21 @@ struct StreamStats {
     std::uint64_t drops = 0;        // live policy: frames dropped instead of waiting
     std::uint64_t copies = 0;       // frames that needed a CPU copy (0 on the RDMA path)
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    // Sender: from posting a frame's write to learning it was delivered.
+    std::uint64_t latency_samples = 0;
+    std::chrono::nanoseconds latency_sum{0};
+    std::chrono::nanoseconds latency_max{0};
+
+    void add_latency(std::chrono::nanoseconds d) noexcept {
+        ++latency_samples;
+        latency_sum += d;
+        latency_max = std::max(latency_max, d);
+    }
+    double latency_mean_us() const {
+        return latency_samples ? static_cast<double>(latency_sum.count()) / 1e3 / static_cast<double>(latency_samples)
+                               : 0.0;
+    }
+    double latency_max_us() const { return static_cast<double>(latency_max.count()) / 1e3; }
 
     double seconds() const {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -78,7 +78,7 @@ SlotImm decode_slot_imm(std::uint32_t value, std::uint32_t slot_count);
 // immediate has slot field 0xffff (never a slot: kMaxSlots is far below) and
 // the message kind in the high 16 bits. The receiver tells them from frames
 // by the completion's opcode (RECV, not RECV_RDMA_WITH_IMM).
-enum class Control : std::uint16_t { kEndOfStream = 1 };
+enum class Control : std::uint16_t { kEndOfStream = 1, kKeepalive = 2 };
 inline constexpr std::uint16_t kControlSlot = 0xffff;
 std::uint32_t encode(Control kind) noexcept;
 // Refuses a value that is not a known control message.
