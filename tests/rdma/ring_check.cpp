@@ -53,6 +53,8 @@ struct Options {
     unsigned consume_delay_ms = 0;
     bool expect_drops = false;
     bool expect_credit_waits = false;
+    std::uint32_t grow_to = 0;
+    int expect_format_changes = -1;
 };
 
 std::chrono::milliseconds ms(double seconds) { return std::chrono::milliseconds(static_cast<long>(seconds * 1000)); }
@@ -92,8 +94,22 @@ int run_receiver(const Options& o) {
     std::vector<wire::SlotImm> held;  // frames the "consumer" still holds
     std::uint64_t received = 0, gaps = 0;
     std::optional<std::uint64_t> last;
+    unsigned format_changes = 0;
+    std::uint32_t slot_size = rx->ring().slot_size;
     while (const auto f = rx->next(ms(o.idle_timeout))) {
         const std::uint64_t seq = f->header.sequence;
+        if (f->format_changed) {
+            ++format_changes;
+            std::printf("receiver: frame %llu starts format %u: %s, frames up to %u bytes\n",
+                        static_cast<unsigned long long>(seq), f->format->id, f->format->caps.c_str(),
+                        f->format->max_frame_size);
+            if (rx->ring().slot_size != slot_size) {
+                slot_size = rx->ring().slot_size;
+                model = rs::SenderCredits(o.slots); // a new ring starts afresh
+                std::printf("receiver: ring grew to %u-byte slots\n", slot_size);
+            }
+            std::fflush(stdout);
+        }
         const auto expected = model.take();
         if (!expected || f->slot != expected->slot) {
             throw rs::ProtocolError(fmt::format("frame {} arrived in slot {}, the sender's credits say slot {}", seq,
@@ -105,7 +121,8 @@ int run_receiver(const Options& o) {
         }
         gaps += seq - want_seq;
         last = seq;
-        const std::uint32_t want = check::frame_size(seq, o.min_payload, max_payload);
+        const std::uint32_t want =
+            check::frame_size(seq, o.min_payload, f->format ? f->format->max_frame_size : max_payload);
         if (f->payload.size() != want) {
             throw rs::ProtocolError(fmt::format("frame {}: {} payload bytes, expected {}", seq, f->payload.size(), want));
         }
@@ -132,7 +149,13 @@ int run_receiver(const Options& o) {
                                              last ? static_cast<std::int64_t>(*last) : -1, o.frames));
     }
     report("receiver: received and verified", rx->stats(), o);
-    std::printf("receiver: %llu frames missing (dropped by the sender)\n", static_cast<unsigned long long>(gaps));
+    std::printf("receiver: %llu frames missing (dropped by the sender), %u format changes\n",
+                static_cast<unsigned long long>(gaps), format_changes);
+    if (o.expect_format_changes >= 0 && format_changes != static_cast<unsigned>(o.expect_format_changes)) {
+        std::fprintf(stderr, "receiver: expected %d format changes, saw %u\n", o.expect_format_changes,
+                     format_changes);
+        return 1;
+    }
     return 0;
 }
 
@@ -152,9 +175,20 @@ int run_sender(const Options& o) {
     } else {
         tx = rs::FrameSender::connect(rs::Endpoint{o.addr, o.port}, so, ms(o.connect_timeout));
     }
-    const std::uint32_t max_payload = o.max_payload ? o.max_payload : tx->max_payload();
+    std::uint32_t max_payload = o.max_payload ? o.max_payload : tx->max_payload();
     if (o.min_payload > max_payload) {
         throw rs::UserError(fmt::format("--min-payload {} exceeds the largest frame {}", o.min_payload, max_payload));
+    }
+    const std::uint32_t largest = std::max(max_payload, o.grow_to);
+    auto announce = [&](std::uint16_t id, std::uint32_t max) {
+        wire::StreamFormat f;
+        f.id = id;
+        f.max_frame_size = max;
+        f.caps = fmt::format("application/x-rdma-ring-check,max-payload={}", max);
+        tx->set_format(f, ms(o.idle_timeout));
+    };
+    if (o.grow_to > 0) {
+        announce(1, max_payload);
     }
     std::printf("sender: connected, receiver offers %u slots of %u bytes, %s policy\n", tx->ring().slot_count,
                 tx->ring().slot_size, o.policy.c_str());
@@ -163,13 +197,20 @@ int run_sender(const Options& o) {
     const std::uint32_t pool = tx->ring().slot_count + 1;
     busy.assign(pool, false);
     std::vector<std::uint64_t> number_in(pool, 0);
-    rs::RegisteredRegion buffers(tx->pd(), std::size_t{pool} * max_payload, 0);
+    rs::RegisteredRegion buffers(tx->pd(), std::size_t{pool} * largest, 0);
     for (std::uint64_t seq = 0; seq < o.frames; ++seq) {
+        if (o.grow_to > 0 && seq == o.frames / 2) { // mid-stream: frames outgrow the slots
+            max_payload = o.grow_to;
+            announce(2, max_payload);
+            std::printf("sender: format 2 from frame %llu, frames up to %u bytes; slots now %u bytes\n",
+                        static_cast<unsigned long long>(seq), max_payload, tx->ring().slot_size);
+            std::fflush(stdout);
+        }
         const std::uint32_t b = static_cast<std::uint32_t>(seq % pool);
         if (busy[b]) {
             tx->wait_done(number_in[b], ms(o.idle_timeout));
         }
-        const auto buf = buffers.bytes().subspan(std::size_t{b} * max_payload,
+        const auto buf = buffers.bytes().subspan(std::size_t{b} * largest,
                                                  check::frame_size(seq, o.min_payload, max_payload));
         check::fill(buf, seq);
         busy[b] = true;
@@ -232,6 +273,11 @@ int main(int argc, char** argv) {
     app.add_flag("--expect-drops", o.expect_drops, "sender: fail unless the live policy dropped frames");
     app.add_flag("--expect-credit-waits", o.expect_credit_waits,
                  "sender: fail unless it had to wait for credits, and dropped nothing");
+    app.add_option("--grow-to", o.grow_to,
+                   "sender: announce a format, and halfway through a second one whose frames reach this many "
+                   "bytes (the receiver grows its ring)");
+    app.add_option("--expect-format-changes", o.expect_format_changes,
+                   "receiver: fail unless exactly this many format changes arrive");
     app.add_flag("--reverse", o.reverse,
                  "the sender listens on --addr and the receiver connects to it (default: the other way round)");
     CLI11_PARSE(app, argc, argv);

@@ -173,3 +173,62 @@ TEST(Control, EndOfStreamIsNeverASlot) {
     EXPECT_THROW(wire::decode_control(wire::encode(wire::SlotImm{3, 1})), ProtocolError); // a frame's imm
 }
 } // namespace
+
+namespace {
+
+wire::StreamFormat i420() {
+    wire::StreamFormat f;
+    f.id = 7;
+    f.max_frame_size = 3110400;
+    f.plane_count = 3;
+    f.planes[0] = {0, 1920};
+    f.planes[1] = {2073600, 960};
+    f.planes[2] = {2592000, 960};
+    f.caps = "video/x-raw,format=I420,width=1920,height=1080,framerate=60/1";
+    return f;
+}
+
+std::vector<std::byte> encoded(const wire::StreamFormat& f) {
+    std::array<std::byte, wire::kControlPayloadMax> buf{};
+    const std::size_t n = wire::encode(f, buf);
+    return {buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n)};
+}
+
+TEST(StreamFormat, RoundTrips) {
+    const auto f = wire::decode_stream_format(encoded(i420()));
+    EXPECT_EQ(f.id, 7);
+    EXPECT_EQ(f.max_frame_size, 3110400u);
+    ASSERT_EQ(f.plane_count, 3);
+    EXPECT_EQ(f.planes[1].offset, 2073600u);
+    EXPECT_EQ(f.planes[2].stride, 960u);
+    EXPECT_EQ(f.caps, i420().caps);
+}
+
+TEST(StreamFormat, RefusesWhatCannotBeTrue) {
+    auto bad = [](auto change) {
+        auto f = i420();
+        change(f);
+        return encoded(f);
+    };
+    EXPECT_THROW(wire::decode_stream_format(bad([](auto& f) { f.id = 0; })), ProtocolError);
+    EXPECT_THROW(wire::decode_stream_format(bad([](auto& f) { f.max_frame_size = 0; })), ProtocolError);
+    EXPECT_THROW(wire::decode_stream_format(bad([](auto& f) { f.planes[2].offset = 3110400; })), ProtocolError);
+    EXPECT_THROW(wire::decode_stream_format(bad([](auto& f) { f.caps = "video/x-raw\n"; })), ProtocolError);
+    auto v = encoded(i420());
+    v[10] = std::byte{5}; // five planes
+    EXPECT_THROW(wire::decode_stream_format(v), ProtocolError);
+    v = encoded(i420());
+    v.resize(v.size() - 1); // caps cut short
+    EXPECT_THROW(wire::decode_stream_format(v), ProtocolError);
+    v = encoded(i420());
+    v[0] = std::byte{0};
+    EXPECT_THROW(wire::decode_stream_format(v), ProtocolError);
+}
+
+TEST(SlotHeader, CarriesTheFormatId) {
+    std::vector<std::byte> slot(256);
+    wire::encode(wire::SlotHeader{1, 0, 0, 10, 0, {0, 0}, 42}, std::span(slot).first<wire::kSlotHeaderSize>());
+    EXPECT_EQ(wire::decode_slot_header(slot, {0, 0}).format_id, 42);
+}
+
+} // namespace

@@ -6,7 +6,11 @@
 
 #include "rdmastream/error.hpp"
 
+#include <arpa/inet.h>
+
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace rdmastream {
 
@@ -82,25 +86,76 @@ FrameReceiver::FrameReceiver(RcConnection conn, const RingConfig& config)
       conn_(std::move(conn)),
       // LOCAL_WRITE | REMOTE_WRITE and nothing more: the sender can write
       // slots, never read this process's memory.
-      ring_(conn_.pd(), std::size_t{config.slots} * config.slot_size,
+      ring_(std::in_place, conn_.pd(), std::size_t{config.slots} * config.slot_size,
             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
+      control_in_(conn_.pd(), std::size_t{config.slots + 1} * wire::kControlPayloadMax, IBV_ACCESS_LOCAL_WRITE),
+      control_out_(conn_.pd(), wire::kControlPayloadMax, 0),
       poller_(conn_),
       slots_(config.slots),
-      signal_every_(std::max<std::uint32_t>(1, config.slots / 2)) {
+      signal_every_(std::max<std::uint32_t>(1, config.slots / 2)),
+      recv_of_slot_(config.slots, 0) {
     for (std::uint32_t i = 0; i <= config.slots; ++i) {
         post_recv(i);
     }
 }
 
 wire::RingAdvertBytes FrameReceiver::advert() const {
-    return wire::encode(wire::RingAdvert{config_.slots, config_.slot_size, ring_.addr(), ring_.rkey()});
+    return wire::encode(wire::RingAdvert{config_.slots, config_.slot_size, ring_->addr(), ring_->rkey()});
 }
 
-void FrameReceiver::post_recv(std::uint64_t wr_id) {
+void FrameReceiver::post_recv(std::uint64_t buffer) {
+    // A frame's WRITE_WITH_IMM consumes a receive without touching its
+    // buffer; a control message lands in it. wr_id names the buffer.
+    ibv_sge sge{control_in_.addr() + buffer * wire::kControlPayloadMax,
+                static_cast<std::uint32_t>(wire::kControlPayloadMax), control_in_.lkey()};
     ibv_recv_wr wr{};
     ibv_recv_wr* bad = nullptr;
-    wr.wr_id = wr_id; // no SGE: a WRITE_WITH_IMM and a credit carry no receive payload
+    wr.wr_id = buffer;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
     check_rc(ibv_post_recv(conn_.qp(), &wr, &bad), "ibv_post_recv");
+}
+
+void FrameReceiver::send_control(wire::Control kind, std::span<const std::byte> payload) {
+    std::copy(payload.begin(), payload.end(), control_out_.bytes().begin());
+    ibv_sge sge{control_out_.addr(), static_cast<std::uint32_t>(payload.size()), control_out_.lkey()};
+    ibv_send_wr wr{};
+    ibv_send_wr* bad = nullptr;
+    wr.wr_id = UINT64_MAX;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND_WITH_IMM;
+    wr.imm_data = htonl(wire::encode(kind));
+    wr.send_flags = IBV_SEND_SIGNALED;
+    check_rc(ibv_post_send(conn_.qp(), &wr, &bad), "ibv_post_send(control)");
+}
+
+void FrameReceiver::take_format(std::uint64_t buffer, std::uint32_t length) {
+    const auto bytes = control_in_.bytes().subspan(buffer * wire::kControlPayloadMax, length);
+    wire::StreamFormat f = wire::decode_stream_format(bytes);
+    post_recv(buffer); // decoded: the buffer is free again
+    for (std::uint16_t s = 0; s < config_.slots; ++s) {
+        if (slots_.held(s)) {
+            throw ProtocolError("the sender changed format while frames were still held: a sender must wait "
+                                "for every credit first");
+        }
+    }
+    const std::uint32_t room = config_.slot_size - static_cast<std::uint32_t>(wire::kSlotHeaderSize);
+    if (f.max_frame_size > room) {
+        // Grow the ring. Nothing is held (checked above), so the old ring
+        // can go before the new one is registered: no moment with both.
+        const std::uint32_t slot_size =
+            (f.max_frame_size + static_cast<std::uint32_t>(wire::kSlotHeaderSize) + 4095u) / 4096u * 4096u;
+        check_memlock(std::size_t{config_.slots} * slot_size);
+        ring_.reset();
+        ring_.emplace(conn_.pd(), std::size_t{config_.slots} * slot_size,
+                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+        config_.slot_size = slot_size;
+        slots_ = ReceiverSlots(config_.slots);
+        send_control(wire::Control::kRing, advert());
+    }
+    format_ = std::move(f);
+    format_changed_ = true;
 }
 
 } // namespace rdmastream

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace rdmastream {
 
 std::optional<ReceivedFrame> FrameReceiver::next(std::chrono::milliseconds timeout) {
@@ -20,21 +22,30 @@ std::optional<ReceivedFrame> FrameReceiver::next(std::chrono::milliseconds timeo
                 throw std::runtime_error(fmt::format("receiver: work completion failed: {}", describe_failed_wc(wc)));
             }
             if (wc.opcode == IBV_WC_RECV) { // a control message
-                if (wire::decode_control(ntohl(wc.imm_data)) == wire::Control::kEndOfStream) {
-                    ended_ = true;
-                    return std::nullopt;
+                switch (wire::decode_control(ntohl(wc.imm_data))) {
+                case wire::Control::kEndOfStream: ended_ = true; return std::nullopt;
+                case wire::Control::kKeepalive: post_recv(wc.wr_id); continue; // the sender lives
+                case wire::Control::kFormat: take_format(wc.wr_id, wc.byte_len); continue;
+                case wire::Control::kRing: break;
                 }
-                post_recv(wc.wr_id); // a keepalive: the sender lives; its receive goes back at once
-                continue;
+                throw ProtocolError("the sender sent a ring advert: only receivers own rings");
             }
             if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM) {
                 continue; // a signalled credit SEND
             }
             const wire::SlotImm imm = slots_.arrive(ntohl(wc.imm_data));
-            const auto slot = ring_.bytes().subspan(std::size_t{imm.slot} * config_.slot_size, config_.slot_size);
+            recv_of_slot_[imm.slot] = wc.wr_id;
+            const auto slot = ring_->bytes().subspan(std::size_t{imm.slot} * config_.slot_size, config_.slot_size);
             ReceivedFrame f;
             f.slot = imm.slot;
             f.header = wire::decode_slot_header(slot, imm);
+            const std::uint16_t format_id = format_ ? format_->id : 0;
+            if (f.header.format_id != format_id) {
+                throw ProtocolError(fmt::format("frame {} is in format {}, the stream's format is {}",
+                                                f.header.sequence, f.header.format_id, format_id));
+            }
+            f.format = format_ ? &*format_ : nullptr;
+            f.format_changed = std::exchange(format_changed_, false);
             if (wc.byte_len != wire::kSlotHeaderSize + f.header.payload_size) {
                 throw ProtocolError(fmt::format("slot {}: the write carried {} bytes, its header claims {}", imm.slot,
                                                 wc.byte_len, wire::kSlotHeaderSize + f.header.payload_size));
@@ -65,7 +76,7 @@ std::optional<ReceivedFrame> FrameReceiver::next(std::chrono::milliseconds timeo
 
 void FrameReceiver::release(std::uint16_t slot) {
     const wire::SlotImm credit = slots_.release(slot);
-    post_recv(slot); // the receive the sender's next write into this slot consumes
+    post_recv(recv_of_slot_[slot]); // the receive the frame used goes back for the next write
     ibv_send_wr wr{};
     ibv_send_wr* bad = nullptr;
     wr.wr_id = slot;

@@ -73,6 +73,8 @@ FrameSender::FrameSender(RcConnection conn, const SenderOptions& opts)
       conn_(std::move(conn)),
       ring_(checked_advert(conn_)),
       headers_(conn_.pd(), std::size_t{ring_.slot_count} * wire::kSlotHeaderSize, IBV_ACCESS_LOCAL_WRITE),
+      control_in_(conn_.pd(), std::size_t{ring_.slot_count} * kControlInSize, IBV_ACCESS_LOCAL_WRITE),
+      control_out_(conn_.pd(), wire::kControlPayloadMax, 0),
       poller_(conn_),
       credits_(ring_.slot_count),
       last_post_in_slot_(ring_.slot_count, 0),
@@ -81,11 +83,54 @@ FrameSender::FrameSender(RcConnection conn, const SenderOptions& opts)
     // Credits only come back for frames written, so posting their receives
     // now, before the first write, is early enough.
     for (std::uint32_t i = 0; i < ring_.slot_count; ++i) {
-        ibv_recv_wr wr{};
-        ibv_recv_wr* bad = nullptr;
-        wr.wr_id = i; // a credit carries only an immediate: no SGE
-        check_rc(ibv_post_recv(conn_.qp(), &wr, &bad), "ibv_post_recv(credit)");
+        post_credit_recv(i);
     }
+}
+
+void FrameSender::post_credit_recv(std::uint64_t buffer) {
+    ibv_sge sge{control_in_.addr() + buffer * kControlInSize, static_cast<std::uint32_t>(kControlInSize),
+                control_in_.lkey()};
+    ibv_recv_wr wr{};
+    ibv_recv_wr* bad = nullptr;
+    wr.wr_id = buffer;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    check_rc(ibv_post_recv(conn_.qp(), &wr, &bad), "ibv_post_recv(credit)");
+}
+
+void FrameSender::set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout) {
+    if (format.id == 0 || format.id == format_id_) {
+        throw std::invalid_argument("set_format: a new format needs a new, non-zero id");
+    }
+    const std::size_t size = wire::encode(format, control_out_.bytes().first<wire::kControlPayloadMax>());
+    // Drain: the receiver must hold nothing in the old format (and, if the
+    // ring grows, nothing in the old ring).
+    if (pending_) {
+        while (credits_.available() == 0) pump(timeout);
+        const Pending last = *pending_;
+        pending_.reset();
+        post(last);
+    }
+    while (!credits_.all_home() || control_in_flight_) pump(timeout);
+    const bool grows = format.max_frame_size > max_payload();
+    ring_replaced_ = false;
+    post_control(wire::Control::kFormat, size);
+    while (control_in_flight_ || (grows && !ring_replaced_)) pump(timeout);
+    format_id_ = format.id;
+}
+
+void FrameSender::adopt_ring(const wire::RingAdvert& ring) {
+    if (ring.slot_count != ring_.slot_count) {
+        throw ProtocolError(fmt::format("the receiver's new ring has {} slots, the old one {}: slot counts cannot "
+                                        "change mid-stream",
+                                        ring.slot_count, ring_.slot_count));
+    }
+    if (!credits_.all_home()) {
+        throw ProtocolError("the receiver replaced its ring while frames were in flight");
+    }
+    ring_ = ring;
+    credits_ = SenderCredits(ring.slot_count); // a fresh ring: every slot free, generation 0
+    ring_replaced_ = true;
 }
 
 void FrameSender::finish(std::chrono::milliseconds timeout) {
@@ -110,9 +155,12 @@ void FrameSender::finish(std::chrono::milliseconds timeout) {
     conn_.disconnect();
 }
 
-void FrameSender::post_control(wire::Control kind) {
+void FrameSender::post_control(wire::Control kind, std::size_t payload_size) {
+    ibv_sge sge{control_out_.addr(), static_cast<std::uint32_t>(payload_size), control_out_.lkey()};
     ibv_send_wr wr{};
     ibv_send_wr* bad = nullptr;
+    wr.sg_list = payload_size ? &sge : nullptr;
+    wr.num_sge = payload_size ? 1 : 0;
     wr.wr_id = UINT64_MAX; // the one control message in flight
     wr.opcode = IBV_WR_SEND_WITH_IMM;
     wr.imm_data = htonl(wire::encode(kind));

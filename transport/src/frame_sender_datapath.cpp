@@ -47,14 +47,22 @@ void FrameSender::handle(const ibv_wc& wc) {
         retire_through(wc.wr_id + 1);
         return;
     case IBV_WC_RECV: {
-        const wire::SlotImm credit = wire::decode_slot_imm(ntohl(wc.imm_data), ring_.slot_count);
+        const std::uint32_t imm = ntohl(wc.imm_data);
+        if ((imm & 0xffffu) == wire::kControlSlot) {
+            if (wire::decode_control(imm) != wire::Control::kRing) {
+                throw ProtocolError("the receiver sent a control message only senders send");
+            }
+            const auto bytes = control_in_.bytes().subspan(wc.wr_id * kControlInSize, wc.byte_len);
+            const wire::RingAdvert ring = wire::decode_ring_advert(bytes);
+            post_credit_recv(wc.wr_id);
+            adopt_ring(ring);
+            return;
+        }
+        const wire::SlotImm credit = wire::decode_slot_imm(imm, ring_.slot_count);
         credits_.give_back(credit);
         // The receiver saw that write, so (RC ordering) every earlier one too.
         retire_through(last_post_in_slot_[credit.slot] + 1);
-        ibv_recv_wr wr{};
-        ibv_recv_wr* bad = nullptr;
-        wr.wr_id = wc.wr_id;
-        check_rc(ibv_post_recv(conn_.qp(), &wr, &bad), "ibv_post_recv(credit)");
+        post_credit_recv(wc.wr_id);
         return;
     }
     default:
@@ -150,7 +158,7 @@ void FrameSender::post(const Pending& frame) {
 
     const auto header = headers_.bytes().subspan(std::size_t{imm.slot} * wire::kSlotHeaderSize);
     wire::encode(wire::SlotHeader{frame.number, frame.meta.pts, frame.meta.duration,
-                                  static_cast<std::uint32_t>(frame.payload.size()), frame.meta.flags, imm},
+                                  static_cast<std::uint32_t>(frame.payload.size()), frame.meta.flags, imm, format_id_},
                  header.first<wire::kSlotHeaderSize>());
     ibv_sge sge[2] = {
         {headers_.addr() + std::uint64_t{imm.slot} * wire::kSlotHeaderSize,

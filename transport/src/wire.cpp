@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <stdexcept>
+
 namespace rdmastream::wire {
 
 namespace {
@@ -31,7 +34,7 @@ constexpr std::size_t kAdvMagic = 0, kAdvVersion = 4, kAdvSlotCount = 8, kAdvSlo
                       kAdvAddr = 16, kAdvRkey = 24;
 // Slot header layout.
 constexpr std::size_t kHdrMagic = 0, kHdrSize = 4, kHdrFlags = 6, kHdrSeq = 8, kHdrPts = 16,
-                      kHdrDuration = 24, kHdrPayload = 32, kHdrSlot = 36, kHdrGen = 38;
+                      kHdrDuration = 24, kHdrPayload = 32, kHdrSlot = 36, kHdrGen = 38, kHdrFormat = 40;
 
 } // namespace
 
@@ -153,10 +156,77 @@ std::uint32_t encode(Control kind) noexcept {
 Control decode_control(std::uint32_t value) {
     const std::uint32_t kind = value >> 16;
     if ((value & 0xffffu) != kControlSlot || kind < static_cast<std::uint32_t>(Control::kEndOfStream) ||
-        kind > static_cast<std::uint32_t>(Control::kKeepalive)) {
+        kind > static_cast<std::uint32_t>(Control::kRing)) {
         throw ProtocolError(fmt::format("unknown control message {:#010x}", value));
     }
     return static_cast<Control>(value >> 16);
+}
+
+namespace {
+constexpr std::uint32_t kFormatMagic = 0x434d4452; // "RDMC"
+constexpr std::size_t kFmtId = 8, kFmtPlaneCount = 10, kFmtMaxFrame = 12, kFmtPlanes = 16,
+                      kFmtCapsLen = kFmtPlanes + 8 * kMaxPlanes, kFmtCaps = kFmtCapsLen + 2;
+static_assert(kFmtCaps + kMaxCapsLength <= kControlPayloadMax);
+} // namespace
+
+std::size_t encode(const StreamFormat& f, std::span<std::byte, kControlPayloadMax> out) {
+    if (f.caps.size() > kMaxCapsLength || f.plane_count > kMaxPlanes) {
+        throw std::invalid_argument("stream format: caps longer than 900 bytes or more than 4 planes");
+    }
+    std::fill(out.begin(), out.end(), std::byte{0});
+    store_le<std::uint32_t>(out, 0, kFormatMagic);
+    store_le<std::uint16_t>(out, 4, kProtocolVersion);
+    store_le<std::uint16_t>(out, kFmtId, f.id);
+    out[kFmtPlaneCount] = static_cast<std::byte>(f.plane_count);
+    store_le<std::uint32_t>(out, kFmtMaxFrame, f.max_frame_size);
+    for (std::size_t i = 0; i < kMaxPlanes; ++i) {
+        store_le<std::uint32_t>(out, kFmtPlanes + 8 * i, f.planes[i].offset);
+        store_le<std::uint32_t>(out, kFmtPlanes + 8 * i + 4, f.planes[i].stride);
+    }
+    store_le<std::uint16_t>(out, kFmtCapsLen, static_cast<std::uint16_t>(f.caps.size()));
+    for (std::size_t i = 0; i < f.caps.size(); ++i) {
+        out[kFmtCaps + i] = static_cast<std::byte>(f.caps[i]);
+    }
+    return kFmtCaps + f.caps.size();
+}
+
+StreamFormat decode_stream_format(std::span<const std::byte> bytes) {
+    check_magic_and_version(bytes, kFmtCaps, kFormatMagic, "stream format");
+    StreamFormat f;
+    f.id = load_le<std::uint16_t>(bytes, kFmtId);
+    f.plane_count = static_cast<std::uint8_t>(bytes[kFmtPlaneCount]);
+    f.max_frame_size = load_le<std::uint32_t>(bytes, kFmtMaxFrame);
+    if (f.id == 0) {
+        throw ProtocolError("stream format has id 0");
+    }
+    if (f.max_frame_size == 0 || f.max_frame_size > kMaxSlotSize - kSlotHeaderSize) {
+        throw ProtocolError(fmt::format("stream format wants {}-byte frames (allowed 1..{})", f.max_frame_size,
+                                        kMaxSlotSize - kSlotHeaderSize));
+    }
+    if (f.plane_count > kMaxPlanes) {
+        throw ProtocolError(fmt::format("stream format has {} planes (at most {})", f.plane_count, kMaxPlanes));
+    }
+    for (std::size_t i = 0; i < f.plane_count; ++i) {
+        f.planes[i] = {load_le<std::uint32_t>(bytes, kFmtPlanes + 8 * i),
+                       load_le<std::uint32_t>(bytes, kFmtPlanes + 8 * i + 4)};
+        if (f.planes[i].offset >= f.max_frame_size) {
+            throw ProtocolError(fmt::format("stream format: plane {} starts at {}, beyond the {}-byte frame", i,
+                                            f.planes[i].offset, f.max_frame_size));
+        }
+    }
+    const std::size_t caps_len = load_le<std::uint16_t>(bytes, kFmtCapsLen);
+    if (caps_len > kMaxCapsLength || kFmtCaps + caps_len > bytes.size()) {
+        throw ProtocolError(fmt::format("stream format: caps of {} bytes do not fit the message", caps_len));
+    }
+    f.caps.reserve(caps_len);
+    for (std::size_t i = 0; i < caps_len; ++i) {
+        const auto c = static_cast<unsigned char>(bytes[kFmtCaps + i]);
+        if (c < 0x20 || c >= 0x7f) {
+            throw ProtocolError(fmt::format("stream format: caps byte {} is not printable ASCII ({:#04x})", i, c));
+        }
+        f.caps.push_back(static_cast<char>(c));
+    }
+    return f;
 }
 
 void encode(const SlotHeader& h, std::span<std::byte, kSlotHeaderSize> out) noexcept {
@@ -169,7 +239,8 @@ void encode(const SlotHeader& h, std::span<std::byte, kSlotHeaderSize> out) noex
     store_le<std::uint32_t>(out, kHdrPayload, h.payload_size);
     store_le<std::uint16_t>(out, kHdrSlot, h.imm.slot);
     store_le<std::uint16_t>(out, kHdrGen, h.imm.generation);
-    for (std::size_t i = kHdrGen + 2; i < kSlotHeaderSize; ++i) {
+    store_le<std::uint16_t>(out, kHdrFormat, h.format_id);
+    for (std::size_t i = kHdrFormat + 2; i < kSlotHeaderSize; ++i) {
         out[i] = std::byte{0};
     }
 }
@@ -193,6 +264,7 @@ SlotHeader decode_slot_header(std::span<const std::byte> slot, SlotImm expected)
     h.payload_size = load_le<std::uint32_t>(slot, kHdrPayload);
     h.imm.slot = load_le<std::uint16_t>(slot, kHdrSlot);
     h.imm.generation = load_le<std::uint16_t>(slot, kHdrGen);
+    h.format_id = load_le<std::uint16_t>(slot, kHdrFormat);
     if (h.payload_size > slot.size() - kSlotHeaderSize) {
         throw ProtocolError(fmt::format("slot {} claims a {} byte payload, room is {}", expected.slot,
                                         h.payload_size, slot.size() - kSlotHeaderSize));

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <vector>
 
 namespace rdmastream {
 
@@ -29,6 +30,10 @@ struct ReceivedFrame {
     std::uint16_t slot = 0;
     wire::SlotHeader header;
     std::span<const std::byte> payload; // in registered memory, never copied
+    // The stream's format (nullptr until the sender announces one), and
+    // whether it changed since the previous frame (renegotiate downstream).
+    const wire::StreamFormat* format = nullptr;
+    bool format_changed = false;
 };
 
 class FrameReceiver {
@@ -54,15 +59,23 @@ public:
 
     const StreamStats& stats() const noexcept { return stats_; }
     const RingConfig& ring() const noexcept { return config_; }
-    bool huge_pages() const noexcept { return ring_.huge_pages(); }
+    bool huge_pages() const noexcept { return ring_->huge_pages(); }
+    // The format the sender announced last, if any.
+    const std::optional<wire::StreamFormat>& format() const noexcept { return format_; }
 
 private:
     void post_recv(std::uint64_t wr_id);
     wire::RingAdvertBytes advert() const;
+    // A kFormat message in control buffer `buffer`: adopt it, growing the
+    // ring first if its frames outgrow the slots.
+    void take_format(std::uint64_t buffer, std::uint32_t length);
+    void send_control(wire::Control kind, std::span<const std::byte> payload);
 
     RingConfig config_;
-    RcConnection conn_;       // declared before what lives on its PD
-    RegisteredRegion ring_;   // deregistered before the connection goes
+    RcConnection conn_;                   // declared before what lives on its PD
+    std::optional<RegisteredRegion> ring_; // replaced when the ring grows
+    RegisteredRegion control_in_;          // one kControlPayloadMax buffer per posted receive
+    RegisteredRegion control_out_;         // what the receiver's own control messages carry
     CompletionPoller poller_;
     ReceiverSlots slots_;
     StreamStats stats_;
@@ -71,6 +84,9 @@ private:
     std::uint64_t credits_sent_ = 0;
     std::uint32_t signal_every_;
     bool ended_ = false; // the sender sent end of stream
+    std::vector<std::uint64_t> recv_of_slot_; // the receive (and buffer) the frame in a slot used
+    std::optional<wire::StreamFormat> format_;
+    bool format_changed_ = false;
 };
 
 } // namespace rdmastream

@@ -52,6 +52,7 @@ public:
     // The largest ring a sender accepts (its queues are sized before the
     // receiver's advert arrives).
     static constexpr std::uint32_t kMaxSlots = 256;
+    static constexpr std::size_t kControlInSize = 64; // a ring advert fits
 
     // Connects, retrying while the receiver is not up yet, for `patience`.
     static std::unique_ptr<FrameSender> connect(const Endpoint& receiver, const SenderOptions& opts,
@@ -78,6 +79,11 @@ public:
     // Handles whatever completions and credits are ready, posts the pending
     // frame if a slot came free, sends a keepalive when idle. Never blocks.
     void progress();
+    // Announces the stream's format; frames sent after it carry its id. Waits
+    // (up to `timeout` per step) for every frame in flight to be released
+    // first, and, when the new frames outgrow the slots, for the receiver to
+    // grow its ring: the connection stays up.
+    void set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout);
     // Waits until frame `number`'s memory is free (delivered or dropped).
     void wait_done(std::uint64_t number, std::chrono::milliseconds timeout);
     // Posts the pending frame, waits until the receiver has released every
@@ -101,7 +107,9 @@ private:
     };
 
     void post(const Pending& frame);
-    void post_control(wire::Control kind);
+    void post_control(wire::Control kind, std::size_t payload_size = 0);
+    void post_credit_recv(std::uint64_t buffer);
+    void adopt_ring(const wire::RingAdvert& ring); // the receiver grew its ring
     // Handles one batch of completions: waits up to `timeout` (0: just look).
     // Throws on failure, or when waiting found nothing.
     void pump(std::chrono::milliseconds timeout);
@@ -113,7 +121,9 @@ private:
     SenderOptions opts_;
     RcConnection conn_;
     wire::RingAdvert ring_;
-    RegisteredRegion headers_; // one 64-byte header per slot; lives on conn_'s PD
+    RegisteredRegion headers_;     // one 64-byte header per slot; lives on conn_'s PD
+    RegisteredRegion control_in_;  // a small buffer per posted receive (credits carry none; a ring advert does)
+    RegisteredRegion control_out_; // what the sender's control messages carry
     CompletionPoller poller_;
     SenderCredits credits_;
     std::vector<std::uint64_t> last_post_in_slot_; // posted index of the latest write per slot
@@ -124,6 +134,8 @@ private:
     std::optional<Pending> pending_;
     std::uint32_t signal_every_;
     bool control_in_flight_ = false;
+    bool ring_replaced_ = false;      // a kRing message arrived
+    std::uint16_t format_id_ = 0;     // stamped on every frame
     bool eos_posted_ = false;
     bool end_acked_ = false;
     std::chrono::steady_clock::time_point last_post_time_ = std::chrono::steady_clock::now();

@@ -17,6 +17,10 @@ public:
     // Checks RLIMIT_MEMLOCK first, so a low limit gives a UserError with the
     // fix rather than ENOMEM from the driver.
     RegisteredRegion(ibv_pd* pd, std::size_t size, int access);
+    RegisteredRegion(RegisteredRegion&&) noexcept = default;
+    // No assignment: the defaulted one would unmap the old pages before
+    // deregistering them. Replace a region through std::optional instead.
+    RegisteredRegion& operator=(RegisteredRegion&&) = delete;
 
     std::span<std::byte> bytes() const noexcept { return {static_cast<std::byte*>(map_.get()), size_}; }
     std::uint32_t lkey() const noexcept { return mr_->lkey; }

@@ -78,11 +78,39 @@ SlotImm decode_slot_imm(std::uint32_t value, std::uint32_t slot_count);
 // immediate has slot field 0xffff (never a slot: kMaxSlots is far below) and
 // the message kind in the high 16 bits. The receiver tells them from frames
 // by the completion's opcode (RECV, not RECV_RDMA_WITH_IMM).
-enum class Control : std::uint16_t { kEndOfStream = 1, kKeepalive = 2 };
+enum class Control : std::uint16_t {
+    kEndOfStream = 1, // sender -> receiver, no payload
+    kKeepalive = 2,   // sender -> receiver, no payload
+    kFormat = 3,      // sender -> receiver, payload: a StreamFormat
+    kRing = 4,        // receiver -> sender, payload: a RingAdvert for the new ring
+};
 inline constexpr std::uint16_t kControlSlot = 0xffff;
 std::uint32_t encode(Control kind) noexcept;
 // Refuses a value that is not a known control message.
 Control decode_control(std::uint32_t value);
+
+// How the frames of a stream look. The transport does not interpret the
+// caps (a GStreamer caps string, e.g. "video/x-raw,format=I420,width=1920,
+// height=1080,framerate=60/1"), only carries and checks them; the plane
+// layout says where each plane of a raw video frame starts in the payload
+// and its stride, so no side has to guess alignment.
+struct PlaneLayout {
+    std::uint32_t offset = 0;
+    std::uint32_t stride = 0;
+};
+inline constexpr std::size_t kMaxPlanes = 4;
+inline constexpr std::size_t kMaxCapsLength = 900;
+inline constexpr std::size_t kControlPayloadMax = 1024; // receive buffer per control message
+struct StreamFormat {
+    std::uint16_t id = 0;              // non-zero, changes with every new format
+    std::uint32_t max_frame_size = 0;  // payload bytes a frame may need
+    std::array<PlaneLayout, kMaxPlanes> planes{};
+    std::uint8_t plane_count = 0;
+    std::string caps;
+};
+// Into `out` (kControlPayloadMax bytes); returns the bytes used.
+std::size_t encode(const StreamFormat& format, std::span<std::byte, kControlPayloadMax> out);
+StreamFormat decode_stream_format(std::span<const std::byte> bytes);
 
 // The header at the start of every slot, written by the same RDMA write as
 // the payload that follows it at offset kSlotHeaderSize.
@@ -93,6 +121,7 @@ struct SlotHeader {
     std::uint32_t payload_size = 0;
     std::uint16_t flags = 0;
     SlotImm imm; // repeats the immediate: a mismatch means a torn or stale slot
+    std::uint16_t format_id = 0; // the StreamFormat this frame is in; 0: none announced
 };
 void encode(const SlotHeader& header, std::span<std::byte, kSlotHeaderSize> out) noexcept;
 // Refuses a bad magic, a payload that does not fit slot_size, or an imm that
