@@ -55,7 +55,10 @@ struct Options {
     bool expect_credit_waits = false;
     std::uint32_t grow_to = 0;
     int expect_format_changes = -1;
+    std::string poll = "event";
 };
+
+rs::PollMode poll_mode(const Options& o) { return o.poll == "busy" ? rs::PollMode::kBusy : rs::PollMode::kEvent; }
 
 std::chrono::milliseconds ms(double seconds) { return std::chrono::milliseconds(static_cast<long>(seconds * 1000)); }
 
@@ -74,7 +77,7 @@ void report(const char* verb, const rs::StreamStats& s, const Options& o) {
 }
 
 int run_receiver(const Options& o) {
-    const rs::RingConfig ring{o.slots, o.slot_size};
+    const rs::RingConfig ring{o.slots, o.slot_size, poll_mode(o)};
     std::unique_ptr<rs::FrameReceiver> rx;
     if (o.reverse) {
         rx = rs::FrameReceiver::connect(rs::Endpoint{o.addr, o.port}, ring, ms(o.connect_timeout));
@@ -165,6 +168,7 @@ int run_sender(const Options& o) {
     std::vector<bool> busy;
     rs::SenderOptions so;
     so.policy = o.policy == "live" ? rs::Policy::kLive : rs::Policy::kLossless;
+    so.poll_mode = poll_mode(o);
     so.on_done = [&busy](std::uint64_t buffer, rs::FrameFate) { busy[buffer] = false; };
     std::unique_ptr<rs::FrameSender> tx;
     if (o.reverse) {
@@ -278,6 +282,10 @@ int main(int argc, char** argv) {
                    "bytes (the receiver grows its ring)");
     app.add_option("--expect-format-changes", o.expect_format_changes,
                    "receiver: fail unless exactly this many format changes arrive");
+    app.add_option("--poll", o.poll, "completion handling: event (sleep until work, low CPU) or busy (spin, lowest "
+                                     "latency)")
+        ->check(CLI::IsMember({"event", "busy"}))
+        ->capture_default_str();
     app.add_flag("--reverse", o.reverse,
                  "the sender listens on --addr and the receiver connects to it (default: the other way round)");
     CLI11_PARSE(app, argc, argv);

@@ -34,11 +34,32 @@ void set_nonblocking(int fd, const char* what) {
 }
 } // namespace
 
-CompletionPoller::CompletionPoller(RcConnection& conn) : conn_(conn) {
+CompletionPoller::CompletionPoller(RcConnection& conn, PollMode mode) : conn_(conn), mode_(mode) {
     set_nonblocking(conn_.comp_channel()->fd, "completion channel");
     // The device's async fd is shared by every connection on the device;
     // each poller reads what arrives and acts on what concerns it.
     set_nonblocking(conn_.device()->async_fd, "device async event fd");
+}
+
+std::size_t CompletionPoller::spin(std::span<ibv_wc> out, std::chrono::milliseconds timeout,
+                                   std::optional<CmEvent>& event) {
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + timeout;
+    auto next_look = Clock::now();
+    for (;;) {
+        if (std::size_t n = poll(out); n > 0) {
+            return n;
+        }
+        const auto now = Clock::now(); // vDSO: no syscall
+        if (now >= next_look) {        // the event fds cost syscalls: once a millisecond
+            drain_async_events();
+            event = conn_.events().next(std::chrono::milliseconds(0));
+            if (event || now >= deadline) {
+                return 0;
+            }
+            next_look = now + std::chrono::milliseconds(1);
+        }
+    }
 }
 
 void CompletionPoller::drain_async_events() {
@@ -79,6 +100,9 @@ std::size_t CompletionPoller::wait(std::span<ibv_wc> out, std::chrono::milliseco
     event.reset();
     if (std::size_t n = poll(out); n > 0) {
         return n;
+    }
+    if (mode_ == PollMode::kBusy) {
+        return spin(out, timeout, event);
     }
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {

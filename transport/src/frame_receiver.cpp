@@ -90,7 +90,7 @@ FrameReceiver::FrameReceiver(RcConnection conn, const RingConfig& config)
             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
       control_in_(conn_.pd(), std::size_t{config.slots + 1} * wire::kControlPayloadMax, IBV_ACCESS_LOCAL_WRITE),
       control_out_(conn_.pd(), wire::kControlPayloadMax, 0),
-      poller_(conn_),
+      poller_(conn_, config.poll_mode),
       slots_(config.slots),
       signal_every_(std::max<std::uint32_t>(1, config.slots / 2)),
       recv_of_slot_(config.slots, 0) {

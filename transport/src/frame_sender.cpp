@@ -75,7 +75,7 @@ FrameSender::FrameSender(RcConnection conn, const SenderOptions& opts)
       headers_(conn_.pd(), std::size_t{ring_.slot_count} * wire::kSlotHeaderSize, IBV_ACCESS_LOCAL_WRITE),
       control_in_(conn_.pd(), std::size_t{ring_.slot_count} * kControlInSize, IBV_ACCESS_LOCAL_WRITE),
       control_out_(conn_.pd(), wire::kControlPayloadMax, 0),
-      poller_(conn_),
+      poller_(conn_, opts.poll_mode),
       credits_(ring_.slot_count),
       last_post_in_slot_(ring_.slot_count, 0),
       in_flight_(ring_.slot_count),

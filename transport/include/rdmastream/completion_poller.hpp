@@ -17,9 +17,14 @@
 
 namespace rdmastream {
 
+// Event: sleep on the completion channel (low CPU, a wake-up per batch).
+// Busy: spin on the CQ (lowest latency, a core at 100 %), looking at the
+// connection and device events every millisecond.
+enum class PollMode { kEvent, kBusy };
+
 class CompletionPoller {
 public:
-    explicit CompletionPoller(RcConnection& conn);
+    explicit CompletionPoller(RcConnection& conn, PollMode mode = PollMode::kEvent);
     ~CompletionPoller();
     CompletionPoller(const CompletionPoller&) = delete;
     CompletionPoller& operator=(const CompletionPoller&) = delete;
@@ -36,8 +41,10 @@ private:
     // Acks every pending async event; throws on one that means this
     // connection (or the whole device) is gone.
     void drain_async_events();
+    std::size_t spin(std::span<ibv_wc> out, std::chrono::milliseconds timeout, std::optional<CmEvent>& event);
 
     RcConnection& conn_;
+    PollMode mode_;
     unsigned unacked_events_ = 0; // acked in batches; all before the CQ dies
 };
 

@@ -23,6 +23,7 @@ namespace rdmastream {
 struct RingConfig {
     std::uint32_t slots = 8;
     std::uint32_t slot_size = 4u << 20; // header included
+    PollMode poll_mode = PollMode::kEvent;
 };
 
 // A frame in the ring; valid until release(slot).

@@ -45,6 +45,7 @@ struct SenderOptions {
     Policy policy = Policy::kLossless;
     FrameDoneFn on_done;                         // may be empty
     std::chrono::milliseconds keepalive{1000};   // idle time before a keepalive goes out
+    PollMode poll_mode = PollMode::kEvent;
 };
 
 class FrameSender {
