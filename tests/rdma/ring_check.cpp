@@ -56,6 +56,7 @@ struct Options {
     std::uint32_t grow_to = 0;
     int expect_format_changes = -1;
     std::string poll = "event";
+    std::string device;
 };
 
 rs::PollMode poll_mode(const Options& o) { return o.poll == "busy" ? rs::PollMode::kBusy : rs::PollMode::kEvent; }
@@ -77,7 +78,7 @@ void report(const char* verb, const rs::StreamStats& s, const Options& o) {
 }
 
 int run_receiver(const Options& o) {
-    const rs::RingConfig ring{o.slots, o.slot_size, poll_mode(o)};
+    const rs::RingConfig ring{o.slots, o.slot_size, poll_mode(o), o.device};
     std::unique_ptr<rs::FrameReceiver> rx;
     if (o.reverse) {
         rx = rs::FrameReceiver::connect(rs::Endpoint{o.addr, o.port}, ring, ms(o.connect_timeout));
@@ -169,6 +170,7 @@ int run_sender(const Options& o) {
     rs::SenderOptions so;
     so.policy = o.policy == "live" ? rs::Policy::kLive : rs::Policy::kLossless;
     so.poll_mode = poll_mode(o);
+    so.device = o.device;
     so.on_done = [&busy](std::uint64_t buffer, rs::FrameFate) { busy[buffer] = false; };
     std::unique_ptr<rs::FrameSender> tx;
     if (o.reverse) {
@@ -286,6 +288,7 @@ int main(int argc, char** argv) {
                                      "latency)")
         ->check(CLI::IsMember({"event", "busy"}))
         ->capture_default_str();
+    app.add_option("-d,--device", o.device, "RDMA device to use (default: the one the route picks)");
     app.add_flag("--reverse", o.reverse,
                  "the sender listens on --addr and the receiver connects to it (default: the other way round)");
     CLI11_PARSE(app, argc, argv);

@@ -17,6 +17,7 @@ namespace rdmastream {
 namespace {
 ConnectionOptions receiver_queues(const RingConfig& ring) {
     ConnectionOptions o;
+    o.device = ring.device;
     // One receive per write in flight (credits bound those to the slot
     // count) plus one for the end-of-stream message.
     o.recv_wr = ring.slots + 1;
@@ -28,6 +29,9 @@ void check_config(const RingConfig& ring) {
     if (ring.slots == 0 || ring.slots > wire::kMaxSlots || ring.slot_size <= wire::kSlotHeaderSize) {
         throw UserError(fmt::format("a ring needs 1..{} slots of more than {} bytes each", wire::kMaxSlots,
                                     wire::kSlotHeaderSize));
+    }
+    if (!ring.device.empty()) {
+        check_device_exists(ring.device);
     }
     check_memlock(std::size_t{ring.slots} * ring.slot_size);
 }

@@ -15,8 +15,12 @@ namespace rdmastream {
 namespace {
 // The QP is made before the advert says how many slots the ring has, so it
 // is sized for the largest ring a sender takes.
-ConnectionOptions sender_queues() {
+ConnectionOptions sender_queues(const SenderOptions& opts) {
+    if (!opts.device.empty()) {
+        check_device_exists(opts.device);
+    }
     ConnectionOptions o;
+    o.device = opts.device;
     o.recv_wr = FrameSender::kMaxSlots;         // one credit per slot in flight
     o.send_wr = 2 * FrameSender::kMaxSlots + 4; // writes signalled every slots/2, one control message
     return o;
@@ -39,7 +43,7 @@ std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, cons
                                                   std::chrono::milliseconds patience) {
     const auto hello = wire::encode(kHello);
     try {
-        return std::make_unique<FrameSender>(connect_with_retry(receiver, sender_queues(), patience, hello), opts);
+        return std::make_unique<FrameSender>(connect_with_retry(receiver, sender_queues(opts), patience, hello), opts);
     } catch (const CmEventError& e) {
         if (e.event() && e.event()->type == RDMA_CM_EVENT_REJECTED) {
             if (const auto why = wire::decode_reject(e.event()->private_bytes())) {
@@ -53,7 +57,7 @@ std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, cons
 
 std::unique_ptr<FrameSender> FrameSender::accept(Listener& listener, const SenderOptions& opts,
                                                  std::chrono::milliseconds timeout) {
-    RcConnection conn = listener.wait_request(sender_queues(), timeout);
+    RcConnection conn = listener.wait_request(sender_queues(opts), timeout);
     try {
         checked_advert(conn); // refuse with a reason before the connection is handed on
     } catch (const ProtocolError& e) {

@@ -51,6 +51,42 @@ void report_destroy_failure(const char* call, int rc) noexcept {
 }
 } // namespace detail
 
+namespace {
+struct DeviceListDeleter {
+    void operator()(ibv_device** list) const noexcept { ibv_free_device_list(list); }
+};
+
+// The device a resolved or requested id is on must be the one asked for.
+void check_id_device(const rdma_cm_id* id, const std::string& want, const char* what) {
+    if (want.empty() || id->verbs == nullptr) {
+        return;
+    }
+    const std::string got = ibv_get_device_name(id->verbs->device);
+    if (got != want) {
+        throw UserError(fmt::format("{} goes through RDMA device {}, not {}: use an address on {} (see `rdma link "
+                                    "show`), or drop the device option",
+                                    what, got, want, want));
+    }
+}
+} // namespace
+
+void check_device_exists(const std::string& name) {
+    int n = 0;
+    std::unique_ptr<ibv_device*, DeviceListDeleter> list(ibv_get_device_list(&n));
+    std::string names;
+    for (int i = 0; list && i < n; ++i) {
+        const char* dev = ibv_get_device_name(list.get()[i]);
+        if (name == dev) {
+            return;
+        }
+        names += names.empty() ? dev : std::string(", ") + dev;
+    }
+    throw UserError(names.empty() ? fmt::format("there is no RDMA device {}: this machine has none (see "
+                                                "docs/softroce.md to set up Soft-RoCE)",
+                                                name)
+                                  : fmt::format("there is no RDMA device {}; this machine has: {}", name, names));
+}
+
 Endpoint parse_endpoint(const std::string& text) {
     Endpoint ep;
     std::string port_text;
@@ -145,6 +181,7 @@ RcConnection RcConnection::resolve(const Endpoint& peer, const ConnectionOptions
     check_errno(rdma_resolve_addr(id.get(), nullptr, ai->ai_addr, to_ms(opts.step_timeout)), "rdma_resolve_addr");
     events.expect(RDMA_CM_EVENT_ADDR_RESOLVED, opts.step_timeout + std::chrono::seconds(1),
                   "resolving the peer's address");
+    check_id_device(id.get(), opts.device, fmt::format("the route to {}", peer.host).c_str());
     std::uint8_t ack_timeout = opts.ack_timeout;
     check_errno(rdma_set_option(id.get(), RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &ack_timeout,
                                 sizeof ack_timeout),
@@ -243,6 +280,12 @@ std::uint16_t Listener::port() const { return ntohs(rdma_get_src_port(id_.get())
 RcConnection Listener::wait_request(const ConnectionOptions& opts, std::chrono::milliseconds timeout) {
     const CmEvent req = events_.expect(RDMA_CM_EVENT_CONNECT_REQUEST, timeout, "waiting for a sender");
     CmId id(req.id); // the request's id is ours now
+    try {
+        check_id_device(id.get(), opts.device, "the connection request");
+    } catch (const UserError& e) {
+        rdma_reject(id.get(), nullptr, 0);
+        throw;
+    }
     CmEventChannel own;
     check_errno(rdma_migrate_id(id.get(), own.get()), "rdma_migrate_id");
     RcConnection c(std::move(own), std::move(id), opts);

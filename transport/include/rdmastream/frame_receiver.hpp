@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace rdmastream {
@@ -24,6 +25,7 @@ struct RingConfig {
     std::uint32_t slots = 8;
     std::uint32_t slot_size = 4u << 20; // header included
     PollMode poll_mode = PollMode::kEvent;
+    std::string device; // RDMA device by name; empty: the one the route picks
 };
 
 // A frame in the ring; valid until release(slot).

@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace rdmastream {
@@ -46,6 +47,7 @@ struct SenderOptions {
     FrameDoneFn on_done;                         // may be empty
     std::chrono::milliseconds keepalive{1000};   // idle time before a keepalive goes out
     PollMode poll_mode = PollMode::kEvent;
+    std::string device; // RDMA device by name; empty: the one the route picks
 };
 
 class FrameSender {

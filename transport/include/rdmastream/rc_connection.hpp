@@ -39,7 +39,13 @@ struct ConnectionOptions {
     std::uint8_t ack_timeout = 16; // ~268 ms
     std::uint8_t retry_count = 6;
     std::uint8_t rnr_retry = 6;
+    // RDMA device to use ("rxe0", "mlx5_0"); empty: whichever the route to
+    // the peer (or the listening address) goes through.
+    std::string device;
 };
+
+// Throws UserError, listing the devices there are, if `name` is not one.
+void check_device_exists(const std::string& name);
 
 class RcConnection {
 public:
