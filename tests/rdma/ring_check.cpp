@@ -14,6 +14,7 @@
 #include "rogue_sender.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream/fanout_sender.hpp"
 #include "rdmastream/frame_receiver.hpp"
 #include "rdmastream/frame_sender.hpp"
 
@@ -57,6 +58,9 @@ struct Options {
     int expect_format_changes = -1;
     std::string poll = "event";
     std::string device;
+    unsigned receivers = 0; // > 0: fan-out to this many (the sender listens)
+    double fps = 0;
+    bool late_join = false;
 };
 
 rs::PollMode poll_mode(const Options& o) { return o.poll == "busy" ? rs::PollMode::kBusy : rs::PollMode::kEvent; }
@@ -78,7 +82,7 @@ void report(const char* verb, const rs::StreamStats& s, const Options& o) {
 }
 
 int run_receiver(const Options& o) {
-    const rs::RingConfig ring{o.slots, o.slot_size, poll_mode(o), o.device};
+    const rs::RingConfig ring{o.slots, o.slot_size, poll_mode(o), o.device, o.policy == "live"};
     std::unique_ptr<rs::FrameReceiver> rx;
     if (o.reverse) {
         rx = rs::FrameReceiver::connect(rs::Endpoint{o.addr, o.port}, ring, ms(o.connect_timeout));
@@ -119,7 +123,7 @@ int run_receiver(const Options& o) {
             throw rs::ProtocolError(fmt::format("frame {} arrived in slot {}, the sender's credits say slot {}", seq,
                                                 f->slot, expected ? int{expected->slot} : -1));
         }
-        const std::uint64_t want_seq = last ? *last + 1 : 0;
+        const std::uint64_t want_seq = last ? *last + 1 : (o.late_join ? seq : 0);
         if (seq != want_seq && !(o.allow_drops && seq > want_seq && seq < o.frames)) {
             throw rs::ProtocolError(fmt::format("slot {} holds frame {}, expected frame {}", f->slot, seq, want_seq));
         }
@@ -155,6 +159,10 @@ int run_receiver(const Options& o) {
     report("receiver: received and verified", rx->stats(), o);
     std::printf("receiver: %llu frames missing (dropped by the sender), %u format changes\n",
                 static_cast<unsigned long long>(gaps), format_changes);
+    if (o.expect_drops && gaps == 0) {
+        std::fprintf(stderr, "receiver: expected the live policy to drop frames for this slow receiver, none missing\n");
+        return 1;
+    }
     if (o.expect_format_changes >= 0 && format_changes != static_cast<unsigned>(o.expect_format_changes)) {
         std::fprintf(stderr, "receiver: expected %d format changes, saw %u\n", o.expect_format_changes,
                      format_changes);
@@ -163,7 +171,56 @@ int run_receiver(const Options& o) {
     return 0;
 }
 
+// One stream to --receivers receivers (they dial in), paced by --fps.
+int run_fanout_sender(const Options& o) {
+    std::vector<bool> busy;
+    rs::SenderOptions so;
+    so.policy = o.policy == "live" ? rs::Policy::kLive : rs::Policy::kLossless;
+    so.poll_mode = poll_mode(o);
+    so.device = o.device;
+    so.on_done = [&busy](std::uint64_t buffer, rs::FrameFate) { busy[buffer] = false; };
+    rs::Listener listener(rs::Endpoint{o.addr, o.port});
+    rs::FanoutSender tx(listener, so, [](const std::string& m) {
+        std::printf("sender: %s\n", m.c_str());
+        std::fflush(stdout);
+    });
+    std::printf("sender: listening on %s:%u for %u receivers\n", o.addr.c_str(), listener.port(), o.receivers);
+    std::fflush(stdout);
+    tx.wait_for_receivers(o.receivers, ms(o.connect_timeout));
+    const std::uint32_t max_payload = o.max_payload ? o.max_payload : tx.max_payload();
+    const std::uint32_t pool = rs::FrameSender::kMaxSlots + 1;
+    busy.assign(pool, false);
+    rs::RegisteredRegion buffers(tx.pd(), std::size_t{pool} * max_payload, 0);
+    const auto start = std::chrono::steady_clock::now();
+    for (std::uint64_t seq = 0; seq < o.frames; ++seq) {
+        if (o.fps > 0) { // a live source: frames come at their rate, whatever the receivers do
+            std::this_thread::sleep_until(start + std::chrono::duration<double>(static_cast<double>(seq) / o.fps));
+        }
+        const std::uint32_t b = static_cast<std::uint32_t>(seq % pool);
+        while (busy[b]) {
+            tx.progress();
+        }
+        const auto buf = buffers.bytes().subspan(std::size_t{b} * max_payload,
+                                                 check::frame_size(seq, o.min_payload, max_payload));
+        check::fill(buf, seq);
+        busy[b] = true;
+        tx.send(buf, buffers.lkey(), rs::FrameMeta{static_cast<std::int64_t>(seq), 1, 0}, b, ms(o.idle_timeout));
+    }
+    tx.finish(ms(o.idle_timeout));
+    for (const auto& r : tx.receiver_stats()) {
+        std::printf("sender: to %s (%s): %llu frames, %llu dropped, %llu credit waits\n", r.peer.c_str(),
+                    r.policy == rs::Policy::kLive ? "live" : "lossless", static_cast<unsigned long long>(r.stats.frames),
+                    static_cast<unsigned long long>(r.stats.drops),
+                    static_cast<unsigned long long>(r.stats.credit_waits));
+    }
+    report("sender: offered", tx.stats(), o);
+    return 0;
+}
+
 int run_sender(const Options& o) {
+    if (o.receivers > 0) {
+        return run_fanout_sender(o);
+    }
     // Frame buffers come from a registered pool and go back to it when the
     // transport says the frame was delivered or dropped.
     std::vector<bool> busy;
@@ -271,12 +328,14 @@ int main(int argc, char** argv) {
     app.add_option("--idle-timeout", o.idle_timeout, "seconds without progress before giving up")
         ->capture_default_str();
     app.add_option("--stats-json", o.stats_json, "write final stats as JSON to this file");
-    app.add_option("--policy", o.policy, "sender: lossless (wait for a free slot) or live (drop instead)")
+    app.add_option("--policy", o.policy,
+                   "lossless (the sender waits for a free slot) or live (it drops instead); either end may ask "
+                   "for live")
         ->check(CLI::IsMember({"lossless", "live"}))
         ->capture_default_str();
     app.add_flag("--allow-drops", o.allow_drops, "receiver: frames may be missing (a live sender), not reordered");
     app.add_option("--consume-delay-ms", o.consume_delay_ms, "receiver: hold each frame this long (a slow consumer)");
-    app.add_flag("--expect-drops", o.expect_drops, "sender: fail unless the live policy dropped frames");
+    app.add_flag("--expect-drops", o.expect_drops, "fail unless the live policy dropped frames (frames missing)");
     app.add_flag("--expect-credit-waits", o.expect_credit_waits,
                  "sender: fail unless it had to wait for credits, and dropped nothing");
     app.add_option("--grow-to", o.grow_to,
@@ -289,9 +348,17 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"event", "busy"}))
         ->capture_default_str();
     app.add_option("-d,--device", o.device, "RDMA device to use (default: the one the route picks)");
+    app.add_option("--receivers", o.receivers,
+                   "sender: listen on --addr and stream to this many receivers at once (fan-out); more may join")
+        ->check(CLI::Range(1u, 64u));
+    app.add_option("--fps", o.fps, "sender (fan-out): pace frames at this rate, as a live source would");
+    app.add_flag("--late-join", o.late_join, "receiver: the stream may already be running (first frame > 0)");
     app.add_flag("--reverse", o.reverse,
                  "the sender listens on --addr and the receiver connects to it (default: the other way round)");
     CLI11_PARSE(app, argc, argv);
+    if (o.receivers > 0) {
+        o.reverse = true; // a fan-out sender listens
+    }
     if ((o.role != "receiver") != o.reverse && o.addr.empty()) {
         std::fprintf(stderr, "rdma-ring-check: the connecting side needs --addr (the listener's address)\n");
         return 2;

@@ -104,7 +104,7 @@ FrameReceiver::FrameReceiver(RcConnection conn, const RingConfig& config)
 }
 
 wire::RingAdvertBytes FrameReceiver::advert() const {
-    return wire::encode(wire::RingAdvert{config_.slots, config_.slot_size, ring_->addr(), ring_->rkey()});
+    return wire::encode(wire::RingAdvert{config_.slots, config_.slot_size, ring_->addr(), ring_->rkey(), config_.live});
 }
 
 void FrameReceiver::post_recv(std::uint64_t buffer) {

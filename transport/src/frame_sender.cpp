@@ -21,6 +21,7 @@ ConnectionOptions sender_queues(const SenderOptions& opts) {
     }
     ConnectionOptions o;
     o.device = opts.device;
+    o.shared_pd = opts.shared_pd;
     o.recv_wr = FrameSender::kMaxSlots;         // one credit per slot in flight
     o.send_wr = 2 * FrameSender::kMaxSlots + 4; // writes signalled every slots/2, one control message
     return o;
@@ -57,7 +58,15 @@ std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, cons
 
 std::unique_ptr<FrameSender> FrameSender::accept(Listener& listener, const SenderOptions& opts,
                                                  std::chrono::milliseconds timeout) {
-    RcConnection conn = listener.wait_request(sender_queues(opts), timeout);
+    return from_request(listener.wait_request(sender_queues(opts), timeout), opts);
+}
+
+std::unique_ptr<FrameSender> FrameSender::accept_waiting(Listener& listener, const SenderOptions& opts) {
+    auto conn = listener.try_request(sender_queues(opts));
+    return conn ? from_request(std::move(*conn), opts) : nullptr;
+}
+
+std::unique_ptr<FrameSender> FrameSender::from_request(RcConnection conn, const SenderOptions& opts) {
     try {
         checked_advert(conn); // refuse with a reason before the connection is handed on
     } catch (const ProtocolError& e) {
@@ -76,6 +85,7 @@ FrameSender::FrameSender(RcConnection conn, const SenderOptions& opts)
     : opts_(opts),
       conn_(std::move(conn)),
       ring_(checked_advert(conn_)),
+      policy_(opts.policy == Policy::kLive || ring_.live ? Policy::kLive : Policy::kLossless),
       headers_(conn_.pd(), std::size_t{ring_.slot_count} * wire::kSlotHeaderSize, IBV_ACCESS_LOCAL_WRITE),
       control_in_(conn_.pd(), std::size_t{ring_.slot_count} * kControlInSize, IBV_ACCESS_LOCAL_WRITE),
       control_out_(conn_.pd(), wire::kControlPayloadMax, 0),
@@ -89,6 +99,26 @@ FrameSender::FrameSender(RcConnection conn, const SenderOptions& opts)
     for (std::uint32_t i = 0; i < ring_.slot_count; ++i) {
         post_credit_recv(i);
     }
+}
+
+FrameSender::~FrameSender() {
+    if (!opts_.on_done || (retired_before_ == next_post_ && !pending_)) {
+        return;
+    }
+    conn_.stop_qp(); // the NIC lets go of every payload before the caller gets it back
+    for (; retired_before_ < next_post_; ++retired_before_) {
+        opts_.on_done(in_flight_[retired_before_ % in_flight_.size()].cookie, FrameFate::kDropped);
+    }
+    if (pending_) {
+        opts_.on_done(pending_->cookie, FrameFate::kDropped);
+    }
+}
+
+void FrameSender::start_numbering_at(std::uint64_t first) {
+    if (next_number_ != 0) {
+        throw std::logic_error("start_numbering_at: frames were sent already");
+    }
+    next_number_ = first;
 }
 
 void FrameSender::post_credit_recv(std::uint64_t buffer) {

@@ -133,7 +133,7 @@ std::uint64_t FrameSender::send(std::span<const std::byte> payload, std::uint32_
     progress();
     if (credits_.available() == 0) {
         ++stats_.credit_waits;
-        if (opts_.policy == Policy::kLive) {
+        if (policy_ == Policy::kLive) {
             if (pending_) {
                 drop_pending(); // the older frame goes: the newest is what a live viewer wants
             }
@@ -150,11 +150,7 @@ std::uint64_t FrameSender::send(std::span<const std::byte> payload, std::uint32_
 
 void FrameSender::post(const Pending& frame) {
     const wire::SlotImm imm = *credits_.take();
-    const std::uint64_t index = next_post_++;
-    last_post_in_slot_[imm.slot] = index;
-    const auto now = Clock::now();
-    in_flight_[index % in_flight_.size()] = InFlight{frame.cookie, frame.number, now};
-    last_post_time_ = now;
+    const std::uint64_t index = next_post_;
 
     const auto header = headers_.bytes().subspan(std::size_t{imm.slot} * wire::kSlotHeaderSize);
     wire::encode(wire::SlotHeader{frame.number, frame.meta.pts, frame.meta.duration,
@@ -177,6 +173,12 @@ void FrameSender::post(const Pending& frame) {
     wr.wr.rdma.remote_addr = ring_.addr + std::uint64_t{imm.slot} * ring_.slot_size;
     wr.wr.rdma.rkey = ring_.rkey;
     check_rc(ibv_post_send(conn_.qp(), &wr, &bad), "ibv_post_send(RDMA_WRITE_WITH_IMM)");
+    // Only a posted frame is ours: a failed post leaves it with the caller.
+    ++next_post_;
+    last_post_in_slot_[imm.slot] = index;
+    const auto now = Clock::now();
+    in_flight_[index % in_flight_.size()] = InFlight{frame.cookie, frame.number, now};
+    last_post_time_ = now;
     ++stats_.frames;
     stats_.bytes += frame.payload.size();
 }

@@ -2,6 +2,7 @@
 
 #include "rdmastream/error.hpp"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 
 #include <charconv>
@@ -87,6 +88,29 @@ void check_device_exists(const std::string& name) {
                                   : fmt::format("there is no RDMA device {}; this machine has: {}", name, names));
 }
 
+std::shared_ptr<ibv_pd> make_shared_pd(ibv_context* device) {
+    return std::shared_ptr<ibv_pd>(check_ptr(ibv_alloc_pd(device), "ibv_alloc_pd"), detail::PdDeleter{});
+}
+
+std::string RcConnection::peer_name() const {
+    const sockaddr* sa = rdma_get_peer_addr(id_.get());
+    char host[INET6_ADDRSTRLEN] = "?";
+    if (sa->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, host, sizeof host);
+    } else if (sa->sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, host, sizeof host);
+    }
+    return fmt::format("{}:{}", host, ntohs(rdma_get_dst_port(id_.get())));
+}
+
+void RcConnection::stop_qp() noexcept {
+    if (qp_) {
+        ibv_qp_attr attr{};
+        attr.qp_state = IBV_QPS_ERR;
+        ibv_modify_qp(qp_->qp, &attr, IBV_QP_STATE);
+    }
+}
+
 Endpoint parse_endpoint(const std::string& text) {
     Endpoint ep;
     std::string port_text;
@@ -146,7 +170,17 @@ void RcConnection::create_resources() {
     if (cqe > static_cast<std::uint32_t>(attr.max_cqe)) {
         throw UserError(fmt::format("completion queue of {} entries exceeds device max_cqe {}", cqe, attr.max_cqe));
     }
-    pd_.reset(check_ptr(ibv_alloc_pd(ctx), "ibv_alloc_pd"));
+    if (opts_.shared_pd) {
+        if (opts_.shared_pd->context != ctx) {
+            throw UserError(fmt::format("this connection is on RDMA device {}, the stream's memory on {}: all "
+                                        "receivers of one sender must be reached through the same device",
+                                        ibv_get_device_name(ctx->device),
+                                        ibv_get_device_name(opts_.shared_pd->context->device)));
+        }
+        pd_ = opts_.shared_pd;
+    } else {
+        pd_ = make_shared_pd(ctx);
+    }
     comp_.reset(check_ptr(ibv_create_comp_channel(ctx), "ibv_create_comp_channel"));
     cq_.reset(check_ptr(ibv_create_cq(ctx, static_cast<int>(cqe), nullptr, comp_.get(), 0), "ibv_create_cq"));
 
@@ -277,8 +311,21 @@ Listener::Listener(const Endpoint& local) : id_(create_id(events_)) {
 
 std::uint16_t Listener::port() const { return ntohs(rdma_get_src_port(id_.get())); }
 
+std::optional<RcConnection> Listener::try_request(const ConnectionOptions& opts) {
+    if (auto ev = events_.next(std::chrono::milliseconds(0)); ev) {
+        if (ev->type != RDMA_CM_EVENT_CONNECT_REQUEST) {
+            return std::nullopt; // nothing else concerns a listener
+        }
+        return from_request(*ev, opts);
+    }
+    return std::nullopt;
+}
+
 RcConnection Listener::wait_request(const ConnectionOptions& opts, std::chrono::milliseconds timeout) {
-    const CmEvent req = events_.expect(RDMA_CM_EVENT_CONNECT_REQUEST, timeout, "waiting for a sender");
+    return from_request(events_.expect(RDMA_CM_EVENT_CONNECT_REQUEST, timeout, "waiting for a peer"), opts);
+}
+
+RcConnection Listener::from_request(const CmEvent& req, const ConnectionOptions& opts) {
     CmId id(req.id); // the request's id is ours now
     try {
         check_id_device(id.get(), opts.device, "the connection request");

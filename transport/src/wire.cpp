@@ -30,6 +30,8 @@ T load_le(std::span<const std::byte> in, std::size_t offset) noexcept {
 }
 
 // Ring advert layout.
+constexpr std::size_t kAdvFlags = 6;
+constexpr std::uint16_t kAdvFlagLive = 1;
 constexpr std::size_t kAdvMagic = 0, kAdvVersion = 4, kAdvSlotCount = 8, kAdvSlotSize = 12,
                       kAdvAddr = 16, kAdvRkey = 24;
 // Slot header layout.
@@ -109,6 +111,7 @@ RingAdvertBytes encode(const RingAdvert& advert) {
     store_le<std::uint32_t>(out, kAdvSlotSize, advert.slot_size);
     store_le<std::uint64_t>(out, kAdvAddr, advert.addr);
     store_le<std::uint32_t>(out, kAdvRkey, advert.rkey);
+    store_le<std::uint16_t>(out, kAdvFlags, advert.live ? kAdvFlagLive : 0);
     return out;
 }
 
@@ -119,6 +122,7 @@ RingAdvert decode_ring_advert(std::span<const std::byte> bytes) {
     a.slot_size = load_le<std::uint32_t>(bytes, kAdvSlotSize);
     a.addr = load_le<std::uint64_t>(bytes, kAdvAddr);
     a.rkey = load_le<std::uint32_t>(bytes, kAdvRkey);
+    a.live = (load_le<std::uint16_t>(bytes, kAdvFlags) & kAdvFlagLive) != 0;
     if (a.slot_count == 0 || a.slot_count > kMaxSlots) {
         throw ProtocolError(fmt::format("ring advert has {} slots (allowed 1..{})", a.slot_count, kMaxSlots));
     }

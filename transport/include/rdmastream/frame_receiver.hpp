@@ -26,6 +26,7 @@ struct RingConfig {
     std::uint32_t slot_size = 4u << 20; // header included
     PollMode poll_mode = PollMode::kEvent;
     std::string device; // RDMA device by name; empty: the one the route picks
+    bool live = false;  // ask the sender to drop frames rather than wait for this receiver
 };
 
 // A frame in the ring; valid until release(slot).

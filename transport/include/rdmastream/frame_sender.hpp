@@ -48,6 +48,9 @@ struct SenderOptions {
     std::chrono::milliseconds keepalive{1000};   // idle time before a keepalive goes out
     PollMode poll_mode = PollMode::kEvent;
     std::string device; // RDMA device by name; empty: the one the route picks
+    // Memory registered once for several senders (a fan-out); empty: the
+    // connection's own PD.
+    std::shared_ptr<ibv_pd> shared_pd;
 };
 
 class FrameSender {
@@ -63,9 +66,14 @@ public:
     // Waits for a receiver to dial in (its ring advert comes with the request).
     static std::unique_ptr<FrameSender> accept(Listener& listener, const SenderOptions& opts,
                                                std::chrono::milliseconds timeout);
+    // The same for a receiver already waiting; nullptr if none is. Never blocks.
+    static std::unique_ptr<FrameSender> accept_waiting(Listener& listener, const SenderOptions& opts);
     FrameSender(RcConnection conn, const SenderOptions& opts);
     FrameSender(const FrameSender&) = delete; // the poller points into the connection
     FrameSender& operator=(const FrameSender&) = delete;
+    // Stops the QP, then reports every frame not yet delivered as dropped
+    // (on_done fires exactly once per frame, whatever happens).
+    ~FrameSender();
 
     const wire::RingAdvert& ring() const noexcept { return ring_; }
     std::uint32_t max_payload() const noexcept { return ring_.slot_size - std::uint32_t{wire::kSlotHeaderSize}; }
@@ -87,6 +95,9 @@ public:
     // first, and, when the new frames outgrow the slots, for the receiver to
     // grow its ring: the connection stays up.
     void set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout);
+    // Numbers this sender's frames from `first` on (a receiver joining a
+    // running stream sees the stream's frame numbers). Before the first send.
+    void start_numbering_at(std::uint64_t first);
     // Waits until frame `number`'s memory is free (delivered or dropped).
     void wait_done(std::uint64_t number, std::chrono::milliseconds timeout);
     // Posts the pending frame, waits until the receiver has released every
@@ -94,8 +105,14 @@ public:
     void finish(std::chrono::milliseconds timeout);
 
     const StreamStats& stats() const noexcept { return stats_; }
+    // Live if this sender or the receiver asked for it.
+    Policy policy() const noexcept { return policy_; }
+    // The receiver's address, for messages.
+    std::string peer() const { return conn_.peer_name(); }
 
 private:
+    static std::unique_ptr<FrameSender> from_request(RcConnection conn, const SenderOptions& opts);
+
     struct InFlight {
         std::uint64_t cookie = 0;
         std::uint64_t number = 0; // frame number (what the caller saw)
@@ -124,6 +141,7 @@ private:
     SenderOptions opts_;
     RcConnection conn_;
     wire::RingAdvert ring_;
+    Policy policy_;
     RegisteredRegion headers_;     // one 64-byte header per slot; lives on conn_'s PD
     RegisteredRegion control_in_;  // a small buffer per posted receive (credits carry none; a ring advert does)
     RegisteredRegion control_out_; // what the sender's control messages carry

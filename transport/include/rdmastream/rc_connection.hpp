@@ -14,6 +14,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <thread>
 #include <span>
 #include <string>
@@ -42,7 +44,15 @@ struct ConnectionOptions {
     // RDMA device to use ("rxe0", "mlx5_0"); empty: whichever the route to
     // the peer (or the listening address) goes through.
     std::string device;
+    // A protection domain to share with other connections on the same
+    // device (so one registration serves them all, as a fan-out needs);
+    // empty: the connection allocates its own.
+    std::shared_ptr<ibv_pd> shared_pd;
 };
+
+// A protection domain several connections can share: it lives as long as
+// the longest of them (and its creator).
+std::shared_ptr<ibv_pd> make_shared_pd(ibv_context* device);
 
 // Throws UserError, listing the devices there are, if `name` is not one.
 void check_device_exists(const std::string& name);
@@ -62,6 +72,12 @@ public:
     void disconnect() noexcept;
 
     ibv_pd* pd() const noexcept { return pd_.get(); }
+    // Moves the QP to the error state: the NIC stops touching every buffer
+    // the posted work requests name (they complete as flushed). After this
+    // the caller may reuse or free that memory.
+    void stop_qp() noexcept;
+    // "198.18.0.2:40123", for messages.
+    std::string peer_name() const;
     ibv_cq* cq() const noexcept { return cq_.get(); }
     ibv_qp* qp() const noexcept { return qp_->qp; }
     ibv_comp_channel* comp_channel() const noexcept { return comp_.get(); }
@@ -87,7 +103,7 @@ private:
     // Members die bottom-up: QP, CQ, completion channel, PD, id, channel.
     CmEventChannel events_;
     CmId id_;
-    ProtectionDomain pd_;
+    std::shared_ptr<ibv_pd> pd_; // possibly shared with other connections
     CompletionChannel comp_;
     CompletionQueue cq_;
     CmQueuePair qp_;
@@ -127,12 +143,19 @@ public:
     // Binds and listens. A port in use is a UserError naming it.
     explicit Listener(const Endpoint& local);
     std::uint16_t port() const;
+    // The device the listener is bound to; nullptr when bound to every address.
+    ibv_context* device() const noexcept { return id_->verbs; }
+    // A waiting connect request, if any (never blocks); like wait_request.
+    std::optional<RcConnection> try_request(const ConnectionOptions& opts);
+    int fd() const noexcept { return events_.fd(); }
 
     // Waits for a connect request; the returned connection has its resources
     // and must be accept()ed or reject()ed. Throws CmEventError on timeout.
     RcConnection wait_request(const ConnectionOptions& opts, std::chrono::milliseconds timeout);
 
 private:
+    RcConnection from_request(const CmEvent& req, const ConnectionOptions& opts);
+
     CmEventChannel events_;
     CmId id_;
 };

@@ -55,6 +55,7 @@ struct RingAdvert {
     std::uint32_t slot_size = 0; // bytes per slot, header included
     std::uint64_t addr = 0;      // remote virtual address of slot 0
     std::uint32_t rkey = 0;
+    bool live = false; // the receiver asks for the live policy (drop, never wait)
 };
 inline constexpr std::size_t kRingAdvertSize = 32;
 using RingAdvertBytes = std::array<std::byte, kRingAdvertSize>;

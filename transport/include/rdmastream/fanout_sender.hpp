@@ -1,0 +1,96 @@
+// One stream to many receivers: every receiver dials the sender's listener
+// and gets its own connection, ring, credits and policy; each frame is
+// written from the same registered memory to all of them (one registration
+// on a protection domain they share: still no copy).
+//
+// A receiver may join at any time and gets the stream's format, then the
+// next frame. A receiver that fails, leaves or stays stuck past the timeout
+// is dropped with a message; the others go on. A live receiver (its own ask,
+// or the sender's policy) never holds the others back; a lossless one paces
+// the stream, by definition.
+//
+// Thread rule: one thread drives a FanoutSender; on_done and the log run on it.
+#pragma once
+
+#include "rdmastream/frame_sender.hpp"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rdmastream {
+
+class FanoutSender {
+public:
+    using LogFn = std::function<void(const std::string&)>;
+
+    // `opts.on_done` fires once per frame, when no receiver needs its memory
+    // any more (kDelivered if at least one receiver got it).
+    FanoutSender(Listener& listener, const SenderOptions& opts, LogFn log);
+    ~FanoutSender();
+    FanoutSender(const FanoutSender&) = delete;
+    FanoutSender& operator=(const FanoutSender&) = delete;
+
+    // Register frame memory here: every receiver's connection uses this PD.
+    ibv_pd* pd() const noexcept { return pd_.get(); }
+
+    // Admits receivers waiting to join; never blocks. Returns how many joined.
+    std::size_t admit(std::chrono::milliseconds timeout);
+    // Waits up to `timeout` until at least `count` receivers are connected.
+    void wait_for_receivers(std::size_t count, std::chrono::milliseconds timeout);
+    std::size_t receivers() const noexcept { return members_.size(); }
+    // The largest frame every receiver's ring takes now.
+    std::uint32_t max_payload() const noexcept;
+
+    // Offers the frame to every receiver (admitting new ones first). With no
+    // receiver connected the frame is dropped at once. Returns the frame's
+    // number. Throws UserError if it fits no receiver's slots.
+    std::uint64_t send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
+                       std::uint64_t cookie, std::chrono::milliseconds timeout);
+    void set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout);
+    void progress();
+    // Ends the stream for every receiver.
+    void finish(std::chrono::milliseconds timeout);
+
+    // Per-receiver stats, for reports.
+    struct ReceiverStats {
+        std::string peer;
+        StreamStats stats;
+        Policy policy;
+    };
+    std::vector<ReceiverStats> receiver_stats() const;
+    // Frames offered, frames dropped for every receiver.
+    const StreamStats& stats() const noexcept { return stats_; }
+
+private:
+    struct Member {
+        std::unique_ptr<FrameSender> sender;
+        std::string peer;
+    };
+    // A frame's memory is free once every receiver it went to is done with it.
+    struct Outstanding {
+        std::uint64_t cookie = 0;
+        std::uint32_t remaining = 0;
+        bool delivered = false;
+    };
+    static constexpr std::size_t kOutstanding = 2 * FrameSender::kMaxSlots + 4;
+
+    template <typename Fn>
+    void for_each_member(Fn&& fn); // runs fn on each, dropping any that throws
+    void frame_done(std::uint64_t token, FrameFate fate);
+    SenderOptions member_options();
+
+    Listener& listener_;
+    SenderOptions opts_;
+    LogFn log_;
+    std::shared_ptr<ibv_pd> pd_;
+    std::vector<Outstanding> outstanding_; // by token % kOutstanding
+    std::vector<std::unique_ptr<Member>> members_;
+    std::optional<wire::StreamFormat> format_;
+    std::uint64_t next_token_ = 0;
+    StreamStats stats_;
+};
+
+} // namespace rdmastream
