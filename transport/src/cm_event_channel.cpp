@@ -45,6 +45,17 @@ void ensure_fork_safe() {
 }
 } // namespace
 
+std::string explain_lost_connection(const CmEvent& ev) {
+    switch (ev.type) {
+    case RDMA_CM_EVENT_DISCONNECTED: return "the peer disconnected (" + describe(ev) + ")";
+    case RDMA_CM_EVENT_DEVICE_REMOVAL:
+        return "the RDMA device was removed (`rdma link delete`, driver unload or hot unplug; " + describe(ev) + ")";
+    case RDMA_CM_EVENT_ADDR_CHANGE:
+        return "the local address moved to another device (" + describe(ev) + "): reconnect";
+    default: return "unexpected connection event " + describe(ev);
+    }
+}
+
 CmEventChannel::CmEventChannel() {
     ensure_fork_safe();
     rdma_event_channel* ch = rdma_create_event_channel();

@@ -41,6 +41,18 @@ CompletionPoller::CompletionPoller(RcConnection& conn, PollMode mode) : conn_(co
     set_nonblocking(conn_.device()->async_fd, "device async event fd");
 }
 
+void CompletionPoller::fail(const ibv_wc& wc, const char* side) {
+    // The async event that explains the failure is usually queued already;
+    // give it a moment if not, since "local QP operation error" alone tells
+    // a user nothing.
+    for (int i = 0; i < 20; ++i) {
+        drain_async_events(); // throws with the device's own event if there is one
+        pollfd pfd{conn_.device()->async_fd, POLLIN, 0};
+        if (::poll(&pfd, 1, 5) <= 0) break;
+    }
+    throw std::runtime_error(fmt::format("{}: work completion failed: {}", side, describe_failed_wc(wc)));
+}
+
 std::size_t CompletionPoller::spin(std::span<ibv_wc> out, std::chrono::milliseconds timeout,
                                    std::optional<CmEvent>& event) {
     using Clock = std::chrono::steady_clock;

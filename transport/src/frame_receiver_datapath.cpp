@@ -19,7 +19,7 @@ std::optional<ReceivedFrame> FrameReceiver::next(std::chrono::milliseconds timeo
         while (wc_next_ < wc_count_) {
             const ibv_wc& wc = wcs_[wc_next_++];
             if (wc.status != IBV_WC_SUCCESS) {
-                throw std::runtime_error(fmt::format("receiver: work completion failed: {}", describe_failed_wc(wc)));
+                poller_.fail(wc, "receiver");
             }
             if (wc.opcode == IBV_WC_RECV) { // a control message
                 switch (wire::decode_control(ntohl(wc.imm_data))) {
@@ -62,9 +62,13 @@ std::optional<ReceivedFrame> FrameReceiver::next(std::chrono::milliseconds timeo
             if (ev->type == RDMA_CM_EVENT_DISCONNECTED && ended_) {
                 return std::nullopt; // the sender hung up after ending the stream
             }
-            throw std::runtime_error(fmt::format("receiver: the sender went away after {} frames without ending the "
-                                                 "stream ({}): it was killed, crashed or lost its link",
-                                                 stats_.frames, describe(*ev)));
+            if (ev->type == RDMA_CM_EVENT_DISCONNECTED) {
+                throw std::runtime_error(fmt::format("receiver: the sender went away after {} frames without ending "
+                                                     "the stream ({}): it was killed, crashed or lost its link",
+                                                     stats_.frames, describe(*ev)));
+            }
+            throw std::runtime_error(
+                fmt::format("receiver: connection lost after {} frames: {}", stats_.frames, explain_lost_connection(*ev)));
         }
         if (wc_count_ == 0) {
             throw std::runtime_error(

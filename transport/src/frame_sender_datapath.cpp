@@ -25,8 +25,12 @@ void FrameSender::pump(std::chrono::milliseconds timeout) {
         return;
     }
     if (ev) {
-        throw std::runtime_error(fmt::format("sender: receiver went away after {} frames: {}", next_post_,
-                                             describe(*ev)));
+        if (ev->type == RDMA_CM_EVENT_DISCONNECTED) {
+            throw std::runtime_error(fmt::format("sender: receiver went away after {} frames: {}", next_post_,
+                                                 describe(*ev)));
+        }
+        throw std::runtime_error(
+            fmt::format("sender: connection lost after {} frames: {}", next_post_, explain_lost_connection(*ev)));
     }
     if (n == 0 && timeout.count() > 0) {
         throw std::runtime_error(fmt::format("sender: no credit for {} ms after {} frames: is the receiver stuck?",
@@ -36,7 +40,7 @@ void FrameSender::pump(std::chrono::milliseconds timeout) {
 
 void FrameSender::handle(const ibv_wc& wc) {
     if (wc.status != IBV_WC_SUCCESS) {
-        throw std::runtime_error(fmt::format("sender: work completion failed: {}", describe_failed_wc(wc)));
+        poller_.fail(wc, "sender");
     }
     switch (wc.opcode) {
     case IBV_WC_SEND: // a control message arrived

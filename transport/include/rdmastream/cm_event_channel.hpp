@@ -29,6 +29,10 @@ struct CmEvent {
 // "RDMA_CM_EVENT_REJECTED (status 8)" etc.
 std::string describe(const CmEvent& ev);
 
+// What an unexpected event on an established connection means for the
+// user: "the RDMA device was removed (...)", "the peer disconnected", ...
+std::string explain_lost_connection(const CmEvent& ev);
+
 // An rdma_cm event other than the one the connection needed, or none in time.
 class CmEventError : public std::runtime_error {
 public:

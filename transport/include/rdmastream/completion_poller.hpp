@@ -37,6 +37,10 @@ public:
     // timeout passes (0 completions, no event).
     std::size_t wait(std::span<ibv_wc> out, std::chrono::milliseconds timeout, std::optional<CmEvent>& event);
 
+    // A failed completion: throws, naming the device event behind it when
+    // there is one (a port that went down explains a local QP error).
+    [[noreturn]] void fail(const ibv_wc& wc, const char* side);
+
 private:
     // Acks every pending async event; throws on one that means this
     // connection (or the whole device) is gone.
