@@ -40,7 +40,10 @@ int main(int argc, char** argv) {
     try {
         if (role == "receiver") {
             rs::Listener listener(rs::Endpoint{addr, port});
-            auto rx = rs::FrameReceiver::accept(listener, rs::RingConfig{slots, size + 64}, 60s);
+            rs::RingConfig ring;
+            ring.slots = slots;
+            ring.slot_size = size + 64;
+            auto rx = rs::FrameReceiver::accept(listener, ring, 60s);
             while (auto f = rx->next(30s)) {
                 rx->release(f->slot);
             }

@@ -10,7 +10,7 @@ PACKAGES=(
   # rdma-core: verbs, rdma_cm, providers (rxe), tools, perftest for reference runs
   libibverbs-dev librdmacm-dev ibverbs-providers rdma-core ibverbs-utils rdmacm-utils perftest
   # FFmpeg
-  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg
+  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libavdevice-dev ffmpeg
   # GStreamer 1.22
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good

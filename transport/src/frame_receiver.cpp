@@ -138,14 +138,14 @@ void FrameReceiver::take_format(std::uint64_t buffer, std::uint32_t length) {
     const auto bytes = control_in_.bytes().subspan(buffer * wire::kControlPayloadMax, length);
     wire::StreamFormat f = wire::decode_stream_format(bytes);
     post_recv(buffer); // decoded: the buffer is free again
-    for (std::uint16_t s = 0; s < config_.slots; ++s) {
-        if (slots_.held(s)) {
-            throw ProtocolError("the sender changed format while frames were still held: a sender must wait "
-                                "for every credit first");
-        }
-    }
     const std::uint32_t room = config_.slot_size - static_cast<std::uint32_t>(wire::kSlotHeaderSize);
     if (f.max_frame_size > room) {
+        for (std::uint16_t s = 0; s < config_.slots; ++s) {
+            if (slots_.held(s)) {
+                throw ProtocolError("the sender grew the frames while frames were still held: a sender must wait "
+                                    "for every credit before the ring can grow");
+            }
+        }
         // Grow the ring. Nothing is held (checked above), so the old ring
         // can go before the new one is registered: no moment with both.
         const std::uint32_t slot_size =

@@ -71,9 +71,8 @@ std::optional<ReceivedFrame> FrameReceiver::next(std::chrono::milliseconds timeo
                 fmt::format("receiver: connection lost after {} frames: {}", stats_.frames, explain_lost_connection(*ev)));
         }
         if (wc_count_ == 0) {
-            throw std::runtime_error(
-                fmt::format("receiver: no frame for {} ms after {} frames: is the sender stuck?", timeout.count(),
-                            stats_.frames));
+            throw TimeoutError(fmt::format("receiver: no frame for {} ms after {} frames: is the sender stuck?",
+                                           timeout.count(), stats_.frames));
         }
     }
 }

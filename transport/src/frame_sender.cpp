@@ -137,16 +137,18 @@ void FrameSender::set_format(const wire::StreamFormat& format, std::chrono::mill
         throw std::invalid_argument("set_format: a new format needs a new, non-zero id");
     }
     const std::size_t size = wire::encode(format, control_out_.bytes().first<wire::kControlPayloadMax>());
-    // Drain: the receiver must hold nothing in the old format (and, if the
-    // ring grows, nothing in the old ring).
+    // The pending frame belongs to the old format: post it first.
     if (pending_) {
         while (credits_.available() == 0) pump(timeout);
         const Pending last = *pending_;
         pending_.reset();
         post(last);
     }
-    while (!credits_.all_home() || control_in_flight_) pump(timeout);
+    // Frames in the old format may stay held downstream (RC ordering puts
+    // the format after them), unless the ring grows: then the receiver must
+    // hold nothing in the old ring, so wait for every credit.
     const bool grows = format.max_frame_size > max_payload();
+    while (control_in_flight_ || (grows && !credits_.all_home())) pump(timeout);
     ring_replaced_ = false;
     post_control(wire::Control::kFormat, size);
     while (control_in_flight_ || (grows && !ring_replaced_)) pump(timeout);
@@ -176,7 +178,9 @@ void FrameSender::finish(std::chrono::milliseconds timeout) {
         pending_.reset();
         post(last);
     }
-    while (!credits_.all_home() || control_in_flight_) {
+    // Every frame delivered (not necessarily released: a downstream sink may
+    // keep the last one as long as it likes, the ring is the receiver's).
+    while (retired_before_ < next_post_ || control_in_flight_) {
         pump(timeout);
     }
     // End of stream, then hang up once it is acknowledged: a disconnect

@@ -18,9 +18,9 @@ void FrameSender::pump(std::chrono::milliseconds timeout) {
     for (std::size_t i = 0; i < n; ++i) {
         handle(wcs_[i]);
     }
-    if (ev && ev->type == RDMA_CM_EVENT_DISCONNECTED && eos_posted_ && credits_.all_home()) {
-        // The receiver released every frame, took the end of stream and hung
-        // up before our SEND's completion was polled: a clean end.
+    if (ev && ev->type == RDMA_CM_EVENT_DISCONNECTED && eos_posted_ && retired_before_ == next_post_) {
+        // The receiver had every frame, took the end of stream and hung up
+        // before our SEND's completion was polled: a clean end.
         end_acked_ = true;
         return;
     }
@@ -33,8 +33,8 @@ void FrameSender::pump(std::chrono::milliseconds timeout) {
             fmt::format("sender: connection lost after {} frames: {}", next_post_, explain_lost_connection(*ev)));
     }
     if (n == 0 && timeout.count() > 0) {
-        throw std::runtime_error(fmt::format("sender: no credit for {} ms after {} frames: is the receiver stuck?",
-                                             timeout.count(), next_post_));
+        throw TimeoutError(fmt::format("sender: no credit for {} ms after {} frames: is the receiver stuck?",
+                                       timeout.count(), next_post_));
     }
 }
 

@@ -4,6 +4,7 @@
 //  - SystemError: a library or kernel call failed; carries the call and errno.
 //  - UserError:   something the user can change (a flag, a limit, a setup step);
 //                 the message says what to change.
+//  - TimeoutError: nothing came within the caller's timeout (try again).
 //  - ProtocolError: a peer sent something we refuse (bad handshake, bad
 //                 immediate, bad header). Everything off the wire is untrusted.
 //
@@ -34,6 +35,14 @@ public:
 };
 
 class ProtocolError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Waited and nothing came: no credit, no frame within the caller's timeout.
+// The connection is still fine; a caller that waits in slices (to stay
+// interruptible) catches this one and tries again.
+class TimeoutError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
