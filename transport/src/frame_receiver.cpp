@@ -5,6 +5,7 @@
 #include "rdmastream/frame_receiver.hpp"
 
 #include "rdmastream/error.hpp"
+#include "refuse_on_error.hpp"
 
 #include <arpa/inet.h>
 
@@ -51,16 +52,7 @@ std::unique_ptr<FrameReceiver> FrameReceiver::accept(Listener& listener, const R
                                                      std::chrono::milliseconds timeout) {
     check_config(ring);
     RcConnection conn = listener.wait_request(receiver_queues(ring), timeout);
-    // Refuse with a reason the sender can print, rather than let it time out.
-    try {
-        check_hello(conn, ring);
-    } catch (const ProtocolError& e) {
-        conn.reject(wire::encode(wire::Reject{wire::RejectReason::kProtocol, e.what()}));
-        throw;
-    } catch (const UserError& e) {
-        conn.reject(wire::encode(wire::Reject{wire::RejectReason::kConfig, e.what()}));
-        throw;
-    }
+    check_or_refuse(conn, [&] { check_hello(conn, ring); });
     auto r = std::make_unique<FrameReceiver>(std::move(conn), ring);
     r->conn_.accept(r->advert());
     r->stats_ = StreamStats{};

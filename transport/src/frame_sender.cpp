@@ -5,6 +5,7 @@
 #include "rdmastream/frame_sender.hpp"
 
 #include "rdmastream/error.hpp"
+#include "refuse_on_error.hpp"
 
 #include <arpa/inet.h>
 
@@ -67,15 +68,7 @@ std::unique_ptr<FrameSender> FrameSender::accept_waiting(Listener& listener, con
 }
 
 std::unique_ptr<FrameSender> FrameSender::from_request(RcConnection conn, const SenderOptions& opts) {
-    try {
-        checked_advert(conn); // refuse with a reason before the connection is handed on
-    } catch (const ProtocolError& e) {
-        conn.reject(wire::encode(wire::Reject{wire::RejectReason::kProtocol, e.what()}));
-        throw;
-    } catch (const UserError& e) {
-        conn.reject(wire::encode(wire::Reject{wire::RejectReason::kConfig, e.what()}));
-        throw;
-    }
+    check_or_refuse(conn, [&] { checked_advert(conn); });
     auto s = std::make_unique<FrameSender>(std::move(conn), opts);
     s->conn_.accept(wire::encode(kHello));
     return s;
