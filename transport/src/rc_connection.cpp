@@ -272,9 +272,11 @@ bool worth_retrying(const CmEventError& e) noexcept {
 
 std::string describe_connect_failure(const Endpoint& peer, std::chrono::milliseconds patience, const CmEventError& e) {
     std::string hint;
-    if (e.event() && e.event()->type == RDMA_CM_EVENT_REJECTED && e.event()->status != kConsumerReject) {
+    if (!e.event()) {
+        hint = " (no answer: check the address, and that the peer's RDMA link is up)";
+    } else if (e.event()->type == RDMA_CM_EVENT_REJECTED && e.event()->status != kConsumerReject) {
         hint = " (nothing listens there: start the other end, or check the address and port)";
-    } else if (e.event() && e.event()->type == RDMA_CM_EVENT_ADDR_ERROR) {
+    } else if (e.event()->type == RDMA_CM_EVENT_ADDR_ERROR) {
         hint = " (no RDMA device has a route to that address: check `rdma link show` and `ip route`)";
     }
     return fmt::format("cannot connect to {}:{} within {} ms: {}{}", peer.host, peer.port, patience.count(), e.what(),
