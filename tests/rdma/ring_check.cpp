@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -61,6 +62,7 @@ struct Options {
     unsigned receivers = 0; // > 0: fan-out to this many (the sender listens)
     double fps = 0;
     bool late_join = false;
+    std::uint64_t rejoin_after = 0;
 };
 
 rs::PollMode poll_mode(const Options& o) { return o.poll == "busy" ? rs::PollMode::kBusy : rs::PollMode::kEvent; }
@@ -84,17 +86,20 @@ void report(const char* verb, const rs::StreamStats& s, const Options& o) {
 int run_receiver(const Options& o) {
     const rs::RingConfig ring{o.slots, o.slot_size, poll_mode(o), o.device, o.policy == "live"};
     std::unique_ptr<rs::FrameReceiver> rx;
-    if (o.reverse) {
-        rx = rs::FrameReceiver::connect(rs::Endpoint{o.addr, o.port}, ring, ms(o.connect_timeout));
-    } else {
-        rs::Listener listener(rs::Endpoint{o.addr, o.port});
-        std::printf("receiver: listening on %s:%u, %u slots of %u bytes\n", o.addr.c_str(), listener.port(),
-                    o.slots, o.slot_size);
+    auto join = [&] {
+        if (o.reverse) {
+            rx = rs::FrameReceiver::connect(rs::Endpoint{o.addr, o.port}, ring, ms(o.connect_timeout));
+        } else {
+            rs::Listener listener(rs::Endpoint{o.addr, o.port});
+            std::printf("receiver: listening on %s:%u, %u slots of %u bytes\n", o.addr.c_str(), listener.port(),
+                        o.slots, o.slot_size);
+            std::fflush(stdout);
+            rx = rs::FrameReceiver::accept(listener, ring, ms(o.connect_timeout));
+        }
+        std::printf("receiver: sender connected%s\n", rx->huge_pages() ? " (ring on huge pages)" : "");
         std::fflush(stdout);
-        rx = rs::FrameReceiver::accept(listener, ring, ms(o.connect_timeout));
-    }
-    std::printf("receiver: sender connected%s\n", rx->huge_pages() ? " (ring on huge pages)" : "");
-    std::fflush(stdout);
+    };
+    join();
 
     const std::uint32_t max_payload =
         o.max_payload ? o.max_payload : o.slot_size - static_cast<std::uint32_t>(wire::kSlotHeaderSize);
@@ -104,7 +109,13 @@ int run_receiver(const Options& o) {
     std::optional<std::uint64_t> last;
     unsigned format_changes = 0;
     std::uint32_t slot_size = rx->ring().slot_size;
-    while (const auto f = rx->next(ms(o.idle_timeout))) {
+    bool rejoined = false;
+    for (;;) {
+    const auto f = rx->next(ms(o.idle_timeout));
+    if (!f) {
+        break;
+    }
+    {
         const std::uint64_t seq = f->header.sequence;
         if (f->format_changed) {
             ++format_changes;
@@ -124,10 +135,11 @@ int run_receiver(const Options& o) {
                                                 f->slot, expected ? int{expected->slot} : -1));
         }
         const std::uint64_t want_seq = last ? *last + 1 : (o.late_join ? seq : 0);
-        if (seq != want_seq && !(o.allow_drops && seq > want_seq && seq < o.frames)) {
+        const bool back_from_away = std::exchange(rejoined, false) && seq > want_seq;
+        if (seq != want_seq && !back_from_away && !(o.allow_drops && seq > want_seq && seq < o.frames)) {
             throw rs::ProtocolError(fmt::format("slot {} holds frame {}, expected frame {}", f->slot, seq, want_seq));
         }
-        gaps += seq - want_seq;
+        gaps += back_from_away ? 0 : seq - want_seq;
         last = seq;
         const std::uint32_t want =
             check::frame_size(seq, o.min_payload, f->format ? f->format->max_frame_size : max_payload);
@@ -151,6 +163,17 @@ int run_receiver(const Options& o) {
             }
             held.clear();
         }
+        if (o.rejoin_after > 0 && received == o.rejoin_after) { // leave, and come back to the running stream
+            for (const auto& h : held) rx->release(h.slot);
+            held.clear();
+            rx.reset();
+            std::printf("receiver: left after %llu frames, rejoining\n", static_cast<unsigned long long>(received));
+            std::fflush(stdout);
+            join();
+            model = rs::SenderCredits(o.slots); // a new connection starts afresh
+            rejoined = true;
+        }
+    }
     }
     if (!last || *last + 1 != o.frames) {
         throw std::runtime_error(fmt::format("the stream ended at frame {}, expected {} frames",
@@ -352,6 +375,8 @@ int main(int argc, char** argv) {
                    "sender: listen on --addr and stream to this many receivers at once (fan-out); more may join")
         ->check(CLI::Range(1u, 64u));
     app.add_option("--fps", o.fps, "sender (fan-out): pace frames at this rate, as a live source would");
+    app.add_option("--rejoin-after", o.rejoin_after,
+                   "receiver: after this many frames, disconnect and connect again (the stream goes on)");
     app.add_flag("--late-join", o.late_join, "receiver: the stream may already be running (first frame > 0)");
     app.add_flag("--reverse", o.reverse,
                  "the sender listens on --addr and the receiver connects to it (default: the other way round)");
