@@ -1,0 +1,101 @@
+#include "rdmacaps.hpp"
+
+#include "rdmastream/error.hpp"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <limits>
+
+namespace rdmastream::gst {
+
+namespace {
+// Our flag bit <-> GStreamer's flag, in wire bit order.
+constexpr GstBufferFlags kFlagBits[] = {GST_BUFFER_FLAG_DISCONT, GST_BUFFER_FLAG_DELTA_UNIT, GST_BUFFER_FLAG_HEADER,
+                                        GST_BUFFER_FLAG_CORRUPTED};
+constexpr std::int64_t kWireNone = std::numeric_limits<std::int64_t>::min();
+} // namespace
+
+bool PlaneSet::operator==(const PlaneSet& other) const noexcept {
+    if (count != other.count) {
+        return false;
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+        if (planes[i].offset != other.planes[i].offset || planes[i].stride != other.planes[i].stride) {
+            return false;
+        }
+    }
+    return true;
+}
+
+PlaneSet planes_of(const GstVideoInfo& info) {
+    PlaneSet p;
+    p.count = static_cast<std::uint8_t>(GST_VIDEO_INFO_N_PLANES(&info));
+    for (std::size_t i = 0; i < p.count && i < wire::kMaxPlanes; ++i) {
+        p.planes[i] = {static_cast<std::uint32_t>(info.offset[i]), static_cast<std::uint32_t>(info.stride[i])};
+    }
+    return p;
+}
+
+PlaneSet planes_of(const GstVideoMeta& meta) {
+    PlaneSet p;
+    p.count = static_cast<std::uint8_t>(meta.n_planes);
+    for (std::size_t i = 0; i < p.count && i < wire::kMaxPlanes; ++i) {
+        p.planes[i] = {static_cast<std::uint32_t>(meta.offset[i]), static_cast<std::uint32_t>(meta.stride[i])};
+    }
+    return p;
+}
+
+wire::StreamFormat stream_format(const std::string& caps, const PlaneSet& planes, std::uint32_t max_frame_size,
+                                 std::uint16_t id) {
+    if (caps.size() > wire::kMaxCapsLength) {
+        throw UserError(fmt::format("the caps are {} characters long, the wire carries at most {}: drop fields "
+                                    "such as streamheader or codec_data upstream (e.g. send a byte-stream)",
+                                    caps.size(), wire::kMaxCapsLength));
+    }
+    wire::StreamFormat f;
+    f.id = id;
+    f.max_frame_size = max_frame_size;
+    f.planes = planes.planes;
+    f.plane_count = planes.count;
+    f.caps = caps;
+    return f;
+}
+
+std::uint16_t wire_flags(GstBufferFlags flags) noexcept {
+    std::uint16_t out = 0;
+    for (unsigned bit = 0; bit < std::size(kFlagBits); ++bit) {
+        if ((flags & kFlagBits[bit]) != 0) {
+            out = static_cast<std::uint16_t>(out | (1u << bit));
+        }
+    }
+    return out;
+}
+
+GstBufferFlags buffer_flags(std::uint16_t wire_flags) noexcept {
+    unsigned out = 0;
+    for (unsigned bit = 0; bit < std::size(kFlagBits); ++bit) {
+        if ((wire_flags & (1u << bit)) != 0) {
+            out |= kFlagBits[bit];
+        }
+    }
+    return static_cast<GstBufferFlags>(out);
+}
+
+std::int64_t wire_time(GstClockTime t) noexcept {
+    return GST_CLOCK_TIME_IS_VALID(t) ? static_cast<std::int64_t>(t) : kWireNone;
+}
+
+GstClockTime clock_time(std::int64_t wire) noexcept {
+    return wire < 0 ? GST_CLOCK_TIME_NONE : static_cast<GstClockTime>(wire);
+}
+
+std::uint32_t opaque_frame_budget(std::size_t size) {
+    const std::size_t budget = std::bit_ceil(std::max<std::size_t>(size, 64 * 1024));
+    if (budget > wire::kMaxSlotSize) {
+        throw UserError(fmt::format("a {}-byte frame is larger than any ring slot can be", size));
+    }
+    return static_cast<std::uint32_t>(budget);
+}
+
+} // namespace rdmastream::gst

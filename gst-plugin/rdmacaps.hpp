@@ -1,0 +1,49 @@
+// What a GStreamer buffer and its caps become on the wire, and back: the
+// stream format (caps string + plane layout), the frame flags and the time
+// fields. Pure functions, no RDMA: the unit tests drive them natively.
+// docs/protocol.md ("Stream format", "Slot header") is the wire side.
+#pragma once
+
+#include "rdmastream/wire.hpp"
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace rdmastream::gst {
+
+// The plane layout of a raw video frame, as the wire carries it.
+struct PlaneSet {
+    std::array<wire::PlaneLayout, wire::kMaxPlanes> planes{};
+    std::uint8_t count = 0;
+    bool operator==(const PlaneSet& other) const noexcept;
+};
+
+// Planes of the default layout for `info` (what a buffer without GstVideoMeta has).
+PlaneSet planes_of(const GstVideoInfo& info);
+// Planes a GstVideoMeta describes (offsets/strides of a padded or foreign layout).
+PlaneSet planes_of(const GstVideoMeta& meta);
+
+// The stream format announcing `caps` (the string rdmasrc will output) with
+// `planes` (empty for opaque caps) and frames of up to `max_frame_size`
+// bytes. Throws UserError when the caps string is too long for the wire.
+wire::StreamFormat stream_format(const std::string& caps, const PlaneSet& planes, std::uint32_t max_frame_size,
+                                 std::uint16_t id);
+
+// GstBuffer flags <-> wire flags (bit0 DISCONT, bit1 DELTA_UNIT, bit2 HEADER, bit3 CORRUPTED).
+std::uint16_t wire_flags(GstBufferFlags flags) noexcept;
+GstBufferFlags buffer_flags(std::uint16_t wire_flags) noexcept;
+
+// GstClockTime <-> wire nanoseconds (GST_CLOCK_TIME_NONE is INT64_MIN).
+std::int64_t wire_time(GstClockTime t) noexcept;
+GstClockTime clock_time(std::int64_t wire) noexcept;
+
+// The size a format change should announce for an opaque frame of `size`
+// bytes: rounded up to a power of two (at least 64 KiB), so frames of an
+// encoded stream that grow a little do not re-announce the format each time.
+std::uint32_t opaque_frame_budget(std::size_t size);
+
+} // namespace rdmastream::gst

@@ -1,0 +1,410 @@
+/**
+ * SECTION:element-rdmasink
+ * @title: rdmasink
+ *
+ * Sends every buffer as one frame over RDMA (RoCE, InfiniBand, iWARP or
+ * Soft-RoCE) to an rdmasrc, or to the `rdmarecv` program. The caps travel
+ * with the stream: the receiver outputs exactly what was negotiated here.
+ *
+ * Raw video is zero-copy when upstream takes the buffer pool rdmasink
+ * offers (its memory is registered with the NIC); other buffers, such as
+ * encoded frames, are copied once into registered memory (counted in
+ * #GstRdmaSink:stats).
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 videotestsrc ! video/x-raw,format=I420,width=1280,height=720 ! rdmasink host=192.168.1.2
+ * ]| Sends test video to an rdmasrc listening on 192.168.1.2 (port 18515).
+ */
+#include "rdmasink.hpp"
+
+#include "rdmaallocator.hpp"
+
+#include "rdmastream/error.hpp"
+
+#include <gst/video/gstvideopool.h>
+
+#include <fmt/format.h>
+
+GST_DEBUG_CATEGORY(gst_rdma_sink_debug);
+#define GST_CAT_DEFAULT gst_rdma_sink_debug
+
+using namespace rdmastream;
+using namespace rdmastream::gst;
+
+enum {
+    PROP_0,
+    PROP_HOST,
+    PROP_PORT,
+    PROP_ROLE,
+    PROP_POLICY,
+    PROP_CONNECT_TIMEOUT,
+    PROP_TIMEOUT,
+    PROP_OFFER_POOL,
+    PROP_DEVICE,
+    PROP_POLL_MODE,
+    PROP_STATS,
+};
+
+// GLib's type macros expand to C casts; nothing else here needs the exemption.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+G_DEFINE_TYPE(GstRdmaSink, gst_rdma_sink, GST_TYPE_BASE_SINK)
+#pragma GCC diagnostic pop
+GST_ELEMENT_REGISTER_DEFINE(rdmasink, "rdmasink", GST_RANK_NONE, GST_TYPE_RDMA_SINK)
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+
+namespace {
+
+GstStructure* stats_structure(const SinkCounters& c) {
+    return gst_structure_new("GstRdmaSinkStats", "frames", G_TYPE_UINT64, c.frames, "bytes", G_TYPE_UINT64, c.bytes,
+                             "drops", G_TYPE_UINT64, c.drops, "credit-waits", G_TYPE_UINT64, c.credit_waits,
+                             "copies", G_TYPE_UINT64, c.copies, "latency-mean-us", G_TYPE_DOUBLE, c.latency_mean_us,
+                             "latency-max-us", G_TYPE_DOUBLE, c.latency_max_us, nullptr);
+}
+
+void keepalive_loop(GstRdmaSink* self) {
+    SinkDriver& d = *self->driver;
+    std::unique_lock lock(d.mutex);
+    while (!d.wake.wait_for(lock, std::chrono::milliseconds(250), [&] { return d.stopping; })) {
+        SinkState* st = self->state;
+        if (st == nullptr || !st->sender || st->finished) {
+            continue;
+        }
+        try {
+            st->sender->progress();
+        } catch (const std::exception& e) {
+            // The streaming thread meets the same failure at its next frame
+            // and posts the error; with no frames coming, post it here.
+            GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("The RDMA connection failed"), ("%s", e.what()));
+            st->finished = true;
+        }
+    }
+}
+
+} // namespace
+
+// Connects (or waits for the receiver), then offers the pool from here on:
+// the PD our pool registers memory on exists only once connected.
+static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
+    auto* self = GST_RDMA_SINK(sink);
+    GST_OBJECT_LOCK(self);
+    const SinkSettings s = *self->settings;
+    GST_OBJECT_UNLOCK(self);
+
+    auto state = std::make_unique<SinkState>();
+    state->timeout = std::chrono::milliseconds(s.timeout_ms);
+    SenderOptions opts;
+    opts.policy = s.policy == SendPolicy::kLive ? Policy::kLive : Policy::kLossless;
+    opts.device = s.device;
+    opts.poll_mode = s.poll_mode;
+    state->outstanding = std::make_shared<Outstanding>();
+    // Frames in flight: one per slot, plus the live policy's pending one,
+    // plus what a format change waits for; never more than this.
+    state->outstanding->reserve(FrameSender::kMaxSlots + kStagingBuffers + 2);
+    opts.on_done = [out = state->outstanding](std::uint64_t cookie, FrameFate) { frame_done(*out, cookie); };
+    const Endpoint ep{s.host, static_cast<std::uint16_t>(s.port)};
+    try {
+        if (s.role == Role::kConnect) {
+            if (s.host.empty()) {
+                throw UserError("role=connect needs the receiver's address: set the host property");
+            }
+            GST_INFO_OBJECT(self, "connecting to %s:%u (for up to %u ms)", s.host.c_str(), s.port, s.connect_timeout_ms);
+            state->sender = FrameSender::connect(ep, opts, std::chrono::milliseconds(s.connect_timeout_ms));
+        } else {
+            GST_INFO_OBJECT(self, "waiting for a receiver on %s:%u (for up to %u ms)",
+                            s.host.empty() ? "*" : s.host.c_str(), s.port, s.connect_timeout_ms);
+            Listener listener(ep);
+            state->sender = FrameSender::accept(listener, opts, std::chrono::milliseconds(s.connect_timeout_ms));
+        }
+    } catch (const std::exception& e) {
+        GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE,
+                          ("Could not %s RDMA receiver %s:%u", s.role == Role::kConnect ? "connect to" : "wait for",
+                           s.host.empty() ? "*" : s.host.c_str(), s.port),
+                          ("%s", e.what()));
+        return FALSE;
+    }
+    const wire::RingAdvert& ring = state->sender->ring();
+    GST_INFO_OBJECT(self, "connected: the receiver's ring has %u slots of %u bytes", ring.slot_count, ring.slot_size);
+    state->allocator = rdma_allocator_new(state->sender->pd(), state->sender);
+
+    GST_OBJECT_LOCK(self);
+    *self->published = SinkCounters{};
+    GST_OBJECT_UNLOCK(self);
+    std::lock_guard lock(self->driver->mutex);
+    self->state = state.release();
+    self->driver->stopping = false;
+    self->driver->keepalive = std::thread(keepalive_loop, self);
+    return TRUE;
+}
+
+static gboolean gst_rdma_sink_stop(GstBaseSink* sink) {
+    auto* self = GST_RDMA_SINK(sink);
+    SinkDriver& d = *self->driver;
+    {
+        std::lock_guard lock(d.mutex);
+        d.stopping = true;
+    }
+    d.wake.notify_all();
+    if (d.keepalive.joinable()) {
+        d.keepalive.join();
+    }
+    std::unique_ptr<SinkState> st(self->state);
+    self->state = nullptr;
+    if (!st) {
+        return TRUE;
+    }
+    if (!st->finished) {
+        GST_INFO_OBJECT(self, "stopping mid-stream after %" G_GUINT64_FORMAT " frames", st->counters.frames);
+    }
+    // The pool's memory lives on the sender's PD, so buffers of our pool
+    // still upstream keep the sender. When none are left, closing it now
+    // stops the QP and hands back every frame in flight (on_done).
+    gst_object_unref(st->allocator);
+    if (st->sender.use_count() == 1) {
+        st->sender.reset();
+    }
+    // Otherwise the frames still in flight are abandoned here: their buffers
+    // go back upstream now, and the sender's later on_done for them finds
+    // nothing outstanding. The connection closes when upstream frees our pool.
+    st->staging.region.reset();
+    for (const std::uint64_t cookie : Outstanding(*st->outstanding)) {
+        frame_done(*st->outstanding, cookie);
+    }
+    return TRUE;
+}
+
+static gboolean gst_rdma_sink_set_caps(GstBaseSink* sink, GstCaps* caps) {
+    auto* self = GST_RDMA_SINK(sink);
+    std::lock_guard lock(self->driver->mutex);
+    SinkState* st = self->state;
+    if (st == nullptr) {
+        return FALSE;
+    }
+    gchar* text = gst_caps_to_string(caps);
+    st->caps = text;
+    g_free(text);
+    const GstStructure* s = gst_caps_get_structure(caps, 0);
+    st->raw_video = gst_structure_has_name(s, "video/x-raw") && gst_video_info_from_caps(&st->info, caps);
+    st->planes = st->raw_video ? planes_of(st->info) : PlaneSet{};
+    st->format_dirty = true; // announced with the next frame, in stream order
+    GST_INFO_OBJECT(self, "caps %s (%s)", st->caps.c_str(), st->raw_video ? "raw video" : "opaque");
+    return TRUE;
+}
+
+// Raw video: a pool of buffers in registered memory, and our allocator for
+// elements that allocate memory themselves. Opaque streams get nothing:
+// encoders allocate a fresh buffer of a new size per frame, and registering
+// each with the NIC costs more than the one copy into staging memory.
+static gboolean gst_rdma_sink_propose_allocation(GstBaseSink* sink, GstQuery* query) {
+    auto* self = GST_RDMA_SINK(sink);
+    GstCaps* caps = nullptr;
+    gboolean need_pool = FALSE;
+    gst_query_parse_allocation(query, &caps, &need_pool);
+    GST_OBJECT_LOCK(self);
+    const bool offer = self->settings->offer_pool;
+    GST_OBJECT_UNLOCK(self);
+    GstAllocator* allocator = self->state != nullptr ? self->state->allocator : nullptr;
+    GstVideoInfo info;
+    if (caps == nullptr || !offer || allocator == nullptr ||
+        !gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw") ||
+        !gst_video_info_from_caps(&info, caps)) {
+        GST_DEBUG_OBJECT(self, "no pool offered for %" GST_PTR_FORMAT, static_cast<void*>(caps));
+        return TRUE;
+    }
+    GstAllocationParams params;
+    gst_allocation_params_init(&params);
+    gst_query_add_allocation_param(query, allocator, &params);
+    if (need_pool) {
+        GstBufferPool* pool = gst_video_buffer_pool_new();
+        GstStructure* config = gst_buffer_pool_get_config(pool);
+        const guint size = static_cast<guint>(info.size);
+        gst_buffer_pool_config_set_params(config, caps, size, 2, 0);
+        gst_buffer_pool_config_set_allocator(config, allocator, &params);
+        gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+        if (!gst_buffer_pool_set_config(pool, config)) {
+            GST_WARNING_OBJECT(self, "our pool refused its own config");
+            gst_object_unref(pool);
+            return TRUE;
+        }
+        gst_query_add_allocation_pool(query, pool, size, 2, 0);
+        gst_object_unref(pool);
+        GST_DEBUG_OBJECT(self, "offered a pool of registered %u-byte buffers", size);
+    }
+    gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
+    return TRUE;
+}
+
+// End of stream: every frame delivered, then the transport's end-of-stream
+// message, so rdmasrc sends EOS downstream (not an error).
+static gboolean gst_rdma_sink_event(GstBaseSink* sink, GstEvent* event) {
+    auto* self = GST_RDMA_SINK(sink);
+    if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
+        std::lock_guard lock(self->driver->mutex);
+        SinkState* st = self->state;
+        if (st != nullptr && st->sender && !st->finished) {
+            try {
+                st->sender->finish(st->timeout);
+                st->finished = true;
+                GST_INFO_OBJECT(self, "end of stream sent after %" G_GUINT64_FORMAT " frames", st->counters.frames);
+            } catch (const std::exception& e) {
+                st->finished = true;
+                GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not end the RDMA stream cleanly"), ("%s", e.what()));
+                gst_event_unref(event);
+                return FALSE;
+            }
+        }
+    }
+    return GST_BASE_SINK_CLASS(gst_rdma_sink_parent_class)->event(sink, event);
+}
+
+static gboolean gst_rdma_sink_unlock(GstBaseSink* sink) {
+    GST_RDMA_SINK(sink)->flushing->store(true);
+    return TRUE;
+}
+
+static gboolean gst_rdma_sink_unlock_stop(GstBaseSink* sink) {
+    GST_RDMA_SINK(sink)->flushing->store(false);
+    return TRUE;
+}
+
+static void gst_rdma_sink_set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
+    auto* self = GST_RDMA_SINK(object);
+    GST_OBJECT_LOCK(self);
+    SinkSettings& s = *self->settings;
+    switch (prop_id) {
+    case PROP_HOST: s.host = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
+    case PROP_PORT: s.port = g_value_get_uint(value); break;
+    case PROP_ROLE: s.role = static_cast<Role>(g_value_get_enum(value)); break;
+    case PROP_POLICY: s.policy = static_cast<SendPolicy>(g_value_get_enum(value)); break;
+    case PROP_CONNECT_TIMEOUT: s.connect_timeout_ms = g_value_get_uint(value); break;
+    case PROP_TIMEOUT: s.timeout_ms = g_value_get_uint(value); break;
+    case PROP_OFFER_POOL: s.offer_pool = g_value_get_boolean(value) != FALSE; break;
+    case PROP_DEVICE: s.device = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
+    case PROP_POLL_MODE: s.poll_mode = static_cast<PollMode>(g_value_get_enum(value)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
+    }
+    GST_OBJECT_UNLOCK(self);
+}
+
+static void gst_rdma_sink_get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
+    auto* self = GST_RDMA_SINK(object);
+    GST_OBJECT_LOCK(self);
+    const SinkSettings& s = *self->settings;
+    switch (prop_id) {
+    case PROP_HOST: g_value_set_string(value, s.host.c_str()); break;
+    case PROP_PORT: g_value_set_uint(value, s.port); break;
+    case PROP_ROLE: g_value_set_enum(value, static_cast<int>(s.role)); break;
+    case PROP_POLICY: g_value_set_enum(value, static_cast<int>(s.policy)); break;
+    case PROP_CONNECT_TIMEOUT: g_value_set_uint(value, s.connect_timeout_ms); break;
+    case PROP_TIMEOUT: g_value_set_uint(value, s.timeout_ms); break;
+    case PROP_OFFER_POOL: g_value_set_boolean(value, s.offer_pool); break;
+    case PROP_DEVICE: g_value_set_string(value, s.device.c_str()); break;
+    case PROP_POLL_MODE: g_value_set_enum(value, static_cast<int>(s.poll_mode)); break;
+    case PROP_STATS: {
+        // The streaming thread publishes counters under the object lock.
+        g_value_take_boxed(value, stats_structure(*self->published));
+        break;
+    }
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
+    }
+    GST_OBJECT_UNLOCK(self);
+}
+
+static void gst_rdma_sink_finalize(GObject* object) {
+    auto* self = GST_RDMA_SINK(object);
+    delete self->settings;
+    delete self->driver;
+    delete self->flushing;
+    delete self->published;
+    G_OBJECT_CLASS(gst_rdma_sink_parent_class)->finalize(object);
+}
+
+static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
+    auto* gobject_class = G_OBJECT_CLASS(klass);
+    auto* element_class = GST_ELEMENT_CLASS(klass);
+    auto* basesink_class = GST_BASE_SINK_CLASS(klass);
+    GST_DEBUG_CATEGORY_INIT(gst_rdma_sink_debug, "rdmasink", 0, "RDMA frame sender");
+
+    gobject_class->set_property = gst_rdma_sink_set_property;
+    gobject_class->get_property = gst_rdma_sink_get_property;
+    gobject_class->finalize = gst_rdma_sink_finalize;
+
+    const auto rw = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+    g_object_class_install_property(
+        gobject_class, PROP_HOST,
+        g_param_spec_string("host", "Host",
+                            "role=connect: the receiver's address (name or IP on its RDMA device). role=listen: "
+                            "the local address to listen on (empty: every address)",
+                            kSinkDefaultHost, rw));
+    g_object_class_install_property(gobject_class, PROP_PORT,
+                                    g_param_spec_uint("port", "Port", "The rdma_cm port (TCP port space)", 1, 65535,
+                                                      kSinkDefaultPort, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_ROLE,
+        g_param_spec_enum("role", "Role",
+                          "Who opens the connection: connect (default, like udpsink) dials the receiver at host:port; "
+                          "listen waits for a receiver to dial in",
+                          role_get_type(), static_cast<int>(kSinkDefaultRole), rw));
+    g_object_class_install_property(
+        gobject_class, PROP_POLICY,
+        g_param_spec_enum("policy", "Policy",
+                          "When every receiver slot is taken: lossless waits (backpressure upstream), live drops "
+                          "the older waiting frame so the newest always goes out",
+                          send_policy_get_type(), static_cast<int>(kSinkDefaultPolicy), rw));
+    g_object_class_install_property(
+        gobject_class, PROP_CONNECT_TIMEOUT,
+        g_param_spec_uint("connect-timeout", "Connect timeout",
+                          "Milliseconds to keep retrying the connection (role=connect) or to wait for the receiver "
+                          "(role=listen) when the element starts",
+                          0, G_MAXUINT, kSinkDefaultConnectTimeoutMs, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_TIMEOUT,
+        g_param_spec_uint("timeout", "Timeout",
+                          "Milliseconds a frame may wait for a free receiver slot (lossless) before the receiver is "
+                          "declared stuck and the element errors out",
+                          1, G_MAXUINT, kSinkDefaultTimeoutMs, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_OFFER_POOL,
+        g_param_spec_boolean("offer-pool", "Offer pool",
+                             "Offer upstream a pool of buffers in NIC-registered memory (zero copy). Off: every raw "
+                             "frame is copied once into registered staging memory (to compare, or to debug)",
+                             kSinkDefaultOfferPool, rw));
+    install_device_property(gobject_class, PROP_DEVICE, rw);
+    install_poll_mode_property(gobject_class, PROP_POLL_MODE, rw);
+    g_object_class_install_property(
+        gobject_class, PROP_STATS,
+        g_param_spec_boxed("stats", "Statistics",
+                           "Counters of the running stream: frames, bytes, drops (live policy), credit-waits (frames "
+                           "that waited for a free slot), copies (frames not in registered memory), latency-mean-us "
+                           "and latency-max-us (from posting a frame to its delivery)",
+                           GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+
+    gst_element_class_add_static_pad_template(element_class, &sink_template);
+    gst_element_class_set_static_metadata(element_class, "RDMA sink", "Sink/Network",
+                                          "Sends buffers as frames over RDMA, zero-copy from its own buffer pool",
+                                          "rdmastream developers");
+    gst_type_mark_as_plugin_api(role_get_type(), static_cast<GstPluginAPIFlags>(0));
+    gst_type_mark_as_plugin_api(send_policy_get_type(), static_cast<GstPluginAPIFlags>(0));
+    gst_type_mark_as_plugin_api(poll_mode_get_type(), static_cast<GstPluginAPIFlags>(0));
+
+    basesink_class->start = gst_rdma_sink_start;
+    basesink_class->stop = gst_rdma_sink_stop;
+    basesink_class->set_caps = gst_rdma_sink_set_caps;
+    basesink_class->propose_allocation = gst_rdma_sink_propose_allocation;
+    basesink_class->event = gst_rdma_sink_event;
+    basesink_class->unlock = gst_rdma_sink_unlock;
+    basesink_class->unlock_stop = gst_rdma_sink_unlock_stop;
+    basesink_class->render = gst_rdma_sink_render;
+}
+
+static void gst_rdma_sink_init(GstRdmaSink* self) {
+    self->settings = new SinkSettings();
+    self->state = nullptr;
+    self->driver = new SinkDriver();
+    self->flushing = new std::atomic<bool>(false);
+    self->published = new SinkCounters();
+    // Frames go out as they come: the receiver paces (credits), not the clock.
+    gst_base_sink_set_sync(GST_BASE_SINK(self), FALSE);
+}

@@ -1,0 +1,128 @@
+// rdmasink: sends each buffer as one frame over RDMA (a FrameSender).
+//
+// Split in two files: rdmasink.cpp is the control path (properties, start and
+// stop, caps, the ALLOCATION query, events); rdmasink_render.cpp is the
+// per-frame path, where every copy and syscall is visible.
+#pragma once
+
+#include "rdmacaps.hpp"
+#include "rdmaenums.hpp"
+
+#include "rdmastream/frame_sender.hpp"
+
+#include <gst/base/gstbasesink.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <optional>
+#include <string>
+#include <vector>
+
+G_BEGIN_DECLS
+#define GST_TYPE_RDMA_SINK (gst_rdma_sink_get_type())
+G_DECLARE_FINAL_TYPE(GstRdmaSink, gst_rdma_sink, GST, RDMA_SINK, GstBaseSink)
+GST_ELEMENT_REGISTER_DECLARE(rdmasink);
+G_END_DECLS
+
+namespace rdmastream::gst {
+
+inline constexpr const char* kSinkDefaultHost = "";
+inline constexpr guint kSinkDefaultPort = kDefaultPort;
+inline constexpr Role kSinkDefaultRole = Role::kConnect; // like udpsink: dial host:port
+inline constexpr SendPolicy kSinkDefaultPolicy = SendPolicy::kLossless;
+inline constexpr guint kSinkDefaultConnectTimeoutMs = 10000;
+inline constexpr guint kSinkDefaultTimeoutMs = 5000;
+inline constexpr gboolean kSinkDefaultOfferPool = TRUE;
+inline constexpr guint kStagingBuffers = 4; // registered copies of foreign buffers in flight
+
+// Property values; read and written under the object lock.
+struct SinkSettings {
+    std::string host = kSinkDefaultHost;
+    guint port = kSinkDefaultPort;
+    Role role = kSinkDefaultRole;
+    SendPolicy policy = kSinkDefaultPolicy;
+    guint connect_timeout_ms = kSinkDefaultConnectTimeoutMs;
+    guint timeout_ms = kSinkDefaultTimeoutMs;
+    bool offer_pool = kSinkDefaultOfferPool;
+    std::string device;
+    PollMode poll_mode = PollMode::kEvent;
+};
+
+// Counters the "stats" property shows; the streaming thread publishes a
+// copy under the object lock after each frame.
+struct SinkCounters {
+    guint64 frames = 0;
+    guint64 bytes = 0;
+    guint64 drops = 0;
+    guint64 credit_waits = 0;
+    guint64 copies = 0;
+    double latency_mean_us = 0;
+    double latency_max_us = 0;
+};
+
+// Registered memory for frames whose buffers are not from our pool: each is
+// copied once into one of these before it goes out.
+// A chunk is busy while its cookie is outstanding.
+struct Staging {
+    std::optional<RegisteredRegion> region;
+    std::size_t chunk_size = 0;
+    std::array<std::uint64_t, kStagingBuffers> frame{}; // frame number it carries
+    std::size_t next = 0;                               // round robin
+};
+
+// Cookies of frames handed to the sender and not yet done: even values are
+// GstBuffer pointers we hold a reference on, odd ones staging chunks
+// (index << 1 | 1). Reserved up front: the per-frame bookkeeping never
+// allocates. Shared with the sender's on_done, which may outlive the
+// element's state (see stop()).
+using Outstanding = std::vector<std::uint64_t>;
+inline constexpr std::uint64_t staging_cookie(std::size_t chunk) { return (std::uint64_t{chunk} << 1) | 1; }
+// on_done: forgets `cookie` and lets its memory go; false if it was not outstanding.
+bool frame_done(Outstanding& out, std::uint64_t cookie) noexcept;
+
+// What exists only between start() and stop(). Member order is teardown
+// order, reversed: staging (on the PD) dies before the sender's last owner.
+struct SinkState {
+    std::shared_ptr<FrameSender> sender; // shared with the pool's allocator (the PD)
+    GstAllocator* allocator = nullptr;   // owns a reference to `sender`
+    Staging staging;
+    std::shared_ptr<Outstanding> outstanding;
+    std::string caps;        // what set_caps negotiated, as sent on the wire
+    bool raw_video = false;
+    GstVideoInfo info{};
+    bool format_dirty = true; // announce (again) before the next frame
+    wire::StreamFormat format; // the last one announced
+    PlaneSet planes;
+    std::uint16_t next_format_id = 1;
+    bool finished = false; // end of stream sent: the connection is over
+    std::chrono::milliseconds timeout{kSinkDefaultTimeoutMs};
+    SinkCounters counters;
+};
+
+// The FrameSender is driven by one thread at a time: the streaming thread
+// (render, events) or, while no frames come, the keepalive thread, which
+// calls progress() so the receiver knows the sender lives (and a live
+// policy's pending frame goes out as soon as a slot frees).
+struct SinkDriver {
+    std::mutex mutex; // held around every use of SinkState::sender
+    std::condition_variable wake;
+    bool stopping = false;
+    std::thread keepalive;
+};
+
+} // namespace rdmastream::gst
+
+struct _GstRdmaSink {
+    GstBaseSink parent;
+    rdmastream::gst::SinkSettings* settings; // object lock
+    rdmastream::gst::SinkState* state;       // between start() and stop(); under driver->mutex
+    rdmastream::gst::SinkDriver* driver;
+    rdmastream::gst::SinkCounters* published; // the "stats" property; object lock
+    std::atomic<bool>* flushing;             // unlock() -> a waiting render returns
+};
+
+// rdmasink_render.cpp
+GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer);

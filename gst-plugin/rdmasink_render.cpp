@@ -1,0 +1,206 @@
+// rdmasink's per-frame path. A frame from our pool goes out in place (one
+// buffer ref, one ibv_post_send); any other buffer is copied once into a
+// registered staging chunk. No allocation: the bookkeeping vectors are
+// reserved at start, the staging region is made once per frame size.
+#include "rdmaallocator.hpp"
+#include "rdmasink.hpp"
+
+#include "rdmastream/error.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#define GST_CAT_DEFAULT gst_rdma_sink_debug
+
+using namespace rdmastream;
+using namespace rdmastream::gst;
+
+namespace {
+
+constexpr std::chrono::milliseconds kSlice{20}; // how often a wait looks at the flushing flag
+
+// The transport reports "waited `timeout` and nothing came" as a plain
+// runtime_error; we wait in short slices so unlock() can interrupt, and
+// tell that case from real failures by its text. (Transport wish: a
+// distinct exception type or a non-throwing wait.)
+bool is_wait_timeout(const std::exception& e) {
+    return std::strncmp(e.what(), "sender: no credit for ", 22) == 0;
+}
+
+enum class Waited { kDone, kFlushing };
+
+// Runs `step(kSlice)` until it returns without a wait timeout; gives up
+// after `patience` (rethrowing the transport's message) or when flushing.
+template <typename Step>
+Waited wait_in_slices(GstRdmaSink* self, std::chrono::milliseconds patience, Step&& step) {
+    const auto deadline = std::chrono::steady_clock::now() + patience;
+    for (;;) {
+        if (self->flushing->load()) {
+            return Waited::kFlushing;
+        }
+        try {
+            step(kSlice);
+            return Waited::kDone;
+        } catch (const std::runtime_error& e) {
+            if (!is_wait_timeout(e) || std::chrono::steady_clock::now() >= deadline) {
+                throw;
+            }
+        }
+    }
+}
+
+bool is_outstanding(const SinkState& st, std::uint64_t cookie) {
+    return std::find(st.outstanding->begin(), st.outstanding->end(), cookie) != st.outstanding->end();
+}
+
+// Tells the receiver about the format of the frames that follow (caps,
+// plane layout, the largest frame). Rare: at the first frame, on new caps,
+// and when a frame outgrows what was announced.
+void announce(GstRdmaSink* self, SinkState& st, const PlaneSet& planes, std::size_t size) {
+    std::uint32_t max_size = 0;
+    if (st.raw_video) {
+        max_size = static_cast<std::uint32_t>(std::max<std::size_t>(size, st.info.size));
+    } else {
+        max_size = std::max(opaque_frame_budget(size), st.format_dirty ? 0u : st.format.max_frame_size);
+    }
+    const std::uint16_t id = st.next_format_id;
+    st.next_format_id = static_cast<std::uint16_t>(id == 0xffff ? 1 : id + 1); // 0 means "none"
+    st.format = stream_format(st.caps, planes, max_size, id);
+    GST_INFO_OBJECT(self, "announcing format %u: %s, %u planes, frames up to %u bytes", id, st.caps.c_str(),
+                    planes.count, max_size);
+    st.sender->set_format(st.format, st.timeout);
+    st.format_dirty = false;
+}
+
+// A registered chunk to copy a foreign buffer of `size` bytes into, waiting
+// for the frame that used it last. Returns its index, or -1 when flushing.
+int take_staging(GstRdmaSink* self, SinkState& st, std::size_t size) {
+    Staging& s = st.staging;
+    if (!s.region || s.chunk_size < size) {
+        for (std::size_t i = 0; i < kStagingBuffers; ++i) { // the old region must be idle
+            if (is_outstanding(st, staging_cookie(i)) && wait_in_slices(self, st.timeout, [&](auto slice) {
+                    st.sender->wait_done(s.frame[i], slice);
+                }) == Waited::kFlushing) {
+                return -1;
+            }
+        }
+        s.region.reset();
+        s.chunk_size = (std::max<std::size_t>(size, st.format.max_frame_size) + 4095) & ~std::size_t{4095};
+        s.region.emplace(st.sender->pd(), s.chunk_size * kStagingBuffers, 0);
+        GST_INFO_OBJECT(self, "staging memory: %u chunks of %zu bytes (for buffers not from our pool)",
+                        kStagingBuffers, s.chunk_size);
+    }
+    const std::size_t i = s.next;
+    s.next = (s.next + 1) % kStagingBuffers;
+    if (is_outstanding(st, staging_cookie(i)) && wait_in_slices(self, st.timeout, [&](auto slice) {
+            st.sender->wait_done(s.frame[i], slice);
+        }) == Waited::kFlushing) {
+        return -1;
+    }
+    return static_cast<int>(i);
+}
+
+void publish(GstRdmaSink* self, SinkState& st) {
+    const StreamStats& t = st.sender->stats();
+    SinkCounters& c = st.counters;
+    c.frames = t.frames;
+    c.bytes = t.bytes;
+    c.drops = t.drops;
+    c.credit_waits = t.credit_waits;
+    c.latency_mean_us = t.latency_mean_us();
+    c.latency_max_us = t.latency_max_us();
+    GST_OBJECT_LOCK(self);
+    *self->published = c;
+    GST_OBJECT_UNLOCK(self);
+}
+
+} // namespace
+
+namespace rdmastream::gst {
+
+// on_done: the frame's memory is free again (delivered, or dropped by the
+// live policy or a closing sender). Runs on whichever thread drives the
+// sender, under the driver mutex.
+bool frame_done(Outstanding& out, std::uint64_t cookie) noexcept {
+    auto it = std::find(out.begin(), out.end(), cookie);
+    if (it == out.end()) {
+        return false; // abandoned at stop()
+    }
+    *it = out.back(); // order does not matter
+    out.pop_back();
+    if ((cookie & 1) == 0) {
+        gst_buffer_unref(reinterpret_cast<GstBuffer*>(cookie));
+    } // a staging chunk is free once its cookie is gone
+    return true;
+}
+
+} // namespace rdmastream::gst
+
+GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
+    auto* self = GST_RDMA_SINK(sink);
+    std::lock_guard lock(self->driver->mutex);
+    SinkState& st = *self->state;
+    std::uint64_t cookie = 0;
+    try {
+        if (st.finished) {
+            GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Buffer after the end of the RDMA stream"),
+                              ("the connection was closed (end of stream or an earlier error)"));
+            return GST_FLOW_ERROR;
+        }
+        const std::size_t size = gst_buffer_get_size(buffer);
+        PlaneSet planes;
+        if (st.raw_video) {
+            const GstVideoMeta* meta = gst_buffer_get_video_meta(buffer);
+            planes = meta != nullptr ? planes_of(*meta) : st.planes;
+        }
+        if (st.format_dirty || size > st.format.max_frame_size || !(planes == st.planes)) {
+            st.planes = planes;
+            announce(self, st, planes, size);
+        }
+
+        // Where the NIC reads the frame from.
+        const std::byte* data = nullptr;
+        std::uint32_t lkey = 0;
+        GstMemory* mem = gst_buffer_n_memory(buffer) == 1 ? gst_buffer_peek_memory(buffer, 0) : nullptr;
+        if (mem != nullptr && rdma_memory_lookup(mem, st.allocator, &data, &lkey)) {
+            cookie = reinterpret_cast<std::uintptr_t>(gst_buffer_ref(buffer)); // pointers are even
+        } else {
+            const int chunk = take_staging(self, st, size);
+            if (chunk < 0) {
+                return GST_FLOW_FLUSHING;
+            }
+            auto* dst = st.staging.region->bytes().data() + static_cast<std::size_t>(chunk) * st.staging.chunk_size;
+            gst_buffer_extract(buffer, 0, dst, size); // the one copy
+            ++st.counters.copies;
+            data = dst;
+            lkey = st.staging.region->lkey();
+            cookie = staging_cookie(static_cast<std::size_t>(chunk));
+        }
+        st.outstanding->push_back(cookie);
+
+        const FrameMeta meta{wire_time(GST_BUFFER_PTS(buffer)), wire_time(GST_BUFFER_DURATION(buffer)),
+                             wire_flags(static_cast<GstBufferFlags>(GST_BUFFER_FLAGS(buffer)))};
+        std::uint64_t number = 0;
+        const Waited w = wait_in_slices(self, st.timeout, [&](auto slice) {
+            number = st.sender->send({data, size}, lkey, meta, cookie, slice);
+        });
+        if (w == Waited::kFlushing) {
+            frame_done(*st.outstanding, cookie); // never handed over: undo
+            return GST_FLOW_FLUSHING;
+        }
+        if ((cookie & 1) != 0) {
+            st.staging.frame[cookie >> 1] = number;
+        }
+        GST_LOG_OBJECT(self, "frame %" G_GUINT64_FORMAT ": %zu bytes, pts %" GST_TIME_FORMAT "%s", number, size,
+                       GST_TIME_ARGS(GST_BUFFER_PTS(buffer)), (cookie & 1) != 0 ? " (copied)" : "");
+        publish(self, st);
+        return GST_FLOW_OK;
+    } catch (const std::exception& e) {
+        if (cookie != 0) {
+            frame_done(*st.outstanding, cookie); // if the sender did not take it
+        }
+        st.finished = true; // the connection is unusable now
+        GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not send a frame over RDMA"), ("%s", e.what()));
+        return GST_FLOW_ERROR;
+    }
+}

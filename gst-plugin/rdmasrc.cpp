@@ -1,0 +1,322 @@
+/**
+ * SECTION:element-rdmasrc
+ * @title: rdmasrc
+ *
+ * Receives frames over RDMA from an rdmasink (or the `rdmasend` program) and
+ * pushes them as buffers that wrap the receive ring: no copy. A slot goes
+ * back to the sender when downstream frees the buffer, so the ring size
+ * (#GstRdmaSrc:slots) bounds how many frames downstream may hold.
+ *
+ * The caps are the sender's, exactly as it negotiated them; they change when
+ * the sender's do. Timestamps, durations and the DISCONT, DELTA_UNIT, HEADER
+ * and CORRUPTED flags are the sender's too. rdmasrc is a live source.
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 rdmasrc ! videoconvert ! autovideosink sync=false
+ * ]| Waits for a sender on port 18515 and shows what it sends.
+ */
+#include "rdmasrc.hpp"
+
+#include "rdmastream/error.hpp"
+
+GST_DEBUG_CATEGORY(gst_rdma_src_debug);
+#define GST_CAT_DEFAULT gst_rdma_src_debug
+
+using namespace rdmastream;
+using namespace rdmastream::gst;
+
+enum {
+    PROP_0,
+    PROP_HOST,
+    PROP_PORT,
+    PROP_ROLE,
+    PROP_SLOTS,
+    PROP_SLOT_SIZE,
+    PROP_CONNECT_TIMEOUT,
+    PROP_TIMEOUT,
+    PROP_DEVICE,
+    PROP_POLL_MODE,
+    PROP_STATS,
+};
+
+// GLib's type macros expand to C casts; nothing else here needs the exemption.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+G_DEFINE_TYPE(GstRdmaSrc, gst_rdma_src, GST_TYPE_PUSH_SRC)
+#pragma GCC diagnostic pop
+GST_ELEMENT_REGISTER_DEFINE(rdmasrc, "rdmasrc", GST_RANK_NONE, GST_TYPE_RDMA_SRC)
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+
+namespace rdmastream::gst {
+
+SrcLink::SrcLink(std::unique_ptr<FrameReceiver> r) : receiver(std::move(r)) {
+    const std::uint32_t slots = receiver->ring().slots;
+    tickets.reserve(slots);
+    for (std::uint32_t i = 0; i < slots; ++i) {
+        tickets.push_back(Ticket{this, static_cast<std::uint16_t>(i)});
+    }
+    freed.reserve(slots);
+    draining.reserve(slots);
+}
+
+void SrcLink::unref() noexcept {
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        delete this;
+    }
+}
+
+} // namespace rdmastream::gst
+
+namespace {
+
+GstStructure* stats_structure(const SrcCounters& c) {
+    return gst_structure_new("GstRdmaSrcStats", "frames", G_TYPE_UINT64, c.frames, "bytes", G_TYPE_UINT64, c.bytes,
+                             "drops", G_TYPE_UINT64, c.drops, "format-changes", G_TYPE_UINT64, c.format_changes,
+                             nullptr);
+}
+
+} // namespace
+
+// role=listen binds here, so a bad address or a machine without RDMA fails
+// the state change; the connection itself is made by the streaming thread
+// (create), where unlock() can interrupt the wait.
+static gboolean gst_rdma_src_start(GstBaseSrc* bsrc) {
+    auto* self = GST_RDMA_SRC(bsrc);
+    auto st = std::make_unique<SrcState>();
+    GST_OBJECT_LOCK(self);
+    st->settings = *self->settings;
+    *self->published = SrcCounters{};
+    self->frame_duration = GST_CLOCK_TIME_NONE;
+    GST_OBJECT_UNLOCK(self);
+    const SrcSettings& s = st->settings;
+    try {
+        if (s.role == Role::kListen) {
+            st->listener.emplace(Endpoint{s.host, static_cast<std::uint16_t>(s.port)});
+            GST_INFO_OBJECT(self, "listening on %s:%u", s.host.empty() ? "*" : s.host.c_str(), s.port);
+        } else if (s.host.empty()) {
+            throw UserError("role=connect needs the sender's address: set the host property");
+        }
+    } catch (const std::exception& e) {
+        GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,
+                          ("Could not listen for an RDMA sender on %s:%u", s.host.empty() ? "*" : s.host.c_str(),
+                           s.port),
+                          ("%s", e.what()));
+        return FALSE;
+    }
+    GST_OBJECT_LOCK(self); // get_caps looks at the state from other threads
+    self->state = st.release();
+    GST_OBJECT_UNLOCK(self);
+    return TRUE;
+}
+
+static gboolean gst_rdma_src_stop(GstBaseSrc* bsrc) {
+    auto* self = GST_RDMA_SRC(bsrc);
+    GST_OBJECT_LOCK(self);
+    std::unique_ptr<SrcState> st(self->state);
+    self->state = nullptr;
+    GST_OBJECT_UNLOCK(self);
+    if (st) {
+        if (st->link != nullptr) {
+            GST_INFO_OBJECT(self, "closing after %" G_GUINT64_FORMAT " frames", st->counters.frames);
+            st->link->unref(); // buffers still downstream keep the ring until they go
+        }
+        if (st->caps != nullptr) {
+            gst_caps_unref(st->caps);
+        }
+    }
+    return TRUE;
+}
+
+static GstCaps* gst_rdma_src_get_caps(GstBaseSrc* bsrc, GstCaps* filter) {
+    auto* self = GST_RDMA_SRC(bsrc);
+    GstCaps* caps = nullptr;
+    GST_OBJECT_LOCK(self);
+    if (self->state != nullptr && self->state->caps != nullptr) {
+        caps = gst_caps_ref(self->state->caps);
+    }
+    GST_OBJECT_UNLOCK(self);
+    if (caps == nullptr) {
+        caps = gst_pad_get_pad_template_caps(GST_BASE_SRC_PAD(bsrc)); // ANY until the sender says
+    }
+    if (filter != nullptr) {
+        GstCaps* both = gst_caps_intersect_full(filter, caps, GST_CAPS_INTERSECT_FIRST);
+        gst_caps_unref(caps);
+        caps = both;
+    }
+    return caps;
+}
+
+// Nothing to choose: the caps come from the sender with the first frame.
+static gboolean gst_rdma_src_negotiate(GstBaseSrc*) {
+    return TRUE;
+}
+
+static gboolean gst_rdma_src_query(GstBaseSrc* bsrc, GstQuery* query) {
+    auto* self = GST_RDMA_SRC(bsrc);
+    if (GST_QUERY_TYPE(query) == GST_QUERY_LATENCY) {
+        // A frame is ours one frame period after the sender's source made it
+        // (at least); downstream may hold up to the ring's slots of them.
+        GST_OBJECT_LOCK(self);
+        const GstClockTime frame = self->frame_duration;
+        const guint slots = self->settings->slots;
+        GST_OBJECT_UNLOCK(self);
+        const GstClockTime min = GST_CLOCK_TIME_IS_VALID(frame) ? frame : 0;
+        const GstClockTime max = GST_CLOCK_TIME_IS_VALID(frame) ? frame * slots : GST_CLOCK_TIME_NONE;
+        GST_DEBUG_OBJECT(self, "latency: min %" GST_TIME_FORMAT " max %" GST_TIME_FORMAT, GST_TIME_ARGS(min),
+                         GST_TIME_ARGS(max));
+        gst_query_set_latency(query, TRUE, min, max);
+        return TRUE;
+    }
+    return GST_BASE_SRC_CLASS(gst_rdma_src_parent_class)->query(bsrc, query);
+}
+
+static gboolean gst_rdma_src_unlock(GstBaseSrc* bsrc) {
+    GST_RDMA_SRC(bsrc)->flushing->store(true);
+    return TRUE;
+}
+
+static gboolean gst_rdma_src_unlock_stop(GstBaseSrc* bsrc) {
+    GST_RDMA_SRC(bsrc)->flushing->store(false);
+    return TRUE;
+}
+
+static void gst_rdma_src_set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
+    auto* self = GST_RDMA_SRC(object);
+    GST_OBJECT_LOCK(self);
+    SrcSettings& s = *self->settings;
+    switch (prop_id) {
+    case PROP_HOST: s.host = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
+    case PROP_PORT: s.port = g_value_get_uint(value); break;
+    case PROP_ROLE: s.role = static_cast<Role>(g_value_get_enum(value)); break;
+    case PROP_SLOTS: s.slots = g_value_get_uint(value); break;
+    case PROP_SLOT_SIZE: s.slot_size = g_value_get_uint(value); break;
+    case PROP_CONNECT_TIMEOUT: s.connect_timeout_ms = g_value_get_uint(value); break;
+    case PROP_TIMEOUT: s.timeout_ms = g_value_get_uint(value); break;
+    case PROP_DEVICE: s.device = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
+    case PROP_POLL_MODE: s.poll_mode = static_cast<PollMode>(g_value_get_enum(value)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
+    }
+    GST_OBJECT_UNLOCK(self);
+}
+
+static void gst_rdma_src_get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
+    auto* self = GST_RDMA_SRC(object);
+    GST_OBJECT_LOCK(self);
+    const SrcSettings& s = *self->settings;
+    switch (prop_id) {
+    case PROP_HOST: g_value_set_string(value, s.host.c_str()); break;
+    case PROP_PORT: g_value_set_uint(value, s.port); break;
+    case PROP_ROLE: g_value_set_enum(value, static_cast<int>(s.role)); break;
+    case PROP_SLOTS: g_value_set_uint(value, s.slots); break;
+    case PROP_SLOT_SIZE: g_value_set_uint(value, s.slot_size); break;
+    case PROP_CONNECT_TIMEOUT: g_value_set_uint(value, s.connect_timeout_ms); break;
+    case PROP_TIMEOUT: g_value_set_uint(value, s.timeout_ms); break;
+    case PROP_DEVICE: g_value_set_string(value, s.device.c_str()); break;
+    case PROP_POLL_MODE: g_value_set_enum(value, static_cast<int>(s.poll_mode)); break;
+    case PROP_STATS: g_value_take_boxed(value, stats_structure(*self->published)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
+    }
+    GST_OBJECT_UNLOCK(self);
+}
+
+static void gst_rdma_src_finalize(GObject* object) {
+    auto* self = GST_RDMA_SRC(object);
+    delete self->settings;
+    delete self->published;
+    delete self->flushing;
+    G_OBJECT_CLASS(gst_rdma_src_parent_class)->finalize(object);
+}
+
+static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
+    auto* gobject_class = G_OBJECT_CLASS(klass);
+    auto* element_class = GST_ELEMENT_CLASS(klass);
+    auto* basesrc_class = GST_BASE_SRC_CLASS(klass);
+    GST_DEBUG_CATEGORY_INIT(gst_rdma_src_debug, "rdmasrc", 0, "RDMA frame receiver");
+    // Caps strings may name types libgstvideo registers lazily (jpegenc's
+    // caps carry a GstVideoMultiviewFlagsSet): register them before any
+    // gst_caps_from_string, or parsing the sender's caps fails.
+    g_type_ensure(gst_video_multiview_flagset_get_type());
+
+    gobject_class->set_property = gst_rdma_src_set_property;
+    gobject_class->get_property = gst_rdma_src_get_property;
+    gobject_class->finalize = gst_rdma_src_finalize;
+
+    const auto rw = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
+    g_object_class_install_property(
+        gobject_class, PROP_HOST,
+        g_param_spec_string("host", "Host",
+                            "role=listen: the local address to listen on (empty: every address). role=connect: the "
+                            "sender's address (name or IP on its RDMA device)",
+                            kSrcDefaultHost, rw));
+    g_object_class_install_property(gobject_class, PROP_PORT,
+                                    g_param_spec_uint("port", "Port", "The rdma_cm port (TCP port space)", 1, 65535,
+                                                      kSrcDefaultPort, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_ROLE,
+        g_param_spec_enum("role", "Role",
+                          "Who opens the connection: listen (default, like udpsrc) waits for the sender to dial in; "
+                          "connect dials a sender listening at host:port",
+                          role_get_type(), static_cast<int>(kSrcDefaultRole), rw));
+    g_object_class_install_property(
+        gobject_class, PROP_SLOTS,
+        g_param_spec_uint("slots", "Slots",
+                          "Frames the receive ring holds: how far the sender may run ahead, and how many buffers "
+                          "downstream may keep before the sender waits (lossless) or drops (live)",
+                          1, 256, kSrcDefaultSlots, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_SLOT_SIZE,
+        g_param_spec_uint("slot-size", "Slot size",
+                          "Bytes per ring slot, 64-byte header included. The ring grows on its own when the sender "
+                          "announces larger frames; size it for the stream to avoid that pause",
+                          128, 1u << 30, kSrcDefaultSlotSize, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_CONNECT_TIMEOUT,
+        g_param_spec_uint("connect-timeout", "Connect timeout",
+                          "role=connect: milliseconds to keep retrying until the sender listens. role=listen waits "
+                          "for a sender as long as the element runs",
+                          0, G_MAXUINT, kSrcDefaultConnectTimeoutMs, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_TIMEOUT,
+        g_param_spec_uint("timeout", "Timeout",
+                          "Milliseconds without a frame or a keepalive (a living sender sends one every second) "
+                          "before the sender is declared stuck and the element errors out",
+                          1, G_MAXUINT, kSrcDefaultTimeoutMs, rw));
+    install_device_property(gobject_class, PROP_DEVICE, rw);
+    install_poll_mode_property(gobject_class, PROP_POLL_MODE, rw);
+    g_object_class_install_property(
+        gobject_class, PROP_STATS,
+        g_param_spec_boxed("stats", "Statistics",
+                           "Counters of the running stream: frames, bytes, drops (frames the sender's live policy "
+                           "dropped, seen as gaps in its frame numbers), format-changes",
+                           GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+
+    gst_element_class_add_static_pad_template(element_class, &src_template);
+    gst_element_class_set_static_metadata(element_class, "RDMA source", "Source/Network",
+                                          "Receives frames over RDMA and pushes them without copying",
+                                          "rdmastream developers");
+    gst_type_mark_as_plugin_api(role_get_type(), static_cast<GstPluginAPIFlags>(0));
+    gst_type_mark_as_plugin_api(poll_mode_get_type(), static_cast<GstPluginAPIFlags>(0));
+
+    basesrc_class->start = gst_rdma_src_start;
+    basesrc_class->stop = gst_rdma_src_stop;
+    basesrc_class->get_caps = gst_rdma_src_get_caps;
+    basesrc_class->negotiate = gst_rdma_src_negotiate;
+    basesrc_class->query = gst_rdma_src_query;
+    basesrc_class->unlock = gst_rdma_src_unlock;
+    basesrc_class->unlock_stop = gst_rdma_src_unlock_stop;
+    GST_PUSH_SRC_CLASS(klass)->create = gst_rdma_src_create;
+}
+
+static void gst_rdma_src_init(GstRdmaSrc* self) {
+    self->settings = new SrcSettings();
+    self->state = nullptr;
+    self->published = new SrcCounters();
+    self->frame_duration = GST_CLOCK_TIME_NONE;
+    self->flushing = new std::atomic<bool>(false);
+    auto* bsrc = GST_BASE_SRC(self);
+    gst_base_src_set_live(bsrc, TRUE);
+    gst_base_src_set_format(bsrc, GST_FORMAT_TIME);
+    // The sender's timestamps are kept; do-timestamp stays off.
+}

@@ -1,0 +1,8 @@
+#!/bin/sh
+# The other way round: the sender listens (rdmasink role=listen, or
+# rdmasend --listen), the receiver dials it.
+#   samples/receive-dial.sh SENDER_HOST
+set -eu
+host=${1:?usage: $0 SENDER_HOST}
+exec gst-launch-1.0 rdmasrc role=connect host="$host" ! decodebin ! videoconvert \
+  ! autovideosink sync=false

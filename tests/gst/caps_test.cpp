@@ -1,0 +1,95 @@
+// The pure half of the plugin: caps and buffers to the wire and back.
+#include "rdmacaps.hpp"
+
+#include "rdmastream/error.hpp"
+
+#include "gst_test_env.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace rdmastream;
+using namespace rdmastream::gst;
+
+namespace {
+
+GstVideoInfo info_of(const char* caps_text) {
+    GstCaps* caps = gst_caps_from_string(caps_text);
+    GstVideoInfo info;
+    EXPECT_TRUE(gst_video_info_from_caps(&info, caps)) << caps_text;
+    gst_caps_unref(caps);
+    return info;
+}
+
+class CapsTest : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() { init_gstreamer_for_tests(); }
+};
+
+} // namespace
+
+TEST_F(CapsTest, I420PlanesFollowTheDefaultLayout) {
+    const PlaneSet p = planes_of(info_of("video/x-raw,format=I420,width=320,height=240"));
+    ASSERT_EQ(p.count, 3);
+    EXPECT_EQ(p.planes[0].offset, 0u);
+    EXPECT_EQ(p.planes[0].stride, 320u);
+    EXPECT_EQ(p.planes[1].offset, 320u * 240);
+    EXPECT_EQ(p.planes[1].stride, 160u);
+    EXPECT_EQ(p.planes[2].offset, 320u * 240 + 160 * 120);
+}
+
+TEST_F(CapsTest, Nv12AndPackedFormats) {
+    EXPECT_EQ(planes_of(info_of("video/x-raw,format=NV12,width=64,height=48")).count, 2);
+    const PlaneSet rgba = planes_of(info_of("video/x-raw,format=RGBA,width=64,height=48"));
+    ASSERT_EQ(rgba.count, 1);
+    EXPECT_EQ(rgba.planes[0].stride, 256u);
+    // v210: 48 pixels in 128 bytes, rows padded to that.
+    const PlaneSet v210 = planes_of(info_of("video/x-raw,format=v210,width=64,height=48"));
+    ASSERT_EQ(v210.count, 1);
+    EXPECT_EQ(v210.planes[0].stride, 256u);
+}
+
+TEST_F(CapsTest, VideoMetaLayoutWins) {
+    GstBuffer* buf = gst_buffer_new_allocate(nullptr, 4096 * 3, nullptr);
+    gsize offset[4] = {0, 4096, 8192, 0};
+    gint stride[4] = {128, 64, 64, 0};
+    GstVideoMeta* meta =
+        gst_buffer_add_video_meta_full(buf, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_FORMAT_I420, 64, 32, 3, offset, stride);
+    const PlaneSet p = planes_of(*meta);
+    ASSERT_EQ(p.count, 3);
+    EXPECT_EQ(p.planes[1].offset, 4096u);
+    EXPECT_EQ(p.planes[0].stride, 128u);
+    EXPECT_FALSE(p == planes_of(info_of("video/x-raw,format=I420,width=64,height=32")));
+    gst_buffer_unref(buf);
+}
+
+TEST_F(CapsTest, StreamFormatCarriesTheCapsString) {
+    const wire::StreamFormat f = stream_format("image/jpeg,width=320,height=240", PlaneSet{}, 65536, 7);
+    EXPECT_EQ(f.id, 7);
+    EXPECT_EQ(f.plane_count, 0);
+    EXPECT_EQ(f.max_frame_size, 65536u);
+    EXPECT_EQ(f.caps, "image/jpeg,width=320,height=240");
+    EXPECT_THROW(stream_format(std::string(wire::kMaxCapsLength + 1, 'x'), PlaneSet{}, 1, 1), UserError);
+}
+
+TEST_F(CapsTest, FlagsRoundTrip) {
+    const auto all = static_cast<GstBufferFlags>(GST_BUFFER_FLAG_DISCONT | GST_BUFFER_FLAG_DELTA_UNIT |
+                                                 GST_BUFFER_FLAG_HEADER | GST_BUFFER_FLAG_CORRUPTED);
+    EXPECT_EQ(wire_flags(all), 0xf);
+    EXPECT_EQ(wire_flags(GST_BUFFER_FLAG_DISCONT), 1);
+    EXPECT_EQ(wire_flags(GST_BUFFER_FLAG_DELTA_UNIT), 2);
+    EXPECT_EQ(buffer_flags(0xf), all);
+    EXPECT_EQ(wire_flags(GST_BUFFER_FLAG_GAP), 0); // not on the wire
+}
+
+TEST_F(CapsTest, TimeNoneIsInt64Min) {
+    EXPECT_EQ(wire_time(GST_CLOCK_TIME_NONE), INT64_MIN);
+    EXPECT_EQ(clock_time(INT64_MIN), GST_CLOCK_TIME_NONE);
+    EXPECT_EQ(clock_time(wire_time(33 * GST_MSECOND)), 33 * GST_MSECOND);
+    EXPECT_EQ(wire_time(0), 0);
+}
+
+TEST_F(CapsTest, OpaqueBudgetIsAPowerOfTwo) {
+    EXPECT_EQ(opaque_frame_budget(100), 65536u);
+    EXPECT_EQ(opaque_frame_budget(65537), 131072u);
+    EXPECT_EQ(opaque_frame_budget(1u << 20), 1u << 20);
+}
