@@ -1,0 +1,41 @@
+// The flags both programs share: which side listens, where, which device,
+// how many slots, which policy. Parsing only; connecting is the transport's.
+#pragma once
+
+#include "rdmastream/rc_connection.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace rdmastream::cli {
+
+struct ConnectionFlags {
+    std::string listen;  // "[ADDR][:PORT]"; given when listen_given
+    std::string connect; // "ADDR[:PORT]"
+    std::string device;  // -d: must exist; empty: any
+    std::string policy = "lossless";
+    std::uint32_t slots = 8;
+    double connect_timeout = 60; // seconds to wait for the peer
+    double idle_timeout = 30;    // seconds without a frame before giving up
+};
+
+struct ConnectionPlan {
+    bool listen = false;
+    Endpoint endpoint;
+};
+
+// Adds --listen, --connect, -d/--device, --policy, --slots, --connect-timeout,
+// --idle-timeout. `listens_by_default` says which side this program takes
+// when neither --listen nor --connect is given.
+void add_connection_flags(CLI::App& app, ConnectionFlags& flags, bool listens_by_default);
+
+// After parsing: which side, and the endpoint. Throws UserError on both
+// --listen and --connect, or a bad address.
+ConnectionPlan connection_plan(const CLI::App& app, const ConnectionFlags& flags, bool listens_by_default);
+
+std::chrono::milliseconds to_ms(double seconds);
+
+} // namespace rdmastream::cli

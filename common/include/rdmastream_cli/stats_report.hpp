@@ -1,0 +1,41 @@
+// Stats both programs print: a line a second on stderr while streaming, a
+// summary at the end, and the same numbers as JSON for --stats-json.
+#pragma once
+
+#include "rdmastream/stream_stats.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace rdmastream::cli {
+
+// What the programs add to the transport's counters.
+struct FrameCounters {
+    std::uint64_t zero_copy = 0; // frames the NIC read (or the output took) in place
+    std::uint64_t copied = 0;    // frames that needed one CPU copy (fallback path)
+    std::uint64_t converted = 0; // frames converted by libswscale (--pix-fmt); a conversion writes once
+    std::uint64_t gaps = 0;      // receiver: frames the sender dropped (sequence gaps)
+    std::uint64_t format_changes = 0;
+    double progress = -1;        // 0..1 of the input, < 0 unknown (live source)
+    std::string path;            // which buffer path ran, e.g. "decoder -> registered pool (zero-copy)"
+};
+
+class StatsReport {
+public:
+    // `program` prefixes every line; per_second: print the running line.
+    StatsReport(std::string program, bool per_second);
+    // Called per frame: one clock read; prints once a second.
+    void tick(const StreamStats& s, const FrameCounters& c);
+    // The summary line on stderr; JSON to `json_path` ("-": stdout) if set.
+    void finish(const StreamStats& s, const FrameCounters& c, const std::string& json_path) const;
+
+private:
+    std::string program_;
+    bool per_second_;
+    std::chrono::steady_clock::time_point next_;
+    std::uint64_t last_frames_ = 0;
+    std::chrono::steady_clock::time_point last_time_;
+};
+
+} // namespace rdmastream::cli

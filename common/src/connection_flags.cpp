@@ -1,0 +1,72 @@
+#include "rdmastream_cli/connection_flags.hpp"
+
+#include "rdmastream/error.hpp"
+#include "rdmastream/frame_sender.hpp"
+
+#include <fmt/format.h>
+
+namespace rdmastream::cli {
+
+void add_connection_flags(CLI::App& app, ConnectionFlags& f, bool listens_by_default) {
+    const std::string port = std::to_string(kDefaultPort);
+    app.add_option("--listen", f.listen,
+                   fmt::format("wait for the peer to connect, on ADDR (default: every address) and PORT (default "
+                               "{}){}. Write --listen=:PORT when a positional argument follows",
+                               port, listens_by_default ? "; the default" : ""))
+        ->expected(0, 1)
+        ->type_name("[ADDR][:PORT]");
+    app.add_option("--connect", f.connect,
+                   fmt::format("connect to a listening peer at ADDR, port PORT (default {}){}", port,
+                               listens_by_default ? "" : "; the default side, but ADDR is needed"))
+        ->type_name("ADDR[:PORT]");
+    app.add_option("-d,--device", f.device,
+                   "RDMA device that must carry the stream (e.g. rxe0, mlx5_0); default: whichever the route "
+                   "to the peer uses");
+    app.add_option("--policy", f.policy,
+                   "lossless: the sender waits for a free slot; live: the newest frame wins and older ones are "
+                   "dropped when the receiver falls behind")
+        ->check(CLI::IsMember({"lossless", "live"}))
+        ->capture_default_str();
+    auto* slots = app.add_option("--slots", f.slots,
+                                 listens_by_default
+                                     ? "ring slots: frames in flight at once"
+                                     : "at most N frames in flight (default: as many as the receiver's ring has)")
+                      ->check(CLI::Range(1u, FrameSender::kMaxSlots));
+    if (listens_by_default) slots->capture_default_str();
+    app.add_option("--connect-timeout", f.connect_timeout, "seconds to wait for the peer to appear")
+        ->check(CLI::Range(0.01, 100000.0))
+        ->capture_default_str();
+    app.add_option("--idle-timeout", f.idle_timeout, "seconds without progress before giving up on the peer")
+        ->check(CLI::Range(0.01, 100000.0))
+        ->capture_default_str();
+}
+
+ConnectionPlan connection_plan(const CLI::App& app, const ConnectionFlags& f, bool listens_by_default) {
+    const bool listen_given = app.count("--listen") > 0;
+    const bool connect_given = app.count("--connect") > 0;
+    if (listen_given && connect_given) {
+        throw UserError("--listen and --connect exclude each other: one side listens, the other connects");
+    }
+    ConnectionPlan plan;
+    plan.listen = listen_given || (!connect_given && listens_by_default);
+    if (plan.listen) {
+        plan.endpoint = parse_endpoint(f.listen);
+    } else {
+        if (f.connect.empty()) {
+            throw UserError("nothing to connect to: give --connect ADDR[:PORT] (the address of the listening peer), "
+                            "or --listen to wait for the peer instead");
+        }
+        plan.endpoint = parse_endpoint(f.connect);
+        if (plan.endpoint.host.empty()) {
+            throw UserError(fmt::format("--connect {}: the address is missing (e.g. --connect 192.0.2.1:{})",
+                                        f.connect, kDefaultPort));
+        }
+    }
+    return plan;
+}
+
+std::chrono::milliseconds to_ms(double seconds) {
+    return std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0));
+}
+
+} // namespace rdmastream::cli

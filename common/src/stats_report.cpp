@@ -1,0 +1,74 @@
+#include "rdmastream_cli/stats_report.hpp"
+
+#include "rdmastream/error.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+namespace rdmastream::cli {
+
+StatsReport::StatsReport(std::string program, bool per_second)
+    : program_(std::move(program)), per_second_(per_second),
+      next_(std::chrono::steady_clock::now() + std::chrono::seconds(1)), last_time_(std::chrono::steady_clock::now()) {}
+
+void StatsReport::tick(const StreamStats& s, const FrameCounters& c) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!per_second_ || now < next_) return;
+    const double dt = std::chrono::duration<double>(now - last_time_).count();
+    const double fps = static_cast<double>(s.frames - last_frames_) / dt;
+    last_frames_ = s.frames;
+    last_time_ = now;
+    next_ = now + std::chrono::seconds(1);
+    std::string progress = c.progress >= 0 ? fmt::format(", {:.0f}% of input", c.progress * 100) : std::string{};
+    std::fprintf(stderr, "%s: %llu frames, %.1f frames/s, %.3f Gb/s, %llu copied, %llu dropped, %llu credit waits%s\n",
+                 program_.c_str(), static_cast<unsigned long long>(s.frames), fps, s.gbps(),
+                 static_cast<unsigned long long>(c.copied + s.copies),
+                 static_cast<unsigned long long>(s.drops + c.gaps), static_cast<unsigned long long>(s.credit_waits),
+                 progress.c_str());
+}
+
+void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std::string& json_path) const {
+    std::fprintf(stderr,
+                 "%s: done: %llu frames, %llu bytes in %.2f s (%.1f frames/s, %.3f Gb/s); %llu zero-copy, %llu "
+                 "copied, %llu converted; %llu dropped, %llu credit waits, %llu format changes%s%s\n",
+                 program_.c_str(), static_cast<unsigned long long>(s.frames), static_cast<unsigned long long>(s.bytes),
+                 s.seconds(), s.fps(), s.gbps(), static_cast<unsigned long long>(c.zero_copy),
+                 static_cast<unsigned long long>(c.copied + s.copies), static_cast<unsigned long long>(c.converted),
+                 static_cast<unsigned long long>(s.drops + c.gaps), static_cast<unsigned long long>(s.credit_waits),
+                 static_cast<unsigned long long>(c.format_changes), c.path.empty() ? "" : "; path: ", c.path.c_str());
+    if (json_path.empty()) return;
+    const nlohmann::json j = {
+        {"program", program_},
+        {"frames", s.frames},
+        {"bytes", s.bytes},
+        {"seconds", s.seconds()},
+        {"fps", s.fps()},
+        {"gbps", s.gbps()},
+        {"zero_copy_frames", c.zero_copy},
+        {"copies", c.copied + s.copies},
+        {"converted", c.converted},
+        {"drops", s.drops},
+        {"gaps", c.gaps},
+        {"credit_waits", s.credit_waits},
+        {"format_changes", c.format_changes},
+        {"latency_mean_us", s.latency_mean_us()},
+        {"latency_max_us", s.latency_max_us()},
+        {"path", c.path},
+    };
+    if (json_path == "-") {
+        std::cout << j.dump(2) << std::endl;
+        return;
+    }
+    std::ofstream out(json_path);
+    out << j.dump(2) << '\n';
+    if (!out) {
+        throw UserError(fmt::format("cannot write --stats-json {}: check the folder exists and is writable",
+                                    json_path));
+    }
+}
+
+} // namespace rdmastream::cli

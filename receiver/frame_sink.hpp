@@ -1,0 +1,34 @@
+// Where received frames go. A sink sees the stream's format before the
+// first frame of it, then each frame while it lies in its ring slot.
+#pragma once
+
+#include "rdmastream_cli/raw_caps.hpp"
+
+#include "rdmastream/frame_receiver.hpp"
+
+namespace rdmastream::cli {
+
+class FrameSink {
+public:
+    virtual ~FrameSink() = default;
+    // A new format; every frame until the next call is in it.
+    virtual void start_format(const wire::StreamFormat& format, const RawVideoCaps& caps) = 0;
+    // Handles a frame. Returns true when the sink is done with the slot's
+    // memory; false when it keeps the frame and hands the slot back later
+    // (through the session's release queue).
+    virtual bool consume(const ReceivedFrame& frame) = 0;
+    // End of stream: flush and close.
+    virtual void finish() = 0;
+    // Frames the sink copied (the stats count them).
+    virtual std::uint64_t copies() const noexcept { return 0; }
+};
+
+// --null: takes every frame and does nothing (measures the transport alone).
+class NullSink final : public FrameSink {
+public:
+    void start_format(const wire::StreamFormat&, const RawVideoCaps&) override {}
+    bool consume(const ReceivedFrame&) override { return true; }
+    void finish() override {}
+};
+
+} // namespace rdmastream::cli

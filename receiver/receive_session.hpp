@@ -1,0 +1,26 @@
+// rdmarecv's work: listen or connect, take frames off the ring, give each
+// to the sinks in place, release its slot, report, stop at end of stream.
+#pragma once
+
+#include "frame_sink.hpp"
+
+#include "rdmastream_cli/connection_flags.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rdmastream::cli {
+
+struct ReceiveOptions {
+    ConnectionFlags connection;
+    std::uint32_t slot_size = 4u << 20; // grows when the sender's frames need more
+    std::uint64_t frames = 0;           // 0: until end of stream
+    std::string stats_json;
+    bool quiet = false;
+};
+
+int run_receive(const ReceiveOptions& opts, const ConnectionPlan& plan, std::vector<std::unique_ptr<FrameSink>> sinks);
+
+} // namespace rdmastream::cli

@@ -1,0 +1,184 @@
+#include "input_source.hpp"
+#include "decoder_pool.hpp"
+
+#include "rdmastream_cli/av_error.hpp"
+
+#include "rdmastream/error.hpp"
+
+extern "C" {
+#include <libavutil/pixdesc.h>
+#ifdef RDMASTREAM_HAVE_AVDEVICE
+#include <libavdevice/avdevice.h>
+#endif
+}
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <algorithm>
+#include <string_view>
+
+namespace rdmastream::cli {
+namespace {
+
+constexpr std::string_view kLavfiPrefix = "lavfi:";
+
+// "lavfi:testsrc2=size=1280x720" opens libavdevice's lavfi input on the graph.
+InputContextPtr open_input(const std::string& url) {
+    const AVInputFormat* forced = nullptr;
+    std::string path = url;
+    if (url.starts_with(kLavfiPrefix)) {
+#ifdef RDMASTREAM_HAVE_AVDEVICE
+        avdevice_register_all();
+        forced = av_find_input_format("lavfi");
+#endif
+        if (forced == nullptr) {
+            throw UserError(fmt::format("cannot open {}: this rdmasend was built without libavdevice's lavfi "
+                                        "input: install libavdevice-dev and rebuild, or give a file",
+                                        url));
+        }
+        path = url.substr(kLavfiPrefix.size());
+    }
+    AVFormatContext* raw = nullptr;
+    if (const int rc = avformat_open_input(&raw, path.c_str(), forced, nullptr); rc < 0) {
+        throw UserError(fmt::format("cannot open input {}: {}: check the path or URL exists and is readable "
+                                    "(for a test source write lavfi:testsrc2=size=1280x720:rate=30)",
+                                    url, av_error_text(rc)));
+    }
+    return InputContextPtr(raw);
+}
+
+} // namespace
+
+InputSource::InputSource(const InputOptions& opts, DecoderPool* pool)
+    : url_(opts.url), fmt_(open_input(opts.url)), pkt_(make_packet()), pool_(pool) {
+    if (const int rc = avformat_find_stream_info(fmt_.get(), nullptr); rc < 0) {
+        throw UserError(fmt::format("cannot read {}: avformat_find_stream_info failed: {}: the file is damaged or "
+                                    "not a media file",
+                                    url_, av_error_text(rc)));
+    }
+    int index = -1;
+    if (opts.stream < 0) {
+        index = av_find_best_stream(fmt_.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+        if (index == AVERROR_STREAM_NOT_FOUND) {
+            throw UserError(fmt::format("{} has no video stream: rdmasend sends video", url_));
+        }
+        if (index == AVERROR_DECODER_NOT_FOUND) {
+            const AVStream* s = nullptr;
+            for (unsigned i = 0; i < fmt_->nb_streams && s == nullptr; ++i) {
+                if (fmt_->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO) s = fmt_->streams[i];
+            }
+            throw UserError(fmt::format("{}: no decoder for its video codec {}: this FFmpeg cannot decode it; "
+                                        "transcode it first (ffmpeg -i {} -c:v ffv1 out.mkv)",
+                                        url_, s ? avcodec_get_name(s->codecpar->codec_id) : "unknown", url_));
+        }
+        check_av(index, "av_find_best_stream", url_);
+    } else {
+        int seen = 0;
+        for (unsigned i = 0; i < fmt_->nb_streams && index < 0; ++i) {
+            if (fmt_->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO && seen++ == opts.stream) {
+                index = static_cast<int>(i);
+            }
+        }
+        if (index < 0) {
+            throw UserError(fmt::format("--stream {}: {} has {} video stream(s), numbered from 0", opts.stream, url_,
+                                        seen));
+        }
+    }
+    stream_ = fmt_->streams[index];
+    for (unsigned i = 0; i < fmt_->nb_streams; ++i) { // other streams never leave the demuxer
+        if (static_cast<int>(i) != index) fmt_->streams[i]->discard = AVDISCARD_ALL;
+    }
+    const AVCodec* codec = avcodec_find_decoder(stream_->codecpar->codec_id);
+    if (codec == nullptr) {
+        throw UserError(fmt::format("{}: no decoder for video codec {}: this FFmpeg cannot decode it; transcode it "
+                                    "first (ffmpeg -i {} -c:v ffv1 out.mkv)",
+                                    url_, avcodec_get_name(stream_->codecpar->codec_id), url_));
+    }
+    dec_.reset(avcodec_alloc_context3(codec));
+    if (!dec_) throw std::bad_alloc();
+    check_av(avcodec_parameters_to_context(dec_.get(), stream_->codecpar), "avcodec_parameters_to_context", url_);
+    dec_->pkt_timebase = stream_->time_base;
+    dec_->thread_count = opts.threads;
+    attached_ = pool_ != nullptr && pool_->attach(dec_.get(), codec);
+    if (const int rc = avcodec_open2(dec_.get(), codec, nullptr); rc < 0) {
+        throw UserError(fmt::format("{}: cannot open the {} decoder: {}", url_, codec->name, av_error_text(rc)));
+    }
+    frame_rate_ = av_guess_frame_rate(fmt_.get(), stream_, nullptr);
+    if (fmt_->start_time != AV_NOPTS_VALUE) { // ffmpeg shifts every input to start at 0; so do we
+        start_pts_ = av_rescale_q(fmt_->start_time, AV_TIME_BASE_Q, stream_->time_base);
+    }
+    description_ = fmt::format("{}: stream {} {} {}x{} {}, {}/{} fps", url_, index, codec->name, dec_->width,
+                               dec_->height,
+                               av_get_pix_fmt_name(dec_->pix_fmt) ? av_get_pix_fmt_name(dec_->pix_fmt) : "?",
+                               frame_rate_.num, frame_rate_.den);
+}
+
+bool InputSource::feed() {
+    if (draining_) {
+        return false;
+    }
+    for (;;) {
+        const int rc = av_read_frame(fmt_.get(), pkt_.get());
+        if (rc == AVERROR(EAGAIN)) continue; // a live input with nothing yet
+        if (rc < 0) {
+            if (rc != AVERROR_EOF) { // a damaged file: what was read is decoded and sent, then the error
+                throw MediaError("av_read_frame", rc, fmt::format("{}: reading stopped", url_));
+            }
+            draining_ = true;
+            check_av(avcodec_send_packet(dec_.get(), nullptr), "avcodec_send_packet(drain)", url_);
+            return true;
+        }
+        if (pkt_->stream_index != stream_->index) {
+            av_packet_unref(pkt_.get());
+            continue;
+        }
+        const int sent = avcodec_send_packet(dec_.get(), pkt_.get());
+        av_packet_unref(pkt_.get());
+        if (pool_ != nullptr) pool_->rethrow_pending();
+        if (sent == AVERROR_INVALIDDATA) { // as ffmpeg does: report, skip the packet, go on
+            ++corrupt_packets_;
+            std::fprintf(stderr, "rdmasend: %s: a corrupt packet was skipped (%s)\n", url_.c_str(),
+                         av_error_text(sent).c_str());
+            continue;
+        }
+        check_av(sent, "avcodec_send_packet", url_);
+        return true;
+    }
+}
+
+bool InputSource::next(AVFrame* out) {
+    av_frame_unref(out);
+    for (;;) {
+        const int rc = avcodec_receive_frame(dec_.get(), out);
+        if (rc == 0) return true;
+        if (pool_ != nullptr) pool_->rethrow_pending();
+        if (rc == AVERROR_EOF) return false;
+        if (rc == AVERROR_INVALIDDATA) { // lost this picture, the stream goes on
+            ++corrupt_packets_;
+            continue;
+        }
+        if (rc != AVERROR(EAGAIN)) check_av(rc, "avcodec_receive_frame", url_);
+        if (!feed()) return false;
+    }
+}
+
+void InputSource::rewind() {
+    check_av(av_seek_frame(fmt_.get(), -1, fmt_->start_time != AV_NOPTS_VALUE ? fmt_->start_time : 0,
+                           AVSEEK_FLAG_BACKWARD),
+             "av_seek_frame", fmt::format("{}: --loop cannot go back to the start", url_));
+    avcodec_flush_buffers(dec_.get());
+    draining_ = false;
+}
+
+AVRational InputSource::sample_aspect_ratio(const AVFrame& f) const noexcept {
+    return av_guess_sample_aspect_ratio(fmt_.get(), stream_, const_cast<AVFrame*>(&f));
+}
+
+double InputSource::progress(std::int64_t pts) const noexcept {
+    if (fmt_->duration <= 0 || pts == AV_NOPTS_VALUE) return -1;
+    const double t = static_cast<double>(av_rescale_q(pts - start_pts_, stream_->time_base, AV_TIME_BASE_Q));
+    return std::clamp(t / static_cast<double>(fmt_->duration), 0.0, 1.0);
+}
+
+} // namespace rdmastream::cli

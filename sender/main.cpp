@@ -1,0 +1,73 @@
+// rdmasend: decode a video with FFmpeg and stream its frames over RDMA to
+// rdmarecv (or the rdmasrc GStreamer element). Parses flags, then hands
+// over to run_send; docs/cli.md is the user guide.
+#include "send_session.hpp"
+
+#include "rdmastream_cli/av_error.hpp"
+
+#include "rdmastream/error.hpp"
+
+extern "C" {
+#include <libavutil/log.h>
+}
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+namespace cli = rdmastream::cli;
+
+int main(int argc, char** argv) {
+    cli::SendOptions o;
+    bool realtime = false;
+    bool verbose = false;
+    CLI::App app{"rdmasend: decode a video with FFmpeg and send its frames over RDMA, straight from the decoder's "
+                 "buffers.\nBy default it connects to a listening rdmarecv; see docs/cli.md.\n\n"
+                 "Example: rdmarecv --framemd5 out.md5   and   rdmasend clip.mp4 --connect 192.0.2.1"};
+    app.add_option("INPUT", o.input.url,
+                   "anything FFmpeg opens: a file, a URL, or lavfi:GRAPH for a test source, e.g. "
+                   "lavfi:testsrc2=size=1920x1080:rate=60")
+        ->required();
+    cli::add_connection_flags(app, o.connection, false);
+    app.add_option("--stream", o.input.stream, "which video stream to send (0: the first); default: FFmpeg's best")
+        ->check(CLI::NonNegativeNumber);
+    app.add_flag("--realtime", realtime, "send at the stream's own rate, from its timestamps (default: as fast as "
+                                         "the receiver takes them)");
+    app.add_option("--fps", o.fps, "send at this many frames per second")->check(CLI::Range(0.01, 100000.0));
+    app.add_flag("--loop", o.loop, "start the input again at its end (timestamps keep rising); stop with --frames "
+                                   "or Ctrl-C");
+    app.add_option("--frames", o.frames, "stop after N frames (0: all)")->capture_default_str();
+    app.add_option("--pix-fmt", o.pix_fmt,
+                   "convert to this FFmpeg pixel format with libswscale (e.g. yuv420p, nv12, rgba); default: "
+                   "send what the decoder makes");
+    app.add_option("--threads", o.input.threads, "decoder threads (0: FFmpeg decides)")->capture_default_str();
+    app.add_flag("--no-zero-copy", o.force_copy,
+                 "copy every frame into a registered buffer instead of decoding in place (for comparison)");
+    app.add_option("--stats-json", o.stats_json, "write the final stats as JSON to FILE (- for stdout)");
+    app.add_flag("-q,--quiet", o.quiet, "no stats line every second (the summary still comes)");
+    app.add_flag("-v,--verbose", verbose, "FFmpeg's own messages too");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+    o.slots_given = app.count("--slots") > 0;
+    if (realtime && app.count("--fps") > 0) {
+        std::fprintf(stderr, "rdmasend: --realtime and --fps exclude each other: pick the stream's rate or yours\n");
+        return 2;
+    }
+    o.pacing = realtime ? cli::Pacer::Mode::kRealtime
+               : app.count("--fps") > 0 ? cli::Pacer::Mode::kFixedRate
+                                        : cli::Pacer::Mode::kAsFastAsPossible;
+    av_log_set_level(verbose ? AV_LOG_INFO : AV_LOG_ERROR);
+    try {
+        const cli::ConnectionPlan plan = cli::connection_plan(app, o.connection, false);
+        return cli::run_send(o, plan);
+    } catch (const rdmastream::UserError& e) {
+        std::fprintf(stderr, "rdmasend: %s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "rdmasend: error: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,287 @@
+#include "send_session.hpp"
+#include "decoder_pool.hpp"
+#include "frame_payload.hpp"
+
+#include "rdmastream_cli/av_error.hpp"
+#include "rdmastream_cli/raw_caps.hpp"
+#include "rdmastream_cli/rdma_device.hpp"
+#include "rdmastream_cli/stats_report.hpp"
+
+#include "rdmastream/error.hpp"
+#include "rdmastream/frame_sender.hpp"
+
+extern "C" {
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+}
+
+#include <fmt/format.h>
+
+#include <csignal>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <vector>
+
+namespace rdmastream::cli {
+namespace {
+
+constexpr std::int64_t kNoTime = std::numeric_limits<std::int64_t>::min();
+constexpr AVRational kNanoseconds{1, 1000000000};
+
+volatile std::sig_atomic_t g_stop = 0; // Ctrl-C: end the stream cleanly
+extern "C" void on_interrupt(int) { g_stop = 1; }
+
+// A frame the transport may still be reading: the decoded picture's
+// reference (in place) keeps its chunk from the decoder until on_done.
+struct InFlight {
+    FramePtr picture = make_frame();
+    bool busy = false;
+    std::uint64_t number = 0;
+};
+
+std::uint16_t frame_flags(const AVFrame& f, bool discont) {
+    std::uint16_t flags = discont ? 1u : 0u;
+    if (!f.key_frame) flags |= 2u;
+    if ((f.flags & AV_FRAME_FLAG_CORRUPT) || f.decode_error_flags) flags |= 8u;
+    return flags;
+}
+
+class Sender {
+public:
+    Sender(const SendOptions& o, const ConnectionPlan& plan)
+        : o_(o), pool_(std::make_unique<DecoderPool>()), source_(std::make_unique<InputSource>(o.input, pool_.get())),
+          report_("rdmasend", !o.quiet) {
+        if (!o.pix_fmt.empty()) {
+            target_ = av_get_pix_fmt(o.pix_fmt.c_str());
+            if (target_ == AV_PIX_FMT_NONE) {
+                throw UserError(fmt::format("--pix-fmt {}: not an FFmpeg pixel format (see `ffmpeg -pix_fmts`)",
+                                            o.pix_fmt));
+            }
+        }
+        require_rdma_device(o.connection.device);
+        std::fprintf(stderr, "rdmasend: %s\n", source_->describe().c_str());
+        connect(plan);
+    }
+
+    ~Sender() {
+        // Registered memory must be deregistered before the sender's
+        // protection domain goes, and the pictures still in flight (after an
+        // error) must outlive the sender, which reports them through on_done
+        // as it stops. So: the decoder lets go of its pictures, the pools let
+        // go of their arenas (each lives on while a picture holds a chunk),
+        // then the sender goes, then the table of pictures.
+        source_.reset();
+        pool_.reset();
+        sws_.reset();
+        copies_.reset();
+        tx_.reset();
+    }
+
+    int run() {
+        const auto old = std::signal(SIGINT, on_interrupt);
+        FramePtr picture = make_frame();
+        bool discont = true;
+        std::int64_t loop_offset = 0, lap_end = 0;
+        int status = 0;
+        try {
+            for (;;) {
+                if (g_stop || (o_.frames > 0 && sent_ >= o_.frames)) break;
+                if (!source_->next(picture.get())) {
+                    if (!o_.loop || sent_ == 0) break;
+                    source_->rewind();
+                    loop_offset = lap_end;
+                    discont = true;
+                    continue;
+                }
+                const std::int64_t duration = frame_duration(*picture);
+                std::int64_t pts = timestamp(*picture, loop_offset);
+                if (pts == kNoTime) pts = next_pts_; // an elementary stream has none: count on, as ffmpeg does
+                if (pts != kNoTime && duration != kNoTime) next_pts_ = pts + duration;
+                if (pts != kNoTime) lap_end = std::max(lap_end, pts + (duration != kNoTime ? duration : 0));
+                send(picture.get(), FrameMeta{pts, duration, frame_flags(*picture, discont)});
+                discont = false;
+            }
+        } catch (const MediaError& e) { // a damaged input: the receiver still gets a clean end of stream
+            std::fprintf(stderr, "rdmasend: %s: ending the stream after %llu frames\n", e.what(),
+                         static_cast<unsigned long long>(sent_));
+            status = 1;
+        }
+        std::signal(SIGINT, old);
+        tx_->finish(idle());
+        counters_.progress = -1;
+        report_.finish(tx_->stats(), counters_, o_.stats_json);
+        if (g_stop) {
+            std::fprintf(stderr, "rdmasend: interrupted: the stream ended after %llu frames\n",
+                         static_cast<unsigned long long>(sent_));
+            return 130;
+        }
+        return status;
+    }
+
+private:
+    std::chrono::milliseconds idle() const { return to_ms(o_.connection.idle_timeout); }
+
+    void connect(const ConnectionPlan& plan) {
+        SenderOptions so;
+        so.policy = o_.connection.policy == "live" ? Policy::kLive : Policy::kLossless;
+        so.device = o_.connection.device;
+        so.on_done = [this](std::uint64_t cookie, FrameFate) {
+            InFlight& f = in_flight_[cookie];
+            av_frame_unref(f.picture.get()); // the chunk goes back once the decoder is done with it too
+            f.busy = false;
+        };
+        if (plan.listen) {
+            Listener listener(plan.endpoint);
+            std::fprintf(stderr, "rdmasend: listening on %s:%u for a receiver\n",
+                         plan.endpoint.host.empty() ? "*" : plan.endpoint.host.c_str(), listener.port());
+            tx_ = FrameSender::accept(listener, so, to_ms(o_.connection.connect_timeout));
+        } else {
+            tx_ = FrameSender::connect(plan.endpoint, so, to_ms(o_.connection.connect_timeout));
+        }
+        std::uint32_t depth = tx_->ring().slot_count;
+        if (o_.slots_given) depth = std::min(depth, o_.connection.slots);
+        in_flight_.resize(depth + 1); // + the frame a live sender keeps pending
+        pool_->bind(tx_->pd(), in_flight_.size());
+        std::fprintf(stderr, "rdmasend: connected: the receiver's ring has %u slots of %u bytes; %s policy\n",
+                     tx_->ring().slot_count, tx_->ring().slot_size, o_.connection.policy.c_str());
+    }
+
+    std::int64_t timestamp(const AVFrame& f, std::int64_t loop_offset) const {
+        const std::int64_t ts = f.best_effort_timestamp;
+        if (ts == AV_NOPTS_VALUE) return kNoTime;
+        return av_rescale_q(ts - source_->start_pts(), source_->time_base(), kNanoseconds) + loop_offset;
+    }
+
+    std::int64_t frame_duration(const AVFrame& f) const {
+        if (f.pkt_duration > 0) return av_rescale_q(f.pkt_duration, source_->time_base(), kNanoseconds);
+        const AVRational r = source_->frame_rate();
+        return r.num > 0 ? av_rescale_q(1, av_inv_q(r), kNanoseconds) : kNoTime;
+    }
+
+    // A free entry for the next frame: the oldest one, once the transport is done with it.
+    std::size_t take_entry() {
+        const std::size_t i = sent_ % in_flight_.size();
+        if (in_flight_[i].busy) tx_->wait_done(in_flight_[i].number, idle());
+        return i;
+    }
+
+    void wait_all_done() {
+        for (InFlight& f : in_flight_) {
+            if (f.busy) tx_->wait_done(f.number, idle());
+        }
+    }
+
+    // Registered chunks for pictures rdmasend writes itself (copies and conversions), one per entry.
+    std::span<std::byte> written_chunk(std::size_t entry, const PayloadLayout& layout) {
+        if (!copies_ || copies_->chunk_size() < layout.size) {
+            wait_all_done(); // no frame may still be read from the old chunks
+            copies_.reset();
+            copies_ = BufferArena::create(tx_->pd(), (layout.size + 4095) / 4096 * 4096, in_flight_.size());
+        }
+        return copies_->chunk(entry);
+    }
+
+    Payload prepare(AVFrame* picture, std::size_t entry) {
+        const auto src_fmt = static_cast<AVPixelFormat>(picture->format);
+        if (target_ != AV_PIX_FMT_NONE && target_ != src_fmt) {
+            const PayloadLayout layout = written_layout(target_, picture->width, picture->height);
+            sws_.reset(sws_getCachedContext(sws_.release(), picture->width, picture->height, src_fmt,
+                                            picture->width, picture->height, target_, SWS_BICUBIC,
+                                            nullptr, nullptr, nullptr));
+            if (!sws_) {
+                throw UserError(fmt::format("--pix-fmt {}: libswscale cannot convert {} to it", o_.pix_fmt,
+                                            av_get_pix_fmt_name(src_fmt)));
+            }
+            const auto chunk = written_chunk(entry, layout);
+            convert_picture(sws_.get(), *picture, chunk, layout);
+            ++counters_.converted;
+            path_ = "decoder -> libswscale into a registered buffer (one conversion)";
+            return Payload{chunk.first(layout.size), copies_->lkey(), layout};
+        }
+        if (!o_.force_copy) {
+            if (const auto in_place = pool_->locate(*picture)) {
+                if (auto p = payload_in_place(*picture, in_place->chunk, in_place->lkey)) {
+                    av_frame_move_ref(in_flight_[entry].picture.get(), picture); // lives until on_done
+                    ++counters_.zero_copy;
+                    path_ = "decoder -> registered pool (zero-copy)";
+                    return *p;
+                }
+            }
+        }
+        const PayloadLayout layout = written_layout(src_fmt, picture->width, picture->height);
+        const auto chunk = written_chunk(entry, layout);
+        copy_picture(*picture, chunk, layout);
+        ++counters_.copied;
+        path_ = o_.force_copy ? "decoder -> one copy into a registered buffer (--no-zero-copy)"
+                : source_->zero_copy_capable()
+                    ? "decoder -> one copy into a registered buffer (the decoder's pool was exhausted or the "
+                      "picture was not in it)"
+                    : "decoder -> one copy into a registered buffer (the decoder cannot use caller buffers: no DR1)";
+        return Payload{chunk.first(layout.size), copies_->lkey(), layout};
+    }
+
+    void announce(const PayloadLayout& layout, AVRational sar) {
+        RawVideoCaps caps;
+        caps.format = layout.format;
+        caps.width = layout.width;
+        caps.height = layout.height;
+        caps.framerate = source_->frame_rate();
+        caps.pixel_aspect_ratio = sar;
+        wire::StreamFormat f;
+        f.id = static_cast<std::uint16_t>(format_id_ % 0xffff + 1);
+        ++format_id_;
+        f.max_frame_size = layout.size;
+        f.planes = layout.planes;
+        f.plane_count = layout.plane_count;
+        f.caps = to_caps_string(caps);
+        tx_->set_format(f, idle());
+        announced_ = layout;
+        if (format_id_ > 1) ++counters_.format_changes;
+        std::fprintf(stderr, "rdmasend: format %u: %s, %u-byte frames\n", f.id, f.caps.c_str(), f.max_frame_size);
+    }
+
+    void send(AVFrame* picture, const FrameMeta& meta) {
+        const AVRational sar = source_->sample_aspect_ratio(*picture);
+        const double progress = source_->progress(picture->best_effort_timestamp);
+        const std::size_t entry = take_entry();
+        const Payload p = prepare(picture, entry); // in place: `picture` moves into the entry
+        if (!announced_ || !same_layout(*announced_, p.layout)) {
+            announce(p.layout, sar);
+        }
+        pacer_.wait(sent_, meta.pts, [this] { tx_->progress(); });
+        InFlight& f = in_flight_[entry];
+        f.busy = true;
+        f.number = tx_->send(p.bytes, p.lkey, meta, entry, idle());
+        ++sent_;
+        counters_.progress = progress;
+        counters_.path = path_;
+        report_.tick(tx_->stats(), counters_);
+    }
+
+    const SendOptions& o_;
+    std::vector<InFlight> in_flight_; // declared before tx_: on_done may fire while tx_ dies
+    std::unique_ptr<FrameSender> tx_;
+    std::unique_ptr<DecoderPool> pool_;
+    std::shared_ptr<BufferArena> copies_;
+    std::unique_ptr<InputSource> source_;
+    SwsPtr sws_;
+    AVPixelFormat target_ = AV_PIX_FMT_NONE;
+    Pacer pacer_{o_.pacing, o_.fps};
+    std::optional<PayloadLayout> announced_;
+    unsigned format_id_ = 0;
+    std::uint64_t sent_ = 0;
+    std::int64_t next_pts_ = 0; // where the next frame would start, for inputs without timestamps
+    FrameCounters counters_;
+    const char* path_ = "";
+    StatsReport report_;
+};
+
+} // namespace
+
+int run_send(const SendOptions& opts, const ConnectionPlan& plan) {
+    Sender s(opts, plan);
+    return s.run();
+}
+
+} // namespace rdmastream::cli

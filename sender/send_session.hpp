@@ -1,0 +1,33 @@
+// rdmasend's work: connect, decode the input, send every picture as a frame
+// (in place when it can), announce the format before the first frame and on
+// every change, pace, report, end the stream.
+#pragma once
+
+#include "input_source.hpp"
+#include "pacer.hpp"
+
+#include "rdmastream_cli/connection_flags.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace rdmastream::cli {
+
+struct SendOptions {
+    InputOptions input;
+    ConnectionFlags connection;
+    bool slots_given = false;  // --slots caps the frames in flight below the receiver's ring
+    Pacer::Mode pacing = Pacer::Mode::kAsFastAsPossible;
+    double fps = 0;
+    bool loop = false;
+    std::uint64_t frames = 0;  // 0: all (or forever with --loop)
+    std::string pix_fmt;       // empty: the decoder's
+    bool force_copy = false;   // --no-zero-copy: take the copy path (to compare, or to rule it out)
+    std::string stats_json;
+    bool quiet = false;
+};
+
+// Returns the exit status; throws on errors (main reports them).
+int run_send(const SendOptions& opts, const ConnectionPlan& plan);
+
+} // namespace rdmastream::cli

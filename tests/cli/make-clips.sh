@@ -1,0 +1,37 @@
+#!/bin/sh
+# Makes the tiny test clips the CLI tests stream, and FFmpeg's own framemd5
+# of each (the reference rdmarecv must match byte for byte). Runs on the
+# host before any guest boots (a ctest fixture). Usage: make-clips.sh DIR
+set -eu
+dir=$1
+mkdir -p "$dir"
+cd "$dir"
+ff() { ffmpeg -nostdin -v error -y "$@"; }
+src() { echo "testsrc2=size=$1:rate=25"; }
+
+ff -f lavfi -i "$(src 320x240)" -frames:v 12 -c:v libx264 -pix_fmt yuv420p h264.mp4
+ff -f lavfi -i "$(src 1920x1080)" -frames:v 3 -c:v libx264 -preset ultrafast -pix_fmt yuv420p h264_1080p.mp4
+ff -f lavfi -i "$(src 320x240)" -frames:v 10 -c:v libx265 -pix_fmt yuv420p10le -x265-params log-level=none hevc10.mkv
+ff -f lavfi -i "$(src 320x240)" -frames:v 10 -c:v libvpx-vp9 -deadline realtime vp9.webm
+ff -f lavfi -i "$(src 320x240)" -frames:v 10 -c:v mpeg2video mpeg2.mpg
+ff -f lavfi -i "$(src 320x240)" -frames:v 10 -c:v prores_ks -profile:v 2 -pix_fmt yuv422p10le prores.mov
+ff -f lavfi -i "$(src 321x241)" -frames:v 10 -c:v ffv1 -pix_fmt yuv420p odd.mkv
+ff -f lavfi -i "$(src 320x240)" -frames:v 10 -c:v png -pix_fmt rgb24 rgb.nut
+ff -f lavfi -i "$(src 320x240)" -f lavfi -i sine=frequency=440:sample_rate=48000 -frames:v 10 -t 0.4 \
+   -c:v libx264 -pix_fmt yuv420p -c:a aac audio.mkv
+# A resolution change mid-file: two H.264 elementary streams back to back.
+ff -f lavfi -i "$(src 320x240)" -frames:v 6 -c:v libx264 -pix_fmt yuv420p -bsf:v h264_mp4toannexb part1.h264
+ff -f lavfi -i "$(src 160x120)" -frames:v 6 -c:v libx264 -pix_fmt yuv420p -bsf:v h264_mp4toannexb part2.h264
+cat part1.h264 part2.h264 > reschange.h264
+# A truncated file: the second half of an MPEG-TS is gone mid-packet.
+ff -f lavfi -i "$(src 320x240)" -frames:v 20 -c:v libx264 -pix_fmt yuv420p truncated_full.ts
+head -c $(( $(stat -c %s truncated_full.ts) / 2 + 77 )) truncated_full.ts > truncated.ts
+# A codec this FFmpeg cannot decode: the Matroska codec id is renamed.
+perl -pe 's/V_MPEG4\/ISO\/AVC/V_MPEG4\/ISO\/ZZZ/g' audio.mkv > unknown_codec.mkv
+
+for clip in h264.mp4 h264_1080p.mp4 hevc10.mkv vp9.webm mpeg2.mpg prores.mov odd.mkv rgb.nut audio.mkv; do
+  ff -i "$clip" -map 0:v:0 -f framemd5 "$clip.ref.md5"
+done
+# FFmpeg scales a mid-stream size change to the first size unless told not to.
+ff -i reschange.h264 -map 0:v:0 -autoscale 0 -f framemd5 reschange.h264.ref.md5
+ff -i h264.mp4 -map 0:v:0 -pix_fmt rgba -f framemd5 h264.mp4.rgba.ref.md5
