@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# fabric-fault.sh DELAY remove-device|link-down [DEVICE]
+# fabric-fault.sh DELAY remove-device|link-down|link-up [DEVICE]
+# (link-up waits for the port to be ACTIVE again. Note: on the guests' 6.1
+# rxe, after a link goes down *under traffic* and comes back, new rdma_cm
+# connections time out until the device is re-created; a flap without
+# traffic is harmless. See the closing note of the transport issue.)
 # After DELAY seconds, breaks the fabric under a running stream: deletes the
 # rxe device (`rdma link delete`, what DEVICE_REMOVAL looks like) or takes
 # its network link down (port error). Only for the test bed's own guests.
@@ -11,5 +15,13 @@ sleep "$delay"
 case "$fault" in
   remove-device) echo "fabric-fault: rdma link delete $dev"; rdma link delete "$dev" ;;
   link-down) echo "fabric-fault: ip link set $netdev down"; ip link set "$netdev" down ;;
+  link-up)
+    echo "fabric-fault: ip link set $netdev up"
+    ip link set "$netdev" up
+    for _ in $(seq 100); do # the port turns ACTIVE shortly after the link
+      rdma link show "$dev/1" | grep -q 'state ACTIVE' && exit 0
+      sleep 0.1
+    done
+    echo "fabric-fault: $dev did not come back ACTIVE" >&2; exit 1 ;;
   *) echo "fabric-fault: unknown fault '$fault'" >&2; exit 2 ;;
 esac
