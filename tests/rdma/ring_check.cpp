@@ -194,14 +194,21 @@ int run_receiver(const Options& o) {
     return 0;
 }
 
-// One stream to --receivers receivers (they dial in), paced by --fps.
-int run_fanout_sender(const Options& o) {
-    std::vector<bool> busy;
+// Frame buffers come from a registered pool and go back to it (busy[b] =
+// false) when the transport says the frame was delivered or dropped.
+rs::SenderOptions sender_options(const Options& o, std::vector<bool>& busy) {
     rs::SenderOptions so;
     so.policy = o.policy == "live" ? rs::Policy::kLive : rs::Policy::kLossless;
     so.poll_mode = poll_mode(o);
     so.device = o.device;
     so.on_done = [&busy](std::uint64_t buffer, rs::FrameFate) { busy[buffer] = false; };
+    return so;
+}
+
+// One stream to --receivers receivers (they dial in), paced by --fps.
+int run_fanout_sender(const Options& o) {
+    std::vector<bool> busy;
+    const rs::SenderOptions so = sender_options(o, busy);
     rs::Listener listener(rs::Endpoint{o.addr, o.port});
     rs::FanoutSender tx(listener, so, [](const std::string& m) {
         std::printf("sender: %s\n", m.c_str());
@@ -244,14 +251,8 @@ int run_sender(const Options& o) {
     if (o.receivers > 0) {
         return run_fanout_sender(o);
     }
-    // Frame buffers come from a registered pool and go back to it when the
-    // transport says the frame was delivered or dropped.
     std::vector<bool> busy;
-    rs::SenderOptions so;
-    so.policy = o.policy == "live" ? rs::Policy::kLive : rs::Policy::kLossless;
-    so.poll_mode = poll_mode(o);
-    so.device = o.device;
-    so.on_done = [&busy](std::uint64_t buffer, rs::FrameFate) { busy[buffer] = false; };
+    const rs::SenderOptions so = sender_options(o, busy);
     std::unique_ptr<rs::FrameSender> tx;
     if (o.reverse) {
         rs::Listener listener(rs::Endpoint{o.addr, o.port});
