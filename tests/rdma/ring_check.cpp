@@ -83,9 +83,10 @@ void report(const char* verb, const rs::StreamStats& s, const Options& o) {
     }
 }
 
-int run_receiver(const Options& o) {
+// The connection objects belong to main (rx, tx): an error is printed there
+// before they are torn down, since teardown may wait on the kernel's CM.
+int run_receiver(const Options& o, std::unique_ptr<rs::FrameReceiver>& rx) {
     const rs::RingConfig ring{o.slots, o.slot_size, poll_mode(o), o.device, o.policy == "live"};
-    std::unique_ptr<rs::FrameReceiver> rx;
     auto join = [&] {
         if (o.reverse) {
             rx = rs::FrameReceiver::connect(rs::Endpoint{o.addr, o.port}, ring, ms(o.connect_timeout));
@@ -247,13 +248,11 @@ int run_fanout_sender(const Options& o) {
     return 0;
 }
 
-int run_sender(const Options& o) {
+int run_sender(const Options& o, std::vector<bool>& busy, std::unique_ptr<rs::FrameSender>& tx) {
     if (o.receivers > 0) {
         return run_fanout_sender(o);
     }
-    std::vector<bool> busy;
     const rs::SenderOptions so = sender_options(o, busy);
-    std::unique_ptr<rs::FrameSender> tx;
     if (o.reverse) {
         rs::Listener listener(rs::Endpoint{o.addr, o.port});
         std::printf("sender: listening on %s:%u\n", o.addr.c_str(), listener.port());
@@ -394,9 +393,12 @@ int main(int argc, char** argv) {
                      o.release_batch, o.slots);
         return 2;
     }
+    std::vector<bool> busy; // outlives tx: its on_done writes here
+    std::unique_ptr<rs::FrameSender> tx;
+    std::unique_ptr<rs::FrameReceiver> rx;
     try {
-        if (o.role == "receiver") return run_receiver(o);
-        if (o.role == "sender") return run_sender(o);
+        if (o.role == "receiver") return run_receiver(o, rx);
+        if (o.role == "sender") return run_sender(o, busy, tx);
         return check::run_rogue_sender(rs::Endpoint{o.addr, o.port}, o.fault, o.frames, ms(o.connect_timeout),
                                        ms(o.idle_timeout));
     } catch (const rs::UserError& e) {
