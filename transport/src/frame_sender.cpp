@@ -129,19 +129,13 @@ void FrameSender::set_format(const wire::StreamFormat& format, std::chrono::mill
     if (format.id == 0 || format.id == format_id_) {
         throw std::invalid_argument("set_format: a new format needs a new, non-zero id");
     }
-    const std::size_t size = wire::encode(format, control_out_.bytes().first<wire::kControlPayloadMax>());
-    // The pending frame belongs to the old format: post it first.
-    if (pending_) {
-        while (credits_.available() == 0) pump(timeout);
-        const Pending last = *pending_;
-        pending_.reset();
-        post(last);
-    }
+    flush_pending(timeout); // the pending frame belongs to the old format
     // Frames in the old format may stay held downstream (RC ordering puts
     // the format after them), unless the ring grows: then the receiver must
     // hold nothing in the old ring, so wait for every credit.
     const bool grows = format.max_frame_size > max_payload();
     while (control_in_flight_ || (grows && !credits_.all_home())) pump(timeout);
+    const std::size_t size = wire::encode(format, control_out_.bytes().first<wire::kControlPayloadMax>());
     ring_replaced_ = false;
     post_control(wire::Control::kFormat, size);
     while (control_in_flight_ || (grows && !ring_replaced_)) pump(timeout);
@@ -162,7 +156,7 @@ void FrameSender::adopt_ring(const wire::RingAdvert& ring) {
     ring_replaced_ = true;
 }
 
-void FrameSender::finish(std::chrono::milliseconds timeout) {
+void FrameSender::flush_pending(std::chrono::milliseconds timeout) {
     if (pending_) {
         while (credits_.available() == 0) {
             pump(timeout);
@@ -171,6 +165,10 @@ void FrameSender::finish(std::chrono::milliseconds timeout) {
         pending_.reset();
         post(last);
     }
+}
+
+void FrameSender::finish(std::chrono::milliseconds timeout) {
+    flush_pending(timeout);
     // Every frame delivered (not necessarily released: a downstream sink may
     // keep the last one as long as it likes, the ring is the receiver's).
     while (retired_before_ < next_post_ || control_in_flight_) {

@@ -127,6 +127,7 @@ private:
     };
 
     void post(const Pending& frame);
+    void flush_pending(std::chrono::milliseconds timeout); // posts the pending frame, waiting for a slot
     void post_control(wire::Control kind, std::size_t payload_size = 0);
     void post_credit_recv(std::uint64_t buffer);
     void adopt_ring(const wire::RingAdvert& ring); // the receiver grew its ring
