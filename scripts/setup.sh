@@ -14,6 +14,7 @@ PACKAGES=(
   # GStreamer 1.22
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+  gstreamer1.0-x # pango: textoverlay burns frame numbers and latency into the demo
   # libraries we use instead of hand-written code, and the test framework
   libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libgtest-dev libgmock-dev
   # the Soft-RoCE test bed: QEMU guests booting Debian's kernel with rdma_rxe
@@ -28,7 +29,7 @@ for p in "${PACKAGES[@]}"; do
 done
 
 SUDO=
-if [ "$(id -u)" -ne 0 ]; then
+if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" -ne 0 ]; then
   command -v sudo >/dev/null || { echo "setup: run as root (or install sudo) to install: ${missing[*]}" >&2; exit 1; }
   SUDO=sudo
 fi

@@ -83,6 +83,25 @@ mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 rdmaout "$RDMABED_OUT"
 hostname "rdmabed-g$RDMABED_GUEST" 2>/dev/null
 ip link set lo up
 
+# --- the wall clock -------------------------------------------------------------
+# The RTC gives a guest the host's time to the second only, so two guests'
+# clocks can be a second apart and one-way latencies between them (sender's
+# timestamp vs receiver's clock) would be noise. A file created on the host's
+# share gets the host's time as its mtime: step our clock by the difference
+# to the middle of the create. Error: half the create's round trip plus the
+# host's coarse file clock, a few ms.
+sync_clock_to_host() {
+  local f=$share/clock.$RDMABED_GUEST t1 t2 host off
+  t1=$EPOCHREALTIME
+  : >"$f" || return 1
+  t2=$EPOCHREALTIME
+  host=$(stat -c %.9Y "$f") || return 1
+  off=$(awk -v h="$host" -v a="$t1" -v b="$t2" 'BEGIN { printf "%+.6f", h - (a + b) / 2 }')
+  date -s "$off seconds" >/dev/null || return 1
+  say "clock stepped ${off}s to the host's (create took $(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.1f", (b - a) * 1000 }') ms)"
+}
+sync_clock_to_host || say "could not set the clock from the host's: one-way latencies between guests are off"
+
 # --- the RDMA device ----------------------------------------------------------
 # Make the cached kernel's modules the system's, so that plain modprobe and the
 # kernel's own on-demand loads (crc32 for rxe, ...) find them.

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# fabric-fault.sh DELAY remove-device|link-down|link-up [DEVICE]
+# fabric-fault.sh DELAY remove-device|link-down|link-up|partition [DEVICE]
 # (link-up waits for the port to be ACTIVE again. Note: on the guests' 6.1
 # rxe, after a link goes down *under traffic* and comes back, new rdma_cm
 # connections time out until the device is re-created; a flap without
 # traffic is harmless. See the closing note of the transport issue.)
 # After DELAY seconds, breaks the fabric under a running stream: deletes the
 # rxe device (`rdma link delete`, what DEVICE_REMOVAL looks like) or takes
-# its network link down (port error). Only for the test bed's own guests.
+# its network link down (port error), or drops everything this node sends
+# from then on (partition: the peer's writes go unacknowledged, as behind a
+# dead switch, so its RC retries run out). Only for the test bed's own guests.
 set -euo pipefail
 delay=$1 fault=$2 dev=${3:-${RDMABED_DEVICE:-rxe0}}
 [ "${RDMABED_MODE:-}" = guest ] || { echo "fabric-fault: only inside the test bed's guests" >&2; exit 2; }
@@ -15,6 +17,9 @@ sleep "$delay"
 case "$fault" in
   remove-device) echo "fabric-fault: rdma link delete $dev"; rdma link delete "$dev" ;;
   link-down) echo "fabric-fault: ip link set $netdev down"; ip link set "$netdev" down ;;
+  partition)
+    echo "fabric-fault: dropping everything sent on $netdev"
+    tc qdisc add dev "$netdev" root netem loss 100% ;;
   link-up)
     echo "fabric-fault: ip link set $netdev up"
     ip link set "$netdev" up

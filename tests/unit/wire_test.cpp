@@ -232,4 +232,18 @@ TEST(SlotHeader, CarriesTheFormatId) {
     EXPECT_EQ(wire::decode_slot_header(slot, {0, 0}).format_id, 42);
 }
 
+// sent_at sits at offset 48, little-endian (docs/protocol.md), and the bytes
+// around it stay zero.
+TEST(SlotHeader, CarriesTheSendTimeAtItsOffset) {
+    std::vector<std::byte> slot(256, std::byte{0xff});
+    const std::uint64_t t = 0x0102030405060708;
+    wire::encode(wire::SlotHeader{1, 0, 0, 10, 0, {0, 0}, 42, t}, std::span(slot).first<wire::kSlotHeaderSize>());
+    EXPECT_EQ(wire::decode_slot_header(slot, {0, 0}).sent_at_ns, t);
+    EXPECT_EQ(slot[48], std::byte{0x08});
+    EXPECT_EQ(slot[55], std::byte{0x01});
+    for (std::size_t i : {42u, 47u, 56u, 63u}) {
+        EXPECT_EQ(slot[i], std::byte{0}) << "reserved byte " << i;
+    }
+}
+
 } // namespace

@@ -51,6 +51,10 @@ std::optional<ReceivedFrame> FrameReceiver::next(std::chrono::milliseconds timeo
                                                 wc.byte_len, wire::kSlotHeaderSize + f.header.payload_size));
             }
             f.payload = slot.subspan(wire::kSlotHeaderSize, f.header.payload_size);
+            f.arrived_at_ns = wall_clock_ns();
+            if (f.header.sent_at_ns != 0 && f.arrived_at_ns >= f.header.sent_at_ns) {
+                stats_.add_latency(std::chrono::nanoseconds(f.arrived_at_ns - f.header.sent_at_ns));
+            }
             ++stats_.frames;
             stats_.bytes += f.header.payload_size;
             return f;

@@ -197,6 +197,7 @@ void FrameSender::post_control(wire::Control kind, std::size_t payload_size) {
     check_rc(ibv_post_send(conn_.qp(), &wr, &bad), "ibv_post_send(control)");
     control_in_flight_ = true;
     last_post_time_ = std::chrono::steady_clock::now();
+    control_posted_at_ = last_post_time_;
 }
 
 } // namespace rdmastream

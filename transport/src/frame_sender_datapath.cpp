@@ -13,8 +13,41 @@ namespace rdmastream {
 using Clock = std::chrono::steady_clock;
 
 void FrameSender::pump(std::chrono::milliseconds timeout) {
-    std::optional<CmEvent> ev;
-    const std::size_t n = timeout.count() == 0 ? poller_.poll(wcs_) : poller_.wait(wcs_, timeout, ev);
+    if (timeout.count() == 0) {
+        std::optional<CmEvent> none;
+        take(poller_.poll(wcs_), none);
+        return;
+    }
+    // Waiting for the receiver (a credit, a delivery, a control message's
+    // completion). Wait in keepalive-sized slices and probe the receiver
+    // between them: if every write was delivered and the receiver then lost
+    // its link, only a SEND of ours can turn that into a failed completion
+    // (RC retry) within seconds instead of the whole timeout.
+    const auto deadline = Clock::now() + timeout;
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        const auto slice = std::max(std::chrono::milliseconds(1), std::min(opts_.keepalive, left));
+        std::optional<CmEvent> ev;
+        if (take(poller_.wait(wcs_, slice, ev), ev) > 0 || end_acked_) {
+            return;
+        }
+        const auto now = Clock::now();
+        if (control_in_flight_ && now - control_posted_at_ >= opts_.ack_limit) {
+            throw std::runtime_error(fmt::format(
+                "sender: the receiver's side has not acknowledged a control message for {} ms after {} frames, "
+                "though the NIC reported no error: the path to the receiver is down (link, cable, switch) or its "
+                "host hangs",
+                opts_.ack_limit.count(), next_post_));
+        }
+        if (now >= deadline) {
+            throw TimeoutError(fmt::format("sender: no credit for {} ms after {} frames: is the receiver stuck?",
+                                           timeout.count(), next_post_));
+        }
+        keepalive_if_idle();
+    }
+}
+
+std::size_t FrameSender::take(std::size_t n, const std::optional<CmEvent>& ev) {
     for (std::size_t i = 0; i < n; ++i) {
         handle(wcs_[i]);
     }
@@ -22,7 +55,7 @@ void FrameSender::pump(std::chrono::milliseconds timeout) {
         // The receiver had every frame, took the end of stream and hung up
         // before our SEND's completion was polled: a clean end.
         end_acked_ = true;
-        return;
+        return n;
     }
     if (ev) {
         if (ev->type == RDMA_CM_EVENT_DISCONNECTED) {
@@ -32,9 +65,12 @@ void FrameSender::pump(std::chrono::milliseconds timeout) {
         throw std::runtime_error(
             fmt::format("sender: connection lost after {} frames: {}", next_post_, explain_lost_connection(*ev)));
     }
-    if (n == 0 && timeout.count() > 0) {
-        throw TimeoutError(fmt::format("sender: no credit for {} ms after {} frames: is the receiver stuck?",
-                                       timeout.count(), next_post_));
+    return n;
+}
+
+void FrameSender::keepalive_if_idle() {
+    if (!control_in_flight_ && !eos_posted_ && Clock::now() - last_post_time_ >= opts_.keepalive) {
+        post_control(wire::Control::kKeepalive);
     }
 }
 
@@ -108,9 +144,7 @@ void FrameSender::progress() {
         pending_.reset();
         post(frame);
     }
-    if (!control_in_flight_ && !eos_posted_ && Clock::now() - last_post_time_ >= opts_.keepalive) {
-        post_control(wire::Control::kKeepalive);
-    }
+    keepalive_if_idle();
 }
 
 void FrameSender::wait_done(std::uint64_t number, std::chrono::milliseconds timeout) {
@@ -158,7 +192,8 @@ void FrameSender::post(const Pending& frame) {
 
     const auto header = headers_.bytes().subspan(std::size_t{imm.slot} * wire::kSlotHeaderSize);
     wire::encode(wire::SlotHeader{frame.number, frame.meta.pts, frame.meta.duration,
-                                  static_cast<std::uint32_t>(frame.payload.size()), frame.meta.flags, imm, format_id_},
+                                  static_cast<std::uint32_t>(frame.payload.size()), frame.meta.flags, imm, format_id_,
+                                  wall_clock_ns()},
                  header.first<wire::kSlotHeaderSize>());
     ibv_sge sge[2] = {
         {headers_.addr() + std::uint64_t{imm.slot} * wire::kSlotHeaderSize,

@@ -292,12 +292,30 @@ RcConnection connect_with_retry(const Endpoint& peer, const ConnectionOptions& o
     });
 }
 
+namespace {
+// Whether rdma_cm can bind `local`'s address on some free port.
+bool address_binds(const Endpoint& local) {
+    CmEventChannel events;
+    CmId probe = create_id(events);
+    const AddrInfo ai = lookup(Endpoint{local.host, 0}, true);
+    return rdma_bind_addr(probe.get(), ai->ai_addr) == 0;
+}
+} // namespace
+
 Listener::Listener(const Endpoint& local) : id_(create_id(events_)) {
     const AddrInfo ai = lookup(local, true);
     if (rdma_bind_addr(id_.get(), ai->ai_addr) != 0) {
         const int err = errno;
         if (err == EADDRINUSE) {
             throw UserError(fmt::format("port {} is already in use: stop the other listener or pick "
+                                        "another port",
+                                        local.port));
+        }
+        // rdma_cm reports a port another listener holds as EADDRNOTAVAIL
+        // too (cma_check_port), not EADDRINUSE as sockets do: the same
+        // address on a free port tells the two causes apart.
+        if (err == EADDRNOTAVAIL && address_binds(local)) {
+            throw UserError(fmt::format("port {} is already in use by another RDMA listener: stop it or pick "
                                         "another port",
                                         local.port));
         }

@@ -36,7 +36,8 @@ constexpr std::size_t kAdvMagic = 0, kAdvVersion = 4, kAdvSlotCount = 8, kAdvSlo
                       kAdvAddr = 16, kAdvRkey = 24;
 // Slot header layout.
 constexpr std::size_t kHdrMagic = 0, kHdrSize = 4, kHdrFlags = 6, kHdrSeq = 8, kHdrPts = 16,
-                      kHdrDuration = 24, kHdrPayload = 32, kHdrSlot = 36, kHdrGen = 38, kHdrFormat = 40;
+                      kHdrDuration = 24, kHdrPayload = 32, kHdrSlot = 36, kHdrGen = 38, kHdrFormat = 40,
+                      kHdrSentAt = 48;
 
 } // namespace
 
@@ -244,7 +245,11 @@ void encode(const SlotHeader& h, std::span<std::byte, kSlotHeaderSize> out) noex
     store_le<std::uint16_t>(out, kHdrSlot, h.imm.slot);
     store_le<std::uint16_t>(out, kHdrGen, h.imm.generation);
     store_le<std::uint16_t>(out, kHdrFormat, h.format_id);
-    for (std::size_t i = kHdrFormat + 2; i < kSlotHeaderSize; ++i) {
+    for (std::size_t i = kHdrFormat + 2; i < kHdrSentAt; ++i) {
+        out[i] = std::byte{0};
+    }
+    store_le<std::uint64_t>(out, kHdrSentAt, h.sent_at_ns);
+    for (std::size_t i = kHdrSentAt + 8; i < kSlotHeaderSize; ++i) {
         out[i] = std::byte{0};
     }
 }
@@ -269,6 +274,7 @@ SlotHeader decode_slot_header(std::span<const std::byte> slot, SlotImm expected)
     h.imm.slot = load_le<std::uint16_t>(slot, kHdrSlot);
     h.imm.generation = load_le<std::uint16_t>(slot, kHdrGen);
     h.format_id = load_le<std::uint16_t>(slot, kHdrFormat);
+    h.sent_at_ns = load_le<std::uint64_t>(slot, kHdrSentAt);
     if (h.payload_size > slot.size() - kSlotHeaderSize) {
         throw ProtocolError(fmt::format("slot {} claims a {} byte payload, room is {}", expected.slot,
                                         h.payload_size, slot.size() - kSlotHeaderSize));

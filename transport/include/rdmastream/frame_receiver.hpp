@@ -34,6 +34,7 @@ struct ReceivedFrame {
     std::uint16_t slot = 0;
     wire::SlotHeader header;
     std::span<const std::byte> payload; // in registered memory, never copied
+    std::uint64_t arrived_at_ns = 0;     // wall_clock_ns() when the receiver took it
     // The stream's format (nullptr until the sender announces one), and
     // whether it changed since the previous frame (renegotiate downstream).
     const wire::StreamFormat* format = nullptr;

@@ -46,6 +46,11 @@ struct SenderOptions {
     Policy policy = Policy::kLossless;
     FrameDoneFn on_done;                         // may be empty
     std::chrono::milliseconds keepalive{1000};   // idle time before a keepalive goes out
+    // A control message (keepalive, format, end of stream) the receiver's
+    // NIC has not acknowledged within this means the path is gone even if our
+    // NIC reports nothing (e.g. its queue cannot drain): the sender gives up.
+    // Acks take microseconds; RC retry reports a lost peer in ~2 s.
+    std::chrono::milliseconds ack_limit{5000};
     PollMode poll_mode = PollMode::kEvent;
     std::string device; // RDMA device by name; empty: the one the route picks
     // Memory registered once for several senders (a fan-out); empty: the
@@ -131,9 +136,14 @@ private:
     void post_control(wire::Control kind, std::size_t payload_size = 0);
     void post_credit_recv(std::uint64_t buffer);
     void adopt_ring(const wire::RingAdvert& ring); // the receiver grew its ring
-    // Handles one batch of completions: waits up to `timeout` (0: just look).
-    // Throws on failure, or when waiting found nothing.
+    // Handles one batch of completions: waits up to `timeout` (0: just look),
+    // sending keepalives while it waits. Throws on failure, or when waiting
+    // found nothing.
     void pump(std::chrono::milliseconds timeout);
+    // Handles `n` polled completions and the rdma_cm event the wait saw, if
+    // any (throws on a lost connection); returns n.
+    std::size_t take(std::size_t n, const std::optional<CmEvent>& ev);
+    void keepalive_if_idle(); // a keepalive when nothing went out for opts_.keepalive
     void handle(const ibv_wc& wc);
     void retire_through(std::uint64_t posted_before); // frames below this posted index are delivered
     void drop_pending();
@@ -156,6 +166,7 @@ private:
     std::optional<Pending> pending_;
     std::uint32_t signal_every_;
     bool control_in_flight_ = false;
+    std::chrono::steady_clock::time_point control_posted_at_; // while control_in_flight_
     bool ring_replaced_ = false;      // a kRing message arrived
     std::uint16_t format_id_ = 0;     // stamped on every frame
     bool eos_posted_ = false;

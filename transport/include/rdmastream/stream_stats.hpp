@@ -8,6 +8,14 @@
 
 namespace rdmastream {
 
+// The wall clock in ns since the epoch (CLOCK_REALTIME through the vDSO: no
+// syscall). Only for one-way latency between synchronised machines.
+inline std::uint64_t wall_clock_ns() noexcept {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
+}
+
 struct StreamStats {
     std::uint64_t frames = 0;
     std::uint64_t bytes = 0;
@@ -16,6 +24,9 @@ struct StreamStats {
     std::uint64_t copies = 0;       // frames that needed a CPU copy (0 on the RDMA path)
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
     // Sender: from posting a frame's write to learning it was delivered.
+    // Receiver: one way, from the sender posting the frame to its arrival,
+    // by the two wall clocks (only as good as their synchronisation; frames
+    // that seem to arrive before they were sent are left out).
     std::uint64_t latency_samples = 0;
     std::chrono::nanoseconds latency_sum{0};
     std::chrono::nanoseconds latency_max{0};

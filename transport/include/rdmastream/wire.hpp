@@ -123,6 +123,10 @@ struct SlotHeader {
     std::uint16_t flags = 0;
     SlotImm imm; // repeats the immediate: a mismatch means a torn or stale slot
     std::uint16_t format_id = 0; // the StreamFormat this frame is in; 0: none announced
+    // The sender's wall clock (CLOCK_REALTIME, ns since the epoch) when it
+    // posted the frame; 0: not given. Only for one-way latency, and only
+    // meaningful where both clocks are synchronised (PTP, NTP, the test bed).
+    std::uint64_t sent_at_ns = 0;
 };
 void encode(const SlotHeader& header, std::span<std::byte, kSlotHeaderSize> out) noexcept;
 // Refuses a bad magic, a payload that does not fit slot_size, or an imm that
