@@ -17,6 +17,10 @@ public:
     // memory; false when it keeps the frame and hands the slot back later
     // (through the session's release queue).
     virtual bool consume(const ReceivedFrame& frame) = 0;
+    // Called while the receive loop waits with frames held: throws if the
+    // sink failed on another thread (e.g. a GStreamer bus error), so the
+    // wait ends with the reason instead of the idle timeout.
+    virtual void check() {}
     // End of stream: flush and close.
     virtual void finish() = 0;
     // Frames the sink copied (the stats count them).

@@ -5,6 +5,7 @@
 extern "C" {
 #include <libavformat/avformat.h>
 #include <libavformat/version.h>
+#include <libavutil/pixdesc.h>
 }
 
 #include <fmt/format.h>
@@ -31,11 +32,18 @@ FrameMd5Sink::FrameMd5Sink(const std::string& path) : path_(path), md5_(av_md5_a
     if (!md5_) throw std::bad_alloc();
 }
 
+namespace {
+const char* fmt_name_or(AVPixelFormat f) {
+    const char* name = av_get_pix_fmt_name(f);
+    return name ? name : "an unknown pixel format";
+}
+} // namespace
+
 void FrameMd5Sink::start_format(const wire::StreamFormat& format, const RawVideoCaps& caps) {
     geometry_ = frame_geometry(caps.format, caps.width, caps.height);
     if (geometry_.plane_count > format.plane_count) {
         throw ProtocolError(fmt::format("format {} announces {} planes, {} has {}", format.id, format.plane_count,
-                                        caps.width, geometry_.plane_count));
+                                        fmt_name_or(caps.format), geometry_.plane_count));
     }
     format_ = format;
     if (header_written_) {

@@ -1,8 +1,11 @@
 // rdmarecv: receive video frames over RDMA from rdmasend (or rdmasink) and
-// write them to files, checksums or nowhere. Parses flags, builds the
+// write them to files, checksums, a GStreamer pipeline or nowhere. Parses flags, builds the
 // outputs, hands over to run_receive; docs/cli.md is the user guide.
 #include "framemd5_sink.hpp"
+#include "gst_sink.hpp"
+#include "output_sink.hpp"
 #include "receive_session.hpp"
+#include "slot_release_queue.hpp"
 
 #include "rdmastream/error.hpp"
 #include "rdmastream/wire.hpp"
@@ -19,15 +22,27 @@ namespace cli = rdmastream::cli;
 
 int main(int argc, char** argv) {
     cli::ReceiveOptions o;
-    std::string framemd5;
+    std::string framemd5, output, codec, pipeline;
     bool null_output = false;
     bool verbose = false;
     CLI::App app{"rdmarecv: receive video frames over RDMA (from rdmasend or GStreamer's rdmasink) and write them "
                  "out.\nBy default it listens on every address; see docs/cli.md.\n\n"
-                 "Example: rdmarecv --framemd5 out.md5   and   rdmasend clip.mp4 --connect 192.0.2.1"};
+                 "Examples: rdmarecv -o got.mkv   and   rdmasend clip.mp4 --connect 192.0.2.1\n"
+                 "          rdmarecv --gst \"videoconvert ! autovideosink\"\n"
+                 "          rdmarecv --framemd5 got.md5"};
     cli::add_connection_flags(app, o.connection, true);
     app.add_option("--framemd5", framemd5,
                    "write one MD5 per frame to FILE (- for stdout), exactly as `ffmpeg -f framemd5` does");
+    app.add_option("-o,--output", output,
+                   "write the frames to FILE, in the format its name says (.y4m, .nut, .mkv: raw video, no "
+                   "encoding; others need --codec)");
+    app.add_option("--codec", codec,
+                   "encode -o's frames with this FFmpeg encoder (e.g. libx264, ffv1, mjpeg; rawvideo: none); "
+                   "default: raw video where the file type takes it");
+    app.add_option("--gst", pipeline,
+                   "push the frames, without a copy, into the GStreamer pipeline `appsrc ! PIPELINE` (e.g. "
+                   "\"videoconvert ! autovideosink\"); an element named rdmastats with a text property (e.g. "
+                   "textoverlay name=rdmastats) shows the frame number");
     app.add_flag("--null", null_output, "take the frames and drop them (measures the transport)");
     app.add_option("--frames", o.frames, "stop after N frames (0: until the sender ends the stream)")
         ->capture_default_str();
@@ -46,13 +61,20 @@ int main(int argc, char** argv) {
     av_log_set_level(verbose ? AV_LOG_INFO : AV_LOG_ERROR);
     try {
         const cli::ConnectionPlan plan = cli::connection_plan(app, o.connection, true);
+        if (!codec.empty() && output.empty()) {
+            throw rdmastream::UserError("--codec " + codec + " encodes what -o writes: add -o FILE");
+        }
+        // Before the sinks: they hand slots back through it until they are gone.
+        cli::SlotReleaseQueue released(o.connection.slots);
         std::vector<std::unique_ptr<cli::FrameSink>> sinks;
         if (!framemd5.empty()) sinks.push_back(std::make_unique<cli::FrameMd5Sink>(framemd5));
+        if (!output.empty()) sinks.push_back(std::make_unique<cli::OutputSink>(output, codec, released));
+        if (!pipeline.empty()) sinks.push_back(std::make_unique<cli::GstSink>(pipeline, released));
         if (null_output) sinks.push_back(std::make_unique<cli::NullSink>());
         if (sinks.empty()) {
             throw rdmastream::UserError("no output: give --framemd5 FILE, -o FILE, --gst PIPELINE or --null");
         }
-        return cli::run_receive(o, plan, std::move(sinks));
+        return cli::run_receive(o, plan, std::move(sinks), released);
     } catch (const rdmastream::UserError& e) {
         std::fprintf(stderr, "rdmarecv: %s\n", e.what());
         return 2;

@@ -7,8 +7,11 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <optional>
+#include <stdexcept>
 
 namespace rdmastream::cli {
 namespace {
@@ -32,11 +35,82 @@ std::unique_ptr<FrameReceiver> open_receiver(const ReceiveOptions& o, const Conn
     return FrameReceiver::connect(plan.endpoint, ring, to_ms(o.connection.connect_timeout));
 }
 
+// Who still holds each slot: the sinks that kept its frame. A slot's credit
+// goes back when the count reaches zero. Receive loop's thread only.
+class SlotHolds {
+public:
+    SlotHolds(FrameReceiver& rx, SlotReleaseQueue& released)
+        : rx_(rx), released_(released), holders_(released.slots(), 0) {}
+
+    // Gives the frame to every sink; releases the slot unless one kept it.
+    // The count starts at sinks + 1 so that a sink handing the slot back
+    // before consume returns cannot release it early.
+    void consume(const ReceivedFrame& f, const std::vector<std::unique_ptr<FrameSink>>& sinks) {
+        holders_[f.slot] = static_cast<std::uint32_t>(sinks.size()) + 1;
+        for (const auto& s : sinks) {
+            if (s->consume(f)) --holders_[f.slot];
+        }
+        ++held_;
+        drop(f.slot);
+    }
+    // Returns the credits of slots the sinks handed back since the last call.
+    void drain() {
+        released_.drain([this](std::uint16_t slot) { drop(slot); });
+    }
+    bool any_held() const noexcept { return held_ > 0; }
+
+private:
+    void drop(std::uint16_t slot) {
+        if (holders_[slot] == 0) {
+            throw std::logic_error(fmt::format("an output handed back slot {} it did not hold", slot));
+        }
+        if (--holders_[slot] == 0) {
+            --held_;
+            rx_.release(slot);
+        }
+    }
+
+    FrameReceiver& rx_;
+    SlotReleaseQueue& released_;
+    std::vector<std::uint32_t> holders_;
+    std::uint32_t held_ = 0; // slots with a non-zero count
+};
+
+// The next frame; nullopt at end of stream or on Ctrl-C. While sinks hold
+// slots it waits in short slices and hands freed slots back in between (the
+// sender may be waiting for exactly those credits); otherwise one wait of
+// the idle timeout, which the sender's keepalives extend.
+std::optional<ReceivedFrame> next_frame(FrameReceiver& rx, SlotHolds& holds, std::chrono::milliseconds idle,
+                                       const std::vector<std::unique_ptr<FrameSink>>& sinks) {
+    constexpr std::chrono::milliseconds kSlice{5};
+    const auto deadline = std::chrono::steady_clock::now() + idle;
+    for (;;) {
+        holds.drain();
+        if (!holds.any_held()) return rx.next(idle);
+        try {
+            return rx.next(kSlice);
+        } catch (const TimeoutError&) {
+            if (g_stop) return std::nullopt;
+            for (const auto& s : sinks) s->check();
+            if (std::chrono::steady_clock::now() >= deadline) {
+                throw TimeoutError(fmt::format("receiver: no frame for {} ms after {} frames while the outputs hold "
+                                               "frames: is the sender stuck, or does the output never let go?",
+                                               idle.count(), rx.stats().frames));
+            }
+        }
+    }
+}
+
 } // namespace
 
-int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector<std::unique_ptr<FrameSink>> sinks) {
+int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector<std::unique_ptr<FrameSink>> sinks,
+                SlotReleaseQueue& released) {
     require_rdma_device(o.connection.device);
     const auto rx = open_receiver(o, plan);
+    // Declared after the ring: on any exit the outputs (and buffers still
+    // pointing into slots) go first.
+    const auto outputs = std::move(sinks);
+    SlotHolds holds(*rx, released);
     std::fprintf(stderr, "rdmarecv: sender connected%s\n", rx->huge_pages() ? " (ring on huge pages)" : "");
     const auto old = std::signal(SIGINT, on_interrupt);
     StatsReport report("rdmarecv", !o.quiet);
@@ -46,9 +120,9 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
     const auto idle = to_ms(o.connection.idle_timeout);
     bool ended = false;
     while (!g_stop && (o.frames == 0 || taken < o.frames)) {
-        const auto f = rx->next(idle);
+        const auto f = next_frame(*rx, holds, idle, outputs);
         if (!f) {
-            ended = true;
+            ended = !g_stop;
             break;
         }
         if (f->format == nullptr) {
@@ -58,19 +132,18 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
         if (f->format_changed) {
             const RawVideoCaps caps = parse_caps_string(f->format->caps);
             std::fprintf(stderr, "rdmarecv: format %u: %s\n", f->format->id, f->format->caps.c_str());
-            for (auto& s : sinks) s->start_format(*f->format, caps);
+            for (const auto& s : outputs) s->start_format(*f->format, caps);
             if (taken > 0) ++counters.format_changes;
         }
         counters.gaps += f->header.sequence - expected_seq; // frames a live sender dropped
         expected_seq = f->header.sequence + 1;
-        for (auto& s : sinks) s->consume(*f);
-        rx->release(f->slot);
+        holds.consume(*f, outputs);
         ++taken;
         ++counters.zero_copy;
         report.tick(rx->stats(), counters);
     }
     std::signal(SIGINT, old);
-    for (auto& s : sinks) {
+    for (const auto& s : outputs) {
         s->finish();
         counters.copied += s->copies();
     }

@@ -1,8 +1,10 @@
 // rdmarecv's work: listen or connect, take frames off the ring, give each
-// to the sinks in place, release its slot, report, stop at end of stream.
+// to the sinks in place, release its slot (at once, or when the last sink
+// that kept it hands it back), report, stop at end of stream.
 #pragma once
 
 #include "frame_sink.hpp"
+#include "slot_release_queue.hpp"
 
 #include "rdmastream_cli/connection_flags.hpp"
 
@@ -21,6 +23,10 @@ struct ReceiveOptions {
     bool quiet = false;
 };
 
-int run_receive(const ReceiveOptions& opts, const ConnectionPlan& plan, std::vector<std::unique_ptr<FrameSink>> sinks);
+// `released` is where the sinks hand back slots they kept; it must outlive
+// them (their buffers may be freed while they are torn down). The sinks are
+// destroyed before the ring they point into.
+int run_receive(const ReceiveOptions& opts, const ConnectionPlan& plan, std::vector<std::unique_ptr<FrameSink>> sinks,
+                SlotReleaseQueue& released);
 
 } // namespace rdmastream::cli

@@ -144,7 +144,9 @@ private:
         in_flight_.resize(depth + 1); // + the frame a live sender keeps pending
         pool_->bind(tx_->pd(), in_flight_.size());
         std::fprintf(stderr, "rdmasend: connected: the receiver's ring has %u slots of %u bytes; %s policy\n",
-                     tx_->ring().slot_count, tx_->ring().slot_size, o_.connection.policy.c_str());
+                     tx_->ring().slot_count, tx_->ring().slot_size,
+                     // the receiver may have asked for live: say what is in force
+                     tx_->policy() == Policy::kLive ? "live" : "lossless");
     }
 
     std::int64_t timestamp(const AVFrame& f, std::int64_t loop_offset) const {

@@ -24,8 +24,19 @@ void StatsReport::tick(const StreamStats& s, const FrameCounters& c) {
     last_time_ = now;
     next_ = now + std::chrono::seconds(1);
     std::string progress = c.progress >= 0 ? fmt::format(", {:.0f}% of input", c.progress * 100) : std::string{};
-    std::fprintf(stderr, "%s: %llu frames, %.1f frames/s, %.3f Gb/s, %llu copied, %llu dropped, %llu credit waits%s\n",
-                 program_.c_str(), static_cast<unsigned long long>(s.frames), fps, s.gbps(),
+    // The last second's mean latency (the sender's post to delivery; the
+    // receiver's one way by the two clocks), not the run's: it shows change.
+    std::string latency;
+    if (const auto n = s.latency_samples - last_latency_samples_; n > 0) {
+        latency = fmt::format(", latency {:.1f} ms",
+                              static_cast<double>((s.latency_sum - last_latency_sum_).count()) / 1e6 /
+                                  static_cast<double>(n));
+    }
+    last_latency_samples_ = s.latency_samples;
+    last_latency_sum_ = s.latency_sum;
+    std::fprintf(stderr,
+                 "%s: %llu frames, %.1f frames/s, %.3f Gb/s%s, %llu copied, %llu dropped, %llu credit waits%s\n",
+                 program_.c_str(), static_cast<unsigned long long>(s.frames), fps, s.gbps(), latency.c_str(),
                  static_cast<unsigned long long>(c.copied + s.copies),
                  static_cast<unsigned long long>(s.drops + c.gaps), static_cast<unsigned long long>(s.credit_waits),
                  progress.c_str());
@@ -40,6 +51,13 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
                  static_cast<unsigned long long>(c.copied + s.copies), static_cast<unsigned long long>(c.converted),
                  static_cast<unsigned long long>(s.drops + c.gaps), static_cast<unsigned long long>(s.credit_waits),
                  static_cast<unsigned long long>(c.format_changes), c.path.empty() ? "" : "; path: ", c.path.c_str());
+    if (s.latency_samples > 0) {
+        std::fprintf(stderr, "%s: latency %.2f ms mean, %.2f ms max over %llu frames (%s)\n", program_.c_str(),
+                     s.latency_mean_us() / 1e3, s.latency_max_us() / 1e3,
+                     static_cast<unsigned long long>(s.latency_samples),
+                     program_ == "rdmarecv" ? "one way, from the sender's clock to ours"
+                                            : "from posting a frame to its delivery");
+    }
     if (json_path.empty()) return;
     const nlohmann::json j = {
         {"program", program_},

@@ -45,6 +45,13 @@ expect recv_no_output 2 'no output: give --framemd5 FILE' -- "$R"
 expect recv_bad_slot_size nonzero 'slot-size' -- "$R" --null --slot-size 10
 expect recv_unwritable_md5 2 'cannot write --framemd5 /nonexistent/x.md5' -- "$R" --framemd5 /nonexistent/x.md5
 expect recv_connect_no_addr 2 "--connect :5: the address is missing" -- "$R" --null --connect :5
+expect recv_codec_without_output 2 '--codec libx264 encodes what -o writes: add -o FILE' -- "$R" --codec libx264
+expect recv_output_unknown_type 2 '-o /tmp/x.qqq: FFmpeg knows no file type by that name: end it in .y4m' -- "$R" -o /tmp/x.qqq
+expect recv_output_raw_in_mp4 2 '-o /tmp/x.mp4: the mp4 format cannot hold raw video: give --codec NAME' -- "$R" -o /tmp/x.mp4
+expect recv_output_unknown_codec 2 '--codec nosuch: this FFmpeg has no video encoder of that name' -- "$R" -o /tmp/x.mkv --codec nosuch
+expect recv_output_unwritable 2 'cannot write -o /nonexistent/x.mkv: No such file or directory: check the folder' -- "$R" -o /nonexistent/x.mkv
+expect recv_gst_no_such_element 2 '--gst "nosuchelement ! fakesink": no element "nosuchelement"' -- "$R" --gst "nosuchelement ! fakesink"
+expect recv_gst_cannot_start 2 '--gst pipeline: filesink0: Could not open file "/nonexistent/x" for writing' -- "$R" --gst "filesink location=/nonexistent/x"
 
 # No RDMA device: only where this machine has none (CI and developers' do not).
 if [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then

@@ -35,6 +35,8 @@ private:
     bool per_second_;
     std::chrono::steady_clock::time_point next_;
     std::uint64_t last_frames_ = 0;
+    std::uint64_t last_latency_samples_ = 0; // for the last second's mean latency
+    std::chrono::nanoseconds last_latency_sum_{0};
     std::chrono::steady_clock::time_point last_time_;
 };
 

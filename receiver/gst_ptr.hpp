@@ -1,0 +1,34 @@
+// Owning pointers for the GStreamer objects rdmarecv --gst holds: one
+// deleter per unref function, as ff_ptr.hpp does for FFmpeg.
+#pragma once
+
+#include <gst/gst.h>
+
+#include <memory>
+
+namespace rdmastream::cli {
+
+struct GstObjectDeleter {
+    void operator()(gpointer o) const noexcept { gst_object_unref(o); }
+};
+struct GstCapsDeleter {
+    void operator()(GstCaps* c) const noexcept { gst_caps_unref(c); }
+};
+struct GstMessageDeleter {
+    void operator()(GstMessage* m) const noexcept { gst_message_unref(m); }
+};
+struct GErrorDeleter {
+    void operator()(GError* e) const noexcept { g_error_free(e); }
+};
+struct GFreeDeleter {
+    void operator()(gpointer p) const noexcept { g_free(p); }
+};
+
+using GstElementPtr = std::unique_ptr<GstElement, GstObjectDeleter>;
+using GstBusPtr = std::unique_ptr<GstBus, GstObjectDeleter>;
+using GstCapsPtr = std::unique_ptr<GstCaps, GstCapsDeleter>;
+using GstMessagePtr = std::unique_ptr<GstMessage, GstMessageDeleter>;
+using GErrorPtr = std::unique_ptr<GError, GErrorDeleter>;
+using GCharPtr = std::unique_ptr<gchar, GFreeDeleter>;
+
+} // namespace rdmastream::cli

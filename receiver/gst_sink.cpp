@@ -1,0 +1,123 @@
+// GstSink's control path: build and start the pipeline, take each format as
+// caps, wait for EOS at the end, turn bus errors into one line. The
+// per-frame path is gst_sink_push.cpp.
+#include "gst_sink.hpp"
+
+#include "rdmastream/error.hpp"
+
+#include <gst/app/gstappsrc.h>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+namespace rdmastream::cli {
+namespace {
+constexpr const char* kSourceName = "rdmarecv_src";
+constexpr const char* kStatsName = "rdmastats";
+constexpr GstClockTime kEosPatience = 30 * GST_SECOND; // frames still queued play out at their pace
+} // namespace
+
+GstSink::GstSink(const std::string& pipeline, SlotReleaseQueue& released)
+    : description_(pipeline), tickets_(released.slots()), texts_(released.slots()) {
+    for (std::size_t i = 0; i < tickets_.size(); ++i) tickets_[i] = Ticket{&released, static_cast<std::uint16_t>(i)};
+    gst_init(nullptr, nullptr);
+    const std::string full = fmt::format("appsrc name={} ! {}", kSourceName, pipeline);
+    GError* raw_error = nullptr;
+    GstElement* raw = gst_parse_launch(full.c_str(), &raw_error);
+    const GErrorPtr error(raw_error);
+    if (raw != nullptr) pipeline_.reset(GST_ELEMENT(gst_object_ref_sink(raw))); // parse_launch: floating
+    if (error || !pipeline_ || !GST_IS_PIPELINE(pipeline_.get())) {
+        throw UserError(fmt::format("--gst \"{}\": {}: check the element names and properties "
+                                    "(gst-inspect-1.0 ELEMENT lists them)",
+                                    pipeline, error ? error->message : "not a pipeline"));
+    }
+    appsrc_.reset(gst_bin_get_by_name(GST_BIN(pipeline_.get()), kSourceName));
+    // Not live: the pipeline starts its clock at the first frame (it
+    // prerolls on it) and plays frames at their timestamps from there.
+    g_object_set(appsrc_.get(), "format", GST_FORMAT_TIME, "is-live", FALSE, "stream-type",
+                 GST_APP_STREAM_TYPE_STREAM, nullptr);
+    if (GstElement* stats = gst_bin_get_by_name(GST_BIN(pipeline_.get()), kStatsName)) {
+        const GParamSpec* text = g_object_class_find_property(G_OBJECT_GET_CLASS(stats), "text");
+        GstPad* pad = gst_element_get_static_pad(stats, "video_sink"); // textoverlay's
+        if (pad == nullptr) pad = gst_element_get_static_pad(stats, "sink");
+        if (text != nullptr && text->value_type == G_TYPE_STRING && (text->flags & G_PARAM_WRITABLE) && pad) {
+            stats_.reset(stats);
+            gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, &GstSink::label_frame, this, nullptr);
+            gst_object_unref(pad);
+        } else {
+            if (pad) gst_object_unref(pad);
+            std::fprintf(stderr, "rdmarecv: --gst: the element named %s has no string property \"text\"; no frame "
+                                 "stats shown (name a textoverlay rdmastats)\n", kStatsName);
+            gst_object_unref(stats);
+        }
+    }
+    bus_.reset(gst_element_get_bus(pipeline_.get()));
+    if (gst_element_set_state(pipeline_.get(), GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
+        GstMessagePtr m(gst_bus_pop_filtered(bus_.get(), GST_MESSAGE_ERROR));
+        if (m) throw_error(m.get(), true);
+        throw UserError(fmt::format("--gst \"{}\": the pipeline cannot start (GStreamer gives no reason; "
+                                    "GST_DEBUG=3 shows more)",
+                                    pipeline));
+    }
+}
+
+GstSink::~GstSink() {
+    // Stops the streaming threads and frees every buffer still in the
+    // pipeline: their slots are queued while tickets_ and the ring live.
+    if (pipeline_) gst_element_set_state(pipeline_.get(), GST_STATE_NULL);
+}
+
+void GstSink::start_format(const wire::StreamFormat& format, const RawVideoCaps& caps) {
+    // The sender's caps are GStreamer caps already; fall back to ours (from
+    // the parsed fields) only if GStreamer cannot read them.
+    GstCapsPtr gst_caps(gst_caps_from_string(format.caps.c_str()));
+    if (!gst_caps || !gst_caps_is_fixed(gst_caps.get())) gst_caps.reset(gst_caps_from_string(to_caps_string(caps).c_str()));
+    if (!gst_caps || !gst_video_info_from_caps(&info_, gst_caps.get())) {
+        throw ProtocolError(fmt::format("--gst: GStreamer cannot read the sender's caps '{}'", format.caps));
+    }
+    extent_ = layout_extent(frame_geometry(caps.format, caps.width, caps.height), format);
+    format_ = format;
+    gst_app_src_set_caps(GST_APP_SRC(appsrc_.get()), gst_caps.get());
+}
+
+void GstSink::finish() {
+    check_bus();
+    gst_app_src_end_of_stream(GST_APP_SRC(appsrc_.get()));
+    GstMessagePtr m(gst_bus_timed_pop_filtered(bus_.get(), kEosPatience,
+                                               static_cast<GstMessageType>(GST_MESSAGE_ERROR | GST_MESSAGE_EOS)));
+    if (!m) {
+        throw std::runtime_error(fmt::format("--gst: the pipeline did not finish within {} s of the end of the "
+                                             "stream: does its sink wait for something?",
+                                             kEosPatience / GST_SECOND));
+    }
+    if (GST_MESSAGE_TYPE(m.get()) == GST_MESSAGE_ERROR) throw_error(m.get(), false);
+    gst_element_set_state(pipeline_.get(), GST_STATE_NULL);
+}
+
+void GstSink::check_bus() {
+    GstMessagePtr m(gst_bus_pop_filtered(bus_.get(), static_cast<GstMessageType>(GST_MESSAGE_ERROR | GST_MESSAGE_EOS)));
+    if (!m) return;
+    if (GST_MESSAGE_TYPE(m.get()) == GST_MESSAGE_ERROR) throw_error(m.get(), false);
+    throw std::runtime_error("--gst: the pipeline ended (EOS) before the sender ended the stream");
+}
+
+void GstSink::throw_error(GstMessage* message, bool at_start) const {
+    GError* raw = nullptr;
+    gchar* raw_debug = nullptr;
+    gst_message_parse_error(message, &raw, &raw_debug);
+    const GErrorPtr error(raw);
+    const GCharPtr debug(raw_debug);
+    if (debug) { // one line: GStreamer's debug text has line breaks
+        for (gchar* c = debug.get(); *c != '\0'; ++c) {
+            if (*c == '\n') *c = ' ';
+        }
+    }
+    const std::string text = fmt::format("--gst pipeline: {}: {}{}{}{}", GST_OBJECT_NAME(GST_MESSAGE_SRC(message)),
+                                         error ? error->message : "error", debug ? " (" : "",
+                                         debug ? debug.get() : "", debug ? ")" : "");
+    if (at_start) throw UserError(text + ": check the pipeline's settings");
+    throw std::runtime_error(text);
+}
+
+} // namespace rdmastream::cli

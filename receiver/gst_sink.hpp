@@ -1,0 +1,80 @@
+// --gst "PIPELINE": frames into a GStreamer pipeline, `appsrc ! PIPELINE`,
+// without a copy. Each frame becomes a read-only GstBuffer that wraps its
+// ring slot (gst_buffer_new_wrapped_full) with a GstVideoMeta for the
+// sender's plane offsets and strides; when GStreamer frees the buffer, on
+// whichever thread, the callback only queues the slot: the receive loop
+// returns the credit (the transport has one driving thread).
+//
+// The caps are the sender's own (they are GStreamer caps). Timestamps are
+// the sender's, shifted so the first frame is at 0: the pipeline plays at
+// the stream's pace from the first frame (add sync=false to the sink to
+// take frames as they come). End of stream waits for the pipeline's EOS;
+// a pipeline error ends the stream with its message.
+#pragma once
+
+#include "frame_sink.hpp"
+#include "gst_ptr.hpp"
+#include "slot_release_queue.hpp"
+
+#include "rdmastream_cli/plane_geometry.hpp"
+
+#include <gst/video/video.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rdmastream::cli {
+
+class GstSink final : public FrameSink {
+public:
+    // Builds and starts the pipeline now: a bad description or an element
+    // that cannot start fails before any connection.
+    GstSink(const std::string& pipeline, SlotReleaseQueue& released);
+    ~GstSink() override;
+    void start_format(const wire::StreamFormat& format, const RawVideoCaps& caps) override;
+    bool consume(const ReceivedFrame& frame) override; // gst_sink_push.cpp
+    void check() override { check_bus(); }
+    void finish() override;
+
+private:
+    struct Ticket {
+        SlotReleaseQueue* released = nullptr;
+        std::uint16_t slot = 0;
+    };
+    static void buffer_freed(gpointer ticket);
+    // On the rdmastats element's sink pad, in the streaming thread just
+    // before the element draws: sets the text of the frame it is about to
+    // draw (setting it at push time would label a queued frame with the
+    // newest frame's text).
+    static GstPadProbeReturn label_frame(GstPad* pad, GstPadProbeInfo* info, gpointer self);
+    // Throws on an error message waiting on the bus (never blocks).
+    void check_bus();
+    [[noreturn]] void throw_error(GstMessage* error, bool at_start) const;
+
+    std::string description_;
+    std::vector<Ticket> tickets_; // one per slot; outlive the pipeline (see ~GstSink)
+    GstElementPtr pipeline_;
+    GstElementPtr appsrc_;
+    GstElementPtr stats_; // the `rdmastats` element if it has a "text" property
+    GstBusPtr bus_;
+
+    wire::StreamFormat format_;
+    GstVideoInfo info_{};
+    std::size_t extent_ = 0;
+    std::int64_t first_pts_ = 0;
+    bool have_first_pts_ = false;
+    // Overlay text per slot, written when the slot's frame is pushed, read by
+    // label_frame; `sequence` is published last (release) and names the
+    // frame the text belongs to. A slot is rewritten only after its previous
+    // buffer was freed, i.e. after that frame was labelled.
+    struct SlotText {
+        std::atomic<std::uint64_t> sequence{UINT64_MAX};
+        std::array<char, 128> text{};
+    };
+    std::vector<SlotText> texts_;
+};
+
+} // namespace rdmastream::cli

@@ -1,0 +1,50 @@
+// Slots that an output finished with on another thread (a GStreamer
+// streaming thread, an encoder's worker): the free callback pushes the slot
+// here and the receive loop, the one thread that may drive the
+// FrameReceiver, takes them off and returns the credits.
+//
+// Lock-free and allocation-free per frame: one counter per slot (a slot can
+// come back more than once when several outputs held it) and one flag that
+// says "look". push() may run on any thread; drain() on the receive loop's
+// thread only.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+namespace rdmastream::cli {
+
+class SlotReleaseQueue {
+public:
+    // `slots`: the ring's slot count (it never changes, even when the ring grows).
+    explicit SlotReleaseQueue(std::uint32_t slots)
+        : slots_(slots), pending_(std::make_unique<std::atomic<std::uint32_t>[]>(slots)) {}
+
+    void push(std::uint16_t slot) noexcept {
+        pending_[slot].fetch_add(1, std::memory_order_release);
+        any_.store(true, std::memory_order_release);
+    }
+
+    // Calls on_slot(slot) once per push since the last drain. A push that
+    // races with a drain is seen by this one or the next (the flag is set
+    // after the counter, and cleared before the counters are read).
+    template <typename F>
+    void drain(F&& on_slot) {
+        if (!any_.exchange(false, std::memory_order_acquire)) return;
+        for (std::uint32_t s = 0; s < slots_; ++s) {
+            for (std::uint32_t n = pending_[s].exchange(0, std::memory_order_acquire); n > 0; --n) {
+                on_slot(static_cast<std::uint16_t>(s));
+            }
+        }
+    }
+
+    std::uint32_t slots() const noexcept { return slots_; }
+
+private:
+    std::uint32_t slots_;
+    std::unique_ptr<std::atomic<std::uint32_t>[]> pending_;
+    std::atomic<bool> any_{false};
+};
+
+} // namespace rdmastream::cli

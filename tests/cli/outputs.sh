@@ -1,0 +1,69 @@
+#!/bin/sh
+# rdmarecv's outputs over a real connection, one clip each, each on its own
+# port: -o .y4m and -o .mkv (ffprobe's frame count and the written file's
+# framemd5 equal ffmpeg's decode of the source), --gst with zero copies in
+# the stats, --policy live on the receiver, and a truncated input (the
+# receiver gets end of stream after the frames before the cut).
+#   outputs.sh recv|send BINDIR CLIPDIR
+set -u
+role=$1 bin=$2 clips=$3
+out=${RDMABED_OUT:-/tmp}
+clip=$clips/h264.mp4
+ref=$clips/h264.mp4.ref.md5
+n=$(grep -c '^0,' "$ref")
+status=0
+fail() { echo "FAIL $*"; status=1; }
+hashes() { grep '^0,' "$1" | awk -F', *' '{print $3, $6}'; } # pts and hash
+
+if [ "$role" = send ]; then
+  for port in 18661 18662 18663 18664; do
+    "$bin/rdmasend" "$clip" --connect "$RDMABED_SERVER_ADDR:$port" -q || fail "rdmasend to :$port exited $?"
+  done
+  "$bin/rdmasend" "$clips/truncated.ts" --connect "$RDMABED_SERVER_ADDR:18665" -q 2>"$out/truncated.err"
+  rc=$?
+  # FFmpeg's TS demuxer reads a cut-off file as a short one (ffmpeg itself
+  # exits 0): rdmasend may end normally after what it decoded, or exit 1
+  # naming the error; it must not hang or crash.
+  [ "$rc" -le 1 ] || fail "truncated input: rdmasend exited $rc"
+  echo "truncated input: rdmasend exited $rc: $(tail -1 "$out/truncated.err")"
+  exit $status
+fi
+
+R="$bin/rdmarecv -q --idle-timeout 60"
+for ext in y4m mkv; do
+  port=$([ $ext = y4m ] && echo 18661 || echo 18662)
+  $R --listen ":$port" -o "$out/got.$ext" || { fail "-o got.$ext: rdmarecv exited $?"; continue; }
+  frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$out/got.$ext")
+  [ "$frames" = "$n" ] || fail "-o got.$ext: ffprobe counts $frames frames, the clip has $n"
+  ffmpeg -nostdin -v error -y -i "$out/got.$ext" -map 0:v:0 -f framemd5 "$out/got.$ext.md5"
+  if [ "$(hashes "$out/got.$ext.md5")" = "$(hashes "$ref")" ]; then
+    echo "ok -o got.$ext: $frames frames, framemd5 (pts and hash) equal to ffmpeg's decode of the source"
+  else
+    fail "-o got.$ext: framemd5 differs from ffmpeg's decode of the source:"; diff "$out/got.$ext.md5" "$ref" | head
+  fi
+done
+
+$R --listen :18663 --gst "fakesink" --stats-json "$out/gst.json" || fail "--gst fakesink: rdmarecv exited $?"
+if grep -q "\"frames\": $n," "$out/gst.json" && grep -q '"copies": 0,' "$out/gst.json"; then
+  echo "ok --gst fakesink: $n frames, no copy"
+else
+  fail "--gst fakesink: stats are not $n frames and 0 copies:"; cat "$out/gst.json"
+fi
+
+$R --listen :18664 --policy live --framemd5 "$out/live.md5" || fail "--policy live: rdmarecv exited $?"
+got=$(grep -c '^0,' "$out/live.md5")
+missing=$(grep '^0,' "$out/live.md5" | awk -F', *' '{print $6}' | grep -cvxF -f "$(awk -F', *' '/^0,/{print $6}' "$ref" > "$out/ref.hashes"; echo "$out/ref.hashes")")
+if [ "$got" -ge 1 ] && [ "$missing" -eq 0 ]; then
+  echo "ok --policy live: $got of $n frames, each one of the clip's"
+else
+  fail "--policy live: $got frames, $missing not from the clip"
+fi
+
+$R --listen :18665 --framemd5 "$out/truncated.md5" || fail "truncated input: rdmarecv exited $? instead of ending normally"
+got=$(grep -c '^0,' "$out/truncated.md5")
+if [ "$got" -ge 1 ] && [ "$got" -lt 20 ]; then
+  echo "ok truncated input: the receiver got end of stream after $got of the full file's 20 frames"
+else
+  fail "truncated input: $got frames arrived, expected 1..19"
+fi
+exit $status

@@ -1,0 +1,272 @@
+// rdmarecv's outputs driven without a connection: frames in slot-like
+// buffers with padded strides go through -o (y4m, mkv raw, ffv1) and --gst,
+// are read back with FFmpeg and compared byte for byte; every slot an
+// output kept must come back through the release queue exactly once.
+#include "gst_sink.hpp"
+#include "overlay_text.hpp"
+#include "output_sink.hpp"
+#include "slot_release_queue.hpp"
+
+#include "rdmastream_cli/ff_ptr.hpp"
+#include "rdmastream_cli/raw_caps.hpp"
+
+#include "rdmastream/error.hpp"
+
+extern "C" {
+#include <libavutil/imgutils.h>
+}
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace cli = rdmastream::cli;
+using rdmastream::ReceivedFrame;
+using rdmastream::wire::StreamFormat;
+
+namespace {
+
+constexpr int kW = 64, kH = 48, kFrames = 6;
+constexpr std::uint32_t kSlots = 4;
+
+// I420 64x48 in a padded layout (stride 80, gaps between planes), or packed.
+StreamFormat i420_format(bool padded) {
+    StreamFormat f;
+    f.id = 1;
+    f.plane_count = 3;
+    f.caps = "video/x-raw,format=I420,width=64,height=48,framerate=25/1,pixel-aspect-ratio=1/1";
+    if (padded) {
+        f.planes[0] = {16, 80};
+        f.planes[1] = {16 + 80 * 48 + 64, 48};
+        f.planes[2] = {16 + 80 * 48 + 64 + 48 * 24 + 32, 48};
+        f.max_frame_size = f.planes[2].offset + 48 * 24;
+    } else {
+        f.planes[0] = {0, 64};
+        f.planes[1] = {64 * 48, 32};
+        f.planes[2] = {64 * 48 + 32 * 24, 32};
+        f.max_frame_size = 64 * 48 * 3 / 2;
+    }
+    return f;
+}
+
+// The visible bytes of frame n, packed (what FFmpeg's decode gives back).
+std::vector<std::uint8_t> picture(int n) {
+    std::vector<std::uint8_t> p(kW * kH * 3 / 2);
+    for (std::size_t i = 0; i < p.size(); ++i) p[i] = static_cast<std::uint8_t>((i * 7 + static_cast<std::size_t>(n) * 31) & 0xff);
+    return p;
+}
+
+// Frame n laid out as `f` says, padding filled with junk.
+std::vector<std::byte> slot_payload(const StreamFormat& f, int n) {
+    std::vector<std::byte> out(f.max_frame_size, std::byte{0xee});
+    const auto pic = picture(n);
+    const int rows[3] = {kH, kH / 2, kH / 2}, widths[3] = {kW, kW / 2, kW / 2};
+    std::size_t src = 0;
+    for (int p = 0; p < 3; ++p) {
+        for (int r = 0; r < rows[p]; ++r) {
+            std::memcpy(out.data() + f.planes[p].offset + static_cast<std::size_t>(r) * f.planes[p].stride, pic.data() + src,
+                        static_cast<std::size_t>(widths[p]));
+            src += static_cast<std::size_t>(widths[p]);
+        }
+    }
+    return out;
+}
+
+struct Fed {
+    std::vector<bool> kept;
+    std::vector<int> returned; // per slot
+};
+
+// Feeds kFrames frames, slot n % kSlots, draining the queue as rdmarecv does.
+Fed feed(cli::FrameSink& sink, cli::SlotReleaseQueue& q, const StreamFormat& f) {
+    Fed fed{{}, std::vector<int>(kSlots, 0)};
+    sink.start_format(f, cli::parse_caps_string(f.caps));
+    std::vector<std::vector<std::byte>> slots(kSlots);
+    std::vector<bool> busy(kSlots, false);
+    for (int n = 0; n < kFrames; ++n) {
+        const auto s = static_cast<std::uint16_t>(n % kSlots);
+        while (busy[s]) { // wait for the output to give the slot back
+            q.drain([&](std::uint16_t r) { busy[r] = false; ++fed.returned[r]; });
+        }
+        slots[s] = slot_payload(f, n);
+        ReceivedFrame fr;
+        fr.slot = s;
+        fr.header.sequence = static_cast<std::uint64_t>(n);
+        fr.header.pts = n * 40'000'000LL;
+        fr.header.duration = 40'000'000LL;
+        fr.payload = slots[s];
+        const bool done = sink.consume(fr);
+        fed.kept.push_back(!done);
+        busy[s] = !done;
+    }
+    sink.finish();
+    q.drain([&](std::uint16_t r) { busy[r] = false; ++fed.returned[r]; });
+    return fed;
+}
+
+// Decodes `path` and returns each frame's visible bytes, packed.
+std::vector<std::vector<std::uint8_t>> decode(const std::string& path, std::vector<std::int64_t>* pts = nullptr) {
+    AVFormatContext* raw = nullptr;
+    EXPECT_EQ(avformat_open_input(&raw, path.c_str(), nullptr, nullptr), 0) << path;
+    cli::InputContextPtr in(raw);
+    EXPECT_GE(avformat_find_stream_info(in.get(), nullptr), 0);
+    const AVStream* st = in->streams[0];
+    const AVCodec* dec = avcodec_find_decoder(st->codecpar->codec_id);
+    cli::CodecContextPtr ctx(avcodec_alloc_context3(dec));
+    avcodec_parameters_to_context(ctx.get(), st->codecpar);
+    EXPECT_EQ(avcodec_open2(ctx.get(), dec, nullptr), 0);
+    auto pkt = cli::make_packet();
+    auto frame = cli::make_frame();
+    std::vector<std::vector<std::uint8_t>> out;
+    auto take = [&] {
+        while (avcodec_receive_frame(ctx.get(), frame.get()) == 0) {
+            std::vector<std::uint8_t> b(static_cast<std::size_t>(
+                av_image_get_buffer_size(static_cast<AVPixelFormat>(frame->format), frame->width, frame->height, 1)));
+            av_image_copy_to_buffer(b.data(), static_cast<int>(b.size()), frame->data, frame->linesize,
+                                    static_cast<AVPixelFormat>(frame->format), frame->width, frame->height, 1);
+            out.push_back(std::move(b));
+            if (pts) pts->push_back(av_rescale_q(frame->best_effort_timestamp, st->time_base, AVRational{1, 25}));
+        }
+    };
+    while (av_read_frame(in.get(), pkt.get()) >= 0) {
+        avcodec_send_packet(ctx.get(), pkt.get());
+        av_packet_unref(pkt.get());
+        take();
+    }
+    avcodec_send_packet(ctx.get(), nullptr);
+    take();
+    return out;
+}
+
+std::string temp_path(const std::string& name) {
+    return (std::filesystem::temp_directory_path() / ("rdmarecv_sinks_test_" + name)).string();
+}
+
+void expect_pictures(const std::string& path, bool check_pts = true) {
+    std::vector<std::int64_t> pts;
+    const auto frames = decode(path, &pts);
+    ASSERT_EQ(frames.size(), static_cast<std::size_t>(kFrames)) << path;
+    for (int n = 0; n < kFrames; ++n) {
+        EXPECT_EQ(frames[static_cast<std::size_t>(n)], picture(n)) << path << " frame " << n;
+        if (check_pts) {
+            EXPECT_EQ(pts[static_cast<std::size_t>(n)], n) << path << " frame " << n;
+        }
+    }
+}
+
+void expect_all_returned(const Fed& fed) {
+    std::vector<int> kept(kSlots, 0);
+    for (int n = 0; n < kFrames; ++n) kept[static_cast<std::size_t>(n) % kSlots] += fed.kept[static_cast<std::size_t>(n)];
+    EXPECT_EQ(fed.returned, kept) << "slots handed back, per slot";
+}
+
+} // namespace
+
+TEST(OutputSink, Y4mReadsTheSlotInPlace) {
+    cli::SlotReleaseQueue q(kSlots);
+    const auto path = temp_path("a.y4m");
+    cli::OutputSink sink(path, "", q);
+    const Fed fed = feed(sink, q, i420_format(true));
+    EXPECT_EQ(sink.copies(), 0u);
+    expect_all_returned(fed);
+    expect_pictures(path);
+}
+
+TEST(OutputSink, MkvRawPaddedLayoutCopiesOnce) {
+    cli::SlotReleaseQueue q(kSlots);
+    const auto path = temp_path("b.mkv");
+    cli::OutputSink sink(path, "", q);
+    feed(sink, q, i420_format(true));
+    EXPECT_EQ(sink.copies(), static_cast<std::uint64_t>(kFrames));
+    expect_pictures(path);
+}
+
+TEST(OutputSink, NutRawPackedLayoutNoCopy) {
+    cli::SlotReleaseQueue q(kSlots);
+    const auto path = temp_path("c.nut");
+    cli::OutputSink sink(path, "", q);
+    feed(sink, q, i420_format(false));
+    EXPECT_EQ(sink.copies(), 0u);
+    expect_pictures(path);
+}
+
+TEST(OutputSink, Ffv1EncoderHandsSlotsBack) {
+    cli::SlotReleaseQueue q(kSlots);
+    const auto path = temp_path("d.mkv");
+    cli::OutputSink sink(path, "ffv1", q);
+    const Fed fed = feed(sink, q, i420_format(true));
+    expect_all_returned(fed);
+    expect_pictures(path);
+}
+
+TEST(OutputSink, Libx264Encodes) {
+    cli::SlotReleaseQueue q(kSlots);
+    const auto path = temp_path("e.mp4");
+    cli::OutputSink sink(path, "libx264", q);
+    const Fed fed = feed(sink, q, i420_format(true));
+    expect_all_returned(fed);
+    EXPECT_EQ(decode(path).size(), static_cast<std::size_t>(kFrames)); // lossy: count only
+}
+
+TEST(OutputSink, RefusesRawInMp4WithTheFix) {
+    cli::SlotReleaseQueue q(kSlots);
+    try {
+        cli::OutputSink sink(temp_path("f.mp4"), "", q);
+        FAIL() << "mp4 took raw video";
+    } catch (const rdmastream::UserError& e) {
+        EXPECT_NE(std::string(e.what()).find("cannot hold raw video: give --codec"), std::string::npos) << e.what();
+    }
+}
+
+// The burned-in text: frame number, pts and the one-way latency from the
+// sender's timestamp; a frame arriving "before" it was sent (clocks apart)
+// shows no latency rather than a wrong one.
+TEST(OverlayText, FrameNumberPtsAndLatency) {
+    rdmastream::ReceivedFrame f;
+    f.header.sequence = 42;
+    f.header.pts = 1'500'000'000;
+    f.header.sent_at_ns = 1'000'000'000;
+    f.arrived_at_ns = 1'012'500'000;
+    std::array<char, 96> buf{};
+    EXPECT_EQ(cli::overlay_text(f, buf), "frame 42, pts 1.500 s, latency 12.5 ms");
+    f.arrived_at_ns = 999'000'000;
+    EXPECT_EQ(cli::overlay_text(f, buf), "frame 42, pts 1.500 s");
+    std::array<char, 8> tiny{};
+    EXPECT_EQ(cli::overlay_text(f, tiny), "frame 4"); // cut short, still NUL-terminated
+    EXPECT_EQ(tiny[7], '\0');
+}
+
+TEST(GstSink, OverlayNamedRdmastats) {
+    cli::SlotReleaseQueue q(kSlots);
+    const auto path = temp_path("g.y4m");
+    cli::GstSink sink("textoverlay name=rdmastats ! videoconvert ! video/x-raw,format=Y444 ! y4menc ! filesink buffer-mode=unbuffered location=" + path, q);
+    const Fed fed = feed(sink, q, i420_format(true));
+    for (bool k : fed.kept) EXPECT_TRUE(k);
+    expect_all_returned(fed);
+    // textoverlay draws on the picture: count the frames only here.
+    EXPECT_EQ(decode(path).size(), static_cast<std::size_t>(kFrames));
+}
+
+// y4menc ignores GstVideoMeta (it writes the buffer as the caps lay it out);
+// videoconvert honours it: I420 -> YV12 -> I420 (plane swaps, lossless)
+// gives back the picture in GStreamer's own layout, bit for bit, which
+// proves the offsets and strides arrived.
+TEST(GstSink, PicturesArriveIntactThroughVideoMeta) {
+    cli::SlotReleaseQueue q(kSlots);
+    const auto path = temp_path("h.y4m");
+    cli::GstSink sink("videoconvert ! video/x-raw,format=YV12 ! videoconvert ! video/x-raw,format=I420 ! y4menc ! filesink "
+                      "buffer-mode=unbuffered location=" + path, q);
+    const Fed fed = feed(sink, q, i420_format(true));
+    expect_all_returned(fed);
+    expect_pictures(path, false); // y4m has no timestamps
+}
+
+TEST(GstSink, BadPipelineIsAUserError) {
+    cli::SlotReleaseQueue q(kSlots);
+    EXPECT_THROW(cli::GstSink("nosuchelement ! fakesink", q), rdmastream::UserError);
+}
