@@ -49,26 +49,6 @@ GST_ELEMENT_REGISTER_DEFINE(rdmasrc, "rdmasrc", GST_RANK_NONE, GST_TYPE_RDMA_SRC
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
 
-namespace rdmastream::gst {
-
-SrcLink::SrcLink(std::unique_ptr<FrameReceiver> r) : receiver(std::move(r)) {
-    const std::uint32_t slots = receiver->ring().slots;
-    tickets.reserve(slots);
-    for (std::uint32_t i = 0; i < slots; ++i) {
-        tickets.push_back(Ticket{this, static_cast<std::uint16_t>(i)});
-    }
-    freed.reserve(slots);
-    draining.reserve(slots);
-}
-
-void SrcLink::unref() noexcept {
-    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        delete this;
-    }
-}
-
-} // namespace rdmastream::gst
-
 namespace {
 
 GstStructure* stats_structure(const SrcCounters& c) {
@@ -118,9 +98,9 @@ static gboolean gst_rdma_src_stop(GstBaseSrc* bsrc) {
     self->state = nullptr;
     GST_OBJECT_UNLOCK(self);
     if (st) {
-        if (st->link != nullptr) {
+        if (st->buffers) {
+            // Buffers still downstream keep the ring (and the connection) until they go.
             GST_INFO_OBJECT(self, "closing after %" G_GUINT64_FORMAT " frames", st->counters.frames);
-            st->link->unref(); // buffers still downstream keep the ring until they go
         }
         if (st->caps != nullptr) {
             gst_caps_unref(st->caps);

@@ -2,11 +2,13 @@
 // and pushes buffers that wrap the ring slots, without copying.
 //
 // rdmasrc.cpp is the control path (properties, start/stop, queries);
-// rdmasrc_create.cpp is the per-frame path.
+// rdmasrc_create.cpp is the per-frame path; rdmasrc_slots.* recycles the
+// buffers it pushes.
 #pragma once
 
 #include "rdmacaps.hpp"
 #include "rdmaenums.hpp"
+#include "rdmasrc_slots.hpp"
 
 #include "rdmastream/frame_receiver.hpp"
 
@@ -14,10 +16,8 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <vector>
 
 G_BEGIN_DECLS
 #define GST_TYPE_RDMA_SRC (gst_rdma_src_get_type())
@@ -55,32 +55,14 @@ struct SrcCounters {
     guint64 format_changes = 0;
 };
 
-// The receiver and the ring memory our buffers wrap. Reference counted by
-// hand: the element holds one reference, every buffer downstream one more,
-// so the ring outlives rdmasrc's stop() while buffers still point into it.
-// A buffer's free callback may run on any thread: it queues its slot, and
-// the streaming thread (the only one that drives the receiver) releases it.
-struct SrcLink {
-    explicit SrcLink(std::unique_ptr<FrameReceiver> r);
-    void unref() noexcept; // deletes at zero
-
-    struct Ticket { // a buffer's free-callback data, one per slot
-        SrcLink* link;
-        std::uint16_t slot;
-    };
-    std::atomic<int> refs{1};
-    std::unique_ptr<FrameReceiver> receiver;
-    std::vector<Ticket> tickets;
-    std::mutex mutex;                   // guards `freed`
-    std::vector<std::uint16_t> freed;   // slots downstream gave back; capacity = slots
-    std::vector<std::uint16_t> draining; // the streaming thread's swap partner
-};
-
 // What exists only between start() and stop() (streaming thread).
 struct SrcState {
     SrcSettings settings; // copied at start
     std::optional<Listener> listener; // role=listen: bound in start(), so a bad address fails early
-    SrcLink* link = nullptr;
+    // The buffers that wrap the ring; they own the receiver (via its ring),
+    // so it outlives stop() while buffers are still downstream.
+    std::unique_ptr<SlotBuffers, SlotBuffers::Unref> buffers;
+    FrameReceiver* receiver = nullptr; // lives as long as `buffers`
     GstCaps* caps = nullptr;  // what we output (the sender's caps)
     bool raw_video = false;
     GstVideoInfo info{};

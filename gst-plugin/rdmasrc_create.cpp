@@ -1,13 +1,17 @@
 // rdmasrc's per-frame path: take the next frame from the ring and push a
 // buffer that wraps its slot (no copy); slots downstream has freed go back
-// to the sender first. Per frame: one GstBuffer and GstMemory from
-// GStreamer's allocator (as shmsrc does), a GstVideoMeta for raw video; no
-// other allocation, no syscall but the transport's CQ poll.
+// to the sender first. The buffer, its memory and its GstVideoMeta are
+// recycled (rdmasrc_slots.*): once every slot has carried a frame, no
+// allocation, and no syscall but the transport's CQ poll and credit sends.
 #include "rdmasrc.hpp"
 
 #include "rdmastream/error.hpp"
 
-#include <cstring>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+#include <memory>
 #include <thread>
 
 #define GST_CAT_DEFAULT gst_rdma_src_debug
@@ -19,38 +23,53 @@ namespace {
 
 constexpr std::chrono::milliseconds kSlice{20}; // how often a wait looks at the flushing flag and freed slots
 
-// The transport reports "waited and nothing came" as a plain runtime_error
+// The transport reports "waited and nothing came" as a TimeoutError
 // (receiver) or a CmEventError without an event (listener); we wait in short
 // slices so unlock() can interrupt, and tell these from real failures.
-// (Transport wish: a distinct exception type or a non-throwing wait.)
 bool is_wait_timeout(const std::exception& e) {
     if (const auto* cm = dynamic_cast<const CmEventError*>(&e)) {
         return !cm->event().has_value();
     }
-    return std::strncmp(e.what(), "receiver: no frame for ", 23) == 0;
-}
-
-// Called by GStreamer when downstream frees a buffer, on any thread.
-void slot_freed(gpointer data) {
-    auto* t = static_cast<SrcLink::Ticket*>(data);
-    SrcLink* link = t->link;
-    {
-        std::lock_guard lock(link->mutex);
-        link->freed.push_back(t->slot); // capacity = slots: never allocates
-    }
-    link->unref();
+    return dynamic_cast<const TimeoutError*>(&e) != nullptr;
 }
 
 // Returns the slots downstream freed since the last call to the sender.
-void release_freed(SrcLink& link) {
-    {
-        std::lock_guard lock(link.mutex);
-        link.freed.swap(link.draining);
+void release_freed(SrcState& st) {
+    for (const std::uint16_t slot : st.buffers->take_freed_st()) {
+        st.receiver->release(slot);
     }
-    for (const std::uint16_t slot : link.draining) {
-        link.receiver->release(slot);
+}
+
+// Describes the frame's planes in the buffer's GstVideoMeta: rewritten in
+// place on a recycled buffer, added once per buffer otherwise.
+void set_video_meta(GstBuffer* buffer, const SrcState& st, const wire::StreamFormat& format) {
+    GstVideoMeta* meta = gst_buffer_get_video_meta(buffer);
+    if (!st.raw_video || format.plane_count == 0) {
+        if (meta != nullptr) { // the buffer carried raw video before a caps change
+            gst_buffer_remove_meta(buffer, &meta->meta);
+        }
+        return;
     }
-    link.draining.clear();
+    gsize offset[GST_VIDEO_MAX_PLANES] = {};
+    gint stride[GST_VIDEO_MAX_PLANES] = {};
+    const std::size_t n = std::min<std::size_t>(format.plane_count, GST_VIDEO_MAX_PLANES);
+    for (std::size_t i = 0; i < n; ++i) {
+        offset[i] = format.planes[i].offset;
+        stride[i] = static_cast<gint>(format.planes[i].stride);
+    }
+    if (meta == nullptr) {
+        gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(&st.info),
+                                       GST_VIDEO_INFO_WIDTH(&st.info), GST_VIDEO_INFO_HEIGHT(&st.info),
+                                       static_cast<guint>(n), offset, stride);
+        return;
+    }
+    meta->flags = GST_VIDEO_FRAME_FLAG_NONE;
+    meta->format = GST_VIDEO_INFO_FORMAT(&st.info);
+    meta->width = GST_VIDEO_INFO_WIDTH(&st.info);
+    meta->height = GST_VIDEO_INFO_HEIGHT(&st.info);
+    meta->n_planes = static_cast<guint>(n);
+    std::copy(std::begin(offset), std::end(offset), std::begin(meta->offset));
+    std::copy(std::begin(stride), std::end(stride), std::begin(meta->stride));
 }
 
 // Makes the connection: waits for the sender (listen) or dials it (connect),
@@ -90,7 +109,10 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     }
     GST_INFO_OBJECT(self, "sender connected; ring of %u slots of %u bytes%s", ring.slots, ring.slot_size,
                     r->huge_pages() ? " (huge pages)" : "");
-    st.link = new SrcLink(std::move(r));
+    auto receiver = std::shared_ptr<FrameReceiver>(std::move(r));
+    st.receiver = receiver.get();
+    const std::uint32_t slots = receiver->ring().slots;
+    st.buffers.reset(new SlotBuffers(slots, std::move(receiver)));
     return true;
 }
 
@@ -141,23 +163,26 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
     auto* self = GST_RDMA_SRC(src);
     SrcState& st = *self->state;
     try {
-        if (st.link == nullptr && !connect(self, st)) {
+        if (!st.buffers && !connect(self, st)) {
             return GST_FLOW_FLUSHING;
         }
-        SrcLink& link = *st.link;
+        FrameReceiver& receiver = *st.receiver;
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(st.settings.timeout_ms);
         std::optional<ReceivedFrame> f;
         for (;;) {
-            release_freed(link);
+            release_freed(st);
             if (self->flushing->load()) {
                 return GST_FLOW_FLUSHING;
             }
             try {
-                f = link.receiver->next(kSlice);
+                f = receiver.next(kSlice);
                 break;
-            } catch (const std::runtime_error& e) {
-                if (!is_wait_timeout(e) || std::chrono::steady_clock::now() >= deadline) {
-                    throw;
+            } catch (const TimeoutError&) {
+                if (std::chrono::steady_clock::now() >= deadline) {
+                    // The slice's own message would name 20 ms: name the real wait.
+                    throw TimeoutError(fmt::format("receiver: no frame and no keepalive for {} ms after {} frames: "
+                                                   "the sender is stuck, or raise the timeout property",
+                                                   st.settings.timeout_ms, receiver.stats().frames));
                 }
             }
         }
@@ -166,38 +191,22 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
             return GST_FLOW_EOS;
         }
         if (f->format == nullptr) {
-            link.receiver->release(f->slot);
+            receiver.release(f->slot);
             GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("The sender sent a frame before announcing its format"),
                               ("frame %" G_GUINT64_FORMAT ": without caps there is nothing to push",
                                f->header.sequence));
             return GST_FLOW_ERROR;
         }
         if ((f->format_changed || st.caps == nullptr) && !adopt_format(self, st, *f->format)) {
-            link.receiver->release(f->slot);
+            receiver.release(f->slot);
             return GST_FLOW_NOT_NEGOTIATED;
         }
 
-        // Read-only: downstream writing into the ring would race the next frame.
-        auto* data = const_cast<std::byte*>(f->payload.data());
-        link.refs.fetch_add(1, std::memory_order_relaxed);
-        GstBuffer* buffer = gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, data, f->payload.size(), 0,
-                                                        f->payload.size(), &link.tickets[f->slot], slot_freed);
+        GstBuffer* buffer = st.buffers->wrap_st(f->slot, f->payload, receiver.ring().slot_size - wire::kSlotHeaderSize);
         GST_BUFFER_PTS(buffer) = clock_time(f->header.pts);
-        GST_BUFFER_DTS(buffer) = GST_CLOCK_TIME_NONE;
         GST_BUFFER_DURATION(buffer) = clock_time(f->header.duration);
         GST_BUFFER_FLAG_SET(buffer, buffer_flags(f->header.flags));
-        if (st.raw_video && f->format->plane_count > 0) {
-            gsize offset[GST_VIDEO_MAX_PLANES] = {};
-            gint stride[GST_VIDEO_MAX_PLANES] = {};
-            const std::size_t n = std::min<std::size_t>(f->format->plane_count, GST_VIDEO_MAX_PLANES);
-            for (std::size_t i = 0; i < n; ++i) {
-                offset[i] = f->format->planes[i].offset;
-                stride[i] = static_cast<gint>(f->format->planes[i].stride);
-            }
-            gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(&st.info),
-                                           GST_VIDEO_INFO_WIDTH(&st.info), GST_VIDEO_INFO_HEIGHT(&st.info),
-                                           static_cast<guint>(n), offset, stride);
-        }
+        set_video_meta(buffer, st, *f->format);
 
         // Frame numbers count every frame the sender was offered: a gap is
         // what its live policy dropped.
@@ -205,7 +214,7 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
             st.counters.drops += f->header.sequence - st.next_sequence;
         }
         st.next_sequence = f->header.sequence + 1;
-        const StreamStats& t = link.receiver->stats();
+        const StreamStats& t = receiver.stats();
         st.counters.frames = t.frames;
         st.counters.bytes = t.bytes;
         GST_OBJECT_LOCK(self);

@@ -1,19 +1,27 @@
 // gst-rdma-check: runs one gst-launch style pipeline to its end and proves
 // what went through it. The RDMA tests run it on both nodes:
 //
-//   gst-rdma-check [--digest FILE] [--stats ELEMENT] [--expect FIELD=N]... PIPELINE
+//   gst-rdma-check [--digest FILE] [--framemd5 FILE] [--restart-after N]
+//                  [--stats ELEMENT] [--expect FIELD=N]... PIPELINE
 //
 // --digest: a fakesink named "digest" in PIPELINE; one line per buffer
 //   (caps when they change; pts, duration, the flags that travel, size,
 //   SHA-1 of the bytes) goes to FILE, so a receiver's digest can be diffed
 //   with the same pipeline's without RDMA.
+// --framemd5: the same fakesink, raw video only; the frame lines of
+//   `ffmpeg -f framemd5` (pts and duration in 1/framerate, the packed
+//   size, MD5 of the packed planes), to compare with FFmpeg and rdmarecv.
+// --restart-after N: after N buffers at the digest sink, the pipeline goes
+//   to NULL and back to PLAYING once (a receiver restarting mid-stream).
 // --stats: prints the "stats" property of ELEMENT at the end;
 // --expect copies=0: fails unless that stats field has that value.
 // Exit 0 only at EOS with every expectation met.
 #include <gst/gst.h>
+#include <gst/video/video.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,8 +30,52 @@ namespace {
 
 struct Digest {
     FILE* out = nullptr;
+    FILE* framemd5 = nullptr;
     std::string caps;
+    GstVideoInfo info{};
+    guint64 buffers = 0;
+    guint64 restart_after = 0; // 0: never
+    GstElement* pipeline = nullptr;
 };
+
+// One `ffmpeg -f framemd5` frame line: MD5 over each plane's visible rows,
+// packed (no stride padding), timestamps in the encoder's time base
+// (1/framerate, 1/25 when unknown), as FFmpeg and rdmarecv write them.
+void write_framemd5(const Digest& d, GstBuffer* buf) {
+    GstVideoFrame frame;
+    GstVideoInfo info = d.info;
+    if (!gst_video_frame_map(&frame, &info, buf, GST_MAP_READ)) {
+        std::fprintf(d.framemd5, "unmappable frame\n");
+        return;
+    }
+    GChecksum* md5 = g_checksum_new(G_CHECKSUM_MD5);
+    gsize size = 0;
+    const GstVideoFormatInfo* f = info.finfo;
+    for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&frame); ++p) {
+        guint comp = 0; // the first component stored in this plane gives its row length
+        while (GST_VIDEO_FORMAT_INFO_PLANE(f, comp) != p) {
+            ++comp;
+        }
+        const auto row = static_cast<gsize>(GST_VIDEO_FRAME_COMP_WIDTH(&frame, comp)) *
+                         static_cast<gsize>(GST_VIDEO_FRAME_COMP_PSTRIDE(&frame, comp));
+        const auto* data = static_cast<const guchar*>(GST_VIDEO_FRAME_PLANE_DATA(&frame, p));
+        for (gint r = 0; r < GST_VIDEO_FRAME_COMP_HEIGHT(&frame, comp); ++r) {
+            g_checksum_update(md5, data + static_cast<gsize>(r) * GST_VIDEO_FRAME_PLANE_STRIDE(&frame, p), row);
+            size += row;
+        }
+    }
+    gst_video_frame_unmap(&frame);
+    const gint num = info.fps_n > 0 ? info.fps_n : 25, den = info.fps_n > 0 ? info.fps_d : 1;
+    const auto in_tb = [&](GstClockTime t) {
+        return GST_CLOCK_TIME_IS_VALID(t) ? gst_util_uint64_scale_round(t, static_cast<guint64>(num),
+                                                                        static_cast<guint64>(den) * GST_SECOND)
+                                          : 0;
+    };
+    const guint64 pts = in_tb(GST_BUFFER_PTS(buf));
+    std::fprintf(d.framemd5, "0, %10" G_GUINT64_FORMAT ", %10" G_GUINT64_FORMAT ", %8" G_GUINT64_FORMAT ", %8zu, %s\n",
+                 pts, pts, in_tb(GST_BUFFER_DURATION(buf)), size, g_checksum_get_string(md5));
+    g_checksum_free(md5);
+}
 
 constexpr guint kTravellingFlags =
     GST_BUFFER_FLAG_DISCONT | GST_BUFFER_FLAG_DELTA_UNIT | GST_BUFFER_FLAG_HEADER | GST_BUFFER_FLAG_CORRUPTED;
@@ -35,12 +87,27 @@ void on_handoff(GstElement*, GstBuffer* buf, GstPad* pad, gpointer data) {
     auto* d = static_cast<Digest*>(data);
     GstCaps* current = gst_pad_get_current_caps(pad);
     gchar* caps = gst_caps_to_string(current);
-    gst_caps_unref(current);
     if (d->caps != caps) {
         d->caps = caps;
-        std::fprintf(d->out, "caps %s\n", caps);
+        if (d->out != nullptr) {
+            std::fprintf(d->out, "caps %s\n", caps);
+        }
+        if (d->framemd5 != nullptr && !gst_video_info_from_caps(&d->info, current)) {
+            std::fprintf(d->framemd5, "not raw video: %s\n", caps);
+        }
     }
     g_free(caps);
+    gst_caps_unref(current);
+    if (++d->buffers == d->restart_after) {
+        // The restart happens on the main thread: a streaming thread cannot stop its own pipeline.
+        gst_element_post_message(d->pipeline, gst_message_new_application(nullptr, gst_structure_new_empty("restart")));
+    }
+    if (d->framemd5 != nullptr) {
+        write_framemd5(*d, buf);
+    }
+    if (d->out == nullptr) {
+        return;
+    }
     GstMapInfo map;
     gst_buffer_map(buf, &map, GST_MAP_READ);
     gchar* sum = g_compute_checksum_for_data(G_CHECKSUM_SHA1, map.data, map.size);
@@ -52,7 +119,8 @@ void on_handoff(GstElement*, GstBuffer* buf, GstPad* pad, gpointer data) {
 }
 
 int usage() {
-    std::fprintf(stderr, "usage: gst-rdma-check [--digest FILE] [--stats ELEMENT] [--expect FIELD=N]... PIPELINE\n");
+    std::fprintf(stderr, "usage: gst-rdma-check [--digest FILE] [--framemd5 FILE] [--restart-after N] [--stats ELEMENT] "
+                         "[--expect FIELD=N]... PIPELINE\n");
     return 2;
 }
 
@@ -60,12 +128,17 @@ int usage() {
 
 int main(int argc, char** argv) {
     gst_init(&argc, &argv);
-    std::string digest_file, stats_name, description;
+    std::string digest_file, framemd5_file, stats_name, description;
+    guint64 restart_after = 0;
     std::vector<std::pair<std::string, guint64>> expects;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--digest" && i + 1 < argc) {
             digest_file = argv[++i];
+        } else if (a == "--framemd5" && i + 1 < argc) {
+            framemd5_file = argv[++i];
+        } else if (a == "--restart-after" && i + 1 < argc) {
+            restart_after = std::strtoull(argv[++i], nullptr, 10);
         } else if (a == "--stats" && i + 1 < argc) {
             stats_name = argv[++i];
         } else if (a == "--expect" && i + 1 < argc) {
@@ -91,11 +164,20 @@ int main(int argc, char** argv) {
         return 2;
     }
     Digest digest;
-    if (!digest_file.empty()) {
+    digest.pipeline = pipeline;
+    digest.restart_after = restart_after;
+    if (!digest_file.empty() || !framemd5_file.empty() || restart_after > 0) {
         GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "digest");
-        digest.out = std::fopen(digest_file.c_str(), "w");
-        if (sink == nullptr || digest.out == nullptr) {
-            std::fprintf(stderr, "gst-rdma-check: --digest needs a fakesink named digest and a writable file\n");
+        if (!digest_file.empty()) {
+            digest.out = std::fopen(digest_file.c_str(), "w");
+        }
+        if (!framemd5_file.empty()) {
+            digest.framemd5 = std::fopen(framemd5_file.c_str(), "w");
+        }
+        if (sink == nullptr || (!digest_file.empty() && digest.out == nullptr) ||
+            (!framemd5_file.empty() && digest.framemd5 == nullptr)) {
+            std::fprintf(stderr, "gst-rdma-check: --digest, --framemd5 and --restart-after need a fakesink named "
+                                 "digest (and a writable file)\n");
             return 2;
         }
         // No last-sample: a sink keeping the last buffer keeps its rdmasrc
@@ -106,15 +188,29 @@ int main(int argc, char** argv) {
     }
     gst_element_set_state(pipeline, GST_STATE_PLAYING);
     GstBus* bus = gst_element_get_bus(pipeline);
-    GstMessage* msg = gst_bus_timed_pop_filtered(bus, GST_CLOCK_TIME_NONE,
-                                                 static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+    const auto wanted = static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_APPLICATION);
+    GstMessage* msg = gst_bus_timed_pop_filtered(bus, GST_CLOCK_TIME_NONE, wanted);
+    if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_APPLICATION) { // --restart-after
+        gst_message_unref(msg);
+        std::printf("gst-rdma-check: restarting after %" G_GUINT64_FORMAT " buffers\n", restart_after);
+        std::fflush(stdout);
+        gst_element_set_state(pipeline, GST_STATE_NULL);
+        gst_element_set_state(pipeline, GST_STATE_PLAYING);
+        msg = gst_bus_timed_pop_filtered(bus, GST_CLOCK_TIME_NONE, wanted);
+    }
     int rc = 0;
     if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
         GError* e = nullptr;
         gchar* dbg = nullptr;
         gst_message_parse_error(msg, &e, &dbg);
-        std::fprintf(stderr, "gst-rdma-check: error from %s: %s (%s)\n", GST_OBJECT_NAME(GST_MESSAGE_SRC(msg)),
-                     e->message, dbg != nullptr ? dbg : "");
+        // One line, so tests can match it: the debug text's first line is
+        // only the source location; the cause comes after it.
+        const char* cause = dbg != nullptr ? dbg : "";
+        if (const char* nl = std::strchr(cause, '\n')) {
+            cause = nl + 1;
+        }
+        std::fprintf(stderr, "gst-rdma-check: error from %s: %s: %s\n", GST_OBJECT_NAME(GST_MESSAGE_SRC(msg)),
+                     e->message, cause);
         g_error_free(e);
         g_free(dbg);
         rc = 1;
@@ -147,6 +243,12 @@ int main(int argc, char** argv) {
     gst_object_unref(pipeline);
     if (digest.out != nullptr) {
         std::fclose(digest.out);
+    }
+    if (digest.framemd5 != nullptr) {
+        std::fclose(digest.framemd5);
+    }
+    if (restart_after > 0) {
+        std::printf("gst-rdma-check: %" G_GUINT64_FORMAT " buffers in all\n", digest.buffers);
     }
     return rc;
 }

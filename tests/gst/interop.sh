@@ -1,0 +1,63 @@
+#!/bin/sh
+# One leg of an interop test between the GStreamer elements and the CLIs,
+# run on a test-bed node (the same protocol both ways).
+#
+#   interop.sh cli-to-gst recv CLIPDIR CLIP...   rdmasrc, one stream per clip: its
+#       frames (ffmpeg framemd5 lines) must equal CLIP.ref.md5, FFmpeg's own decode
+#   interop.sh cli-to-gst send CLIPDIR CLIP...   rdmasend CLIP, one after another
+#   interop.sh gst-to-cli recv 'SOURCE'          rdmarecv --framemd5: must equal
+#       the frames of SOURCE ! fakesink without RDMA
+#   interop.sh gst-to-cli send 'SOURCE'          SOURCE ! rdmasink
+#
+# Needs GST_RDMA_CHECK, RDMASEND, RDMARECV; $RDMABED_SERVER_ADDR and
+# $RDMABED_OUT come from the test bed.
+set -eu
+direction=$1 side=$2
+shift 2
+out=${RDMABED_OUT:-/tmp}
+
+# Compares the frame lines (not the headers: FFmpeg's names its version).
+same_frames() { # NAME GOT WANT
+    grep '^0,' "$2" >"$2.frames" || true
+    grep '^0,' "$3" >"$2.want"
+    if [ ! -s "$2.want" ] || ! diff -u "$2.want" "$2.frames" >"$2.diff"; then
+        echo "FAILED: $1: the frames differ from the reference ($3):"
+        head -20 "$2.diff"
+        return 1
+    fi
+    echo "ok: $1: $(wc -l <"$2.want") frames identical to the reference"
+}
+
+case $direction-$side in
+cli-to-gst-recv)
+    clipdir=$1
+    shift
+    status=0
+    for clip in "$@"; do
+        "$GST_RDMA_CHECK" --framemd5 "$out/$clip.gst.md5" "rdmasrc ! fakesink name=digest" || status=1
+        same_frames "$clip" "$out/$clip.gst.md5" "$clipdir/$clip.ref.md5" || status=1
+    done
+    exit $status
+    ;;
+cli-to-gst-send)
+    clipdir=$1
+    shift
+    for clip in "$@"; do
+        # rdmasend gives up after --connect-timeout: the receiver of the
+        # previous clip may still be closing.
+        "$RDMASEND" "$clipdir/$clip" --connect "$RDMABED_SERVER_ADDR" --connect-timeout 20 -q
+    done
+    ;;
+gst-to-cli-recv)
+    "$RDMARECV" --framemd5 "$out/cli.md5" -q --idle-timeout 60
+    "$GST_RDMA_CHECK" --framemd5 "$out/ref.md5" "$1 ! fakesink name=digest"
+    same_frames rdmarecv "$out/cli.md5" "$out/ref.md5"
+    ;;
+gst-to-cli-send)
+    "$GST_RDMA_CHECK" "$1 ! rdmasink host=$RDMABED_SERVER_ADDR"
+    ;;
+*)
+    echo "usage: interop.sh cli-to-gst|gst-to-cli recv|send ..." >&2
+    exit 2
+    ;;
+esac
