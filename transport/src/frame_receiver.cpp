@@ -99,6 +99,8 @@ wire::RingAdvertBytes FrameReceiver::advert() const {
     return wire::encode(wire::RingAdvert{config_.slots, config_.slot_size, ring_->addr(), ring_->rkey(), config_.live});
 }
 
+FrameReceiver::~FrameReceiver() { conn_.disconnect(); }
+
 void FrameReceiver::post_recv(std::uint64_t buffer) {
     // A frame's WRITE_WITH_IMM consumes a receive without touching its
     // buffer; a control message lands in it. wr_id names the buffer.

@@ -54,6 +54,9 @@ public:
     FrameReceiver(RcConnection conn, const RingConfig& config);
     FrameReceiver(const FrameReceiver&) = delete; // the poller points into the connection
     FrameReceiver& operator=(const FrameReceiver&) = delete;
+    // Hangs up before the ring's registration goes: a sender mid-write then
+    // learns the receiver left (a disconnect), not a remote access error.
+    ~FrameReceiver();
 
     // The next frame, or nullopt at end of stream (the sender said so).
     // Throws on a failed completion, a protocol violation, the sender going
