@@ -331,8 +331,10 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"receiver", "sender", "rogue-sender"}));
     app.add_option("--addr", o.addr, "receiver: address to listen on (empty: all); sender: receiver's address");
     app.add_option("--port", o.port, "rdma_cm port")->capture_default_str();
+    // Up to the wire's limit, past what a sender takes: a test provokes the
+    // sender's refusal with it.
     app.add_option("--slots", o.slots, "ring slots (receiver)")
-        ->check(CLI::Range(1u, rs::FrameSender::kMaxSlots))
+        ->check(CLI::Range(1u, wire::kMaxSlots))
         ->capture_default_str();
     app.add_option("--slot-size", o.slot_size, "bytes per slot, 64-byte header included (receiver)")
         ->check(CLI::Range(static_cast<std::uint32_t>(wire::kSlotHeaderSize + 1), 1u << 30))

@@ -62,10 +62,12 @@ std::unique_ptr<FrameReceiver> FrameReceiver::accept(Listener& listener, const R
 std::unique_ptr<FrameReceiver> FrameReceiver::connect(const Endpoint& sender, const RingConfig& ring,
                                                       std::chrono::milliseconds patience) {
     check_config(ring);
-    auto r = retry_connect(sender, patience, [&] {
-        auto fresh = std::make_unique<FrameReceiver>(RcConnection::resolve(sender, receiver_queues(ring)), ring);
-        fresh->conn_.connect(fresh->advert());
-        return fresh;
+    auto r = connect_or_explain_refusal(sender, "sender", [&] {
+        return retry_connect(sender, patience, [&] {
+            auto fresh = std::make_unique<FrameReceiver>(RcConnection::resolve(sender, receiver_queues(ring)), ring);
+            fresh->conn_.connect(fresh->advert());
+            return fresh;
+        });
     });
     try {
         check_hello(r->conn_, ring);

@@ -44,17 +44,9 @@ const wire::SenderHello kHello{FrameSender::kMaxSlots};
 std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, const SenderOptions& opts,
                                                   std::chrono::milliseconds patience) {
     const auto hello = wire::encode(kHello);
-    try {
+    return connect_or_explain_refusal(receiver, "receiver", [&] {
         return std::make_unique<FrameSender>(connect_with_retry(receiver, sender_queues(opts), patience, hello), opts);
-    } catch (const CmEventError& e) {
-        if (e.event() && e.event()->type == RDMA_CM_EVENT_REJECTED) {
-            if (const auto why = wire::decode_reject(e.event()->private_bytes())) {
-                throw UserError(fmt::format("the receiver at {}:{} refused the connection: {}", receiver.host,
-                                            receiver.port, why->text));
-            }
-        }
-        throw;
-    }
+    });
 }
 
 std::unique_ptr<FrameSender> FrameSender::accept(Listener& listener, const SenderOptions& opts,

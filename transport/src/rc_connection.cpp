@@ -160,7 +160,8 @@ void RcConnection::create_resources() {
     check_rc(ibv_query_device(ctx, &attr), "ibv_query_device");
     const auto max_wr = static_cast<std::uint32_t>(attr.max_qp_wr);
     if (opts_.send_wr > max_wr || opts_.recv_wr > max_wr) {
-        throw UserError(fmt::format("queue depth {} exceeds device {}'s max_qp_wr {}: use fewer slots",
+        throw UserError(fmt::format("queue depth {} exceeds device {}'s max_qp_wr {}: a receiver's queues shrink with fewer "
+                                    "slots; a sender's are fixed (sized for 256 slots), too deep for this device",
                                     std::max(opts_.send_wr, opts_.recv_wr), ibv_get_device_name(ctx->device),
                                     max_wr));
     }

@@ -1,11 +1,17 @@
-// Passive side of the handshake: run a check on a connection request and,
+// Both sides of a refusal. Passive: run a check on a connection request and,
 // if it fails, refuse the request with the reason (so the peer can print it
-// instead of timing out), then let the error go on to our caller.
+// instead of timing out), then let the error go on to our caller. Active:
+// turn such a refusal into an error that quotes the peer's reason.
 #pragma once
 
+#include "rdmastream/cm_event_channel.hpp"
 #include "rdmastream/error.hpp"
 #include "rdmastream/rc_connection.hpp"
 #include "rdmastream/wire.hpp"
+
+#include <fmt/format.h>
+
+#include <string_view>
 
 namespace rdmastream {
 
@@ -18,6 +24,23 @@ void check_or_refuse(RcConnection& conn, Check&& check) {
         throw;
     } catch (const UserError& e) {
         conn.reject(wire::encode(wire::Reject{wire::RejectReason::kConfig, e.what()}));
+        throw;
+    }
+}
+
+// Connects with `connect()`; a refusal that carries our reject message
+// becomes a UserError quoting it (`who`: "receiver" or "sender").
+template <typename Connect>
+auto connect_or_explain_refusal(const Endpoint& peer, std::string_view who, Connect&& connect) {
+    try {
+        return connect();
+    } catch (const CmEventError& e) {
+        if (e.event() && e.event()->type == RDMA_CM_EVENT_REJECTED) {
+            if (const auto why = wire::decode_reject(e.event()->private_bytes())) {
+                throw UserError(
+                    fmt::format("the {} at {}:{} refused the connection: {}", who, peer.host, peer.port, why->text));
+            }
+        }
         throw;
     }
 }

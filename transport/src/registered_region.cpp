@@ -2,6 +2,8 @@
 
 #include "rdmastream/error.hpp"
 
+#include <fmt/format.h>
+
 #include <sys/mman.h>
 
 #include <cstdio>
@@ -26,6 +28,15 @@ RegisteredRegion::RegisteredRegion(ibv_pd* pd, std::size_t size, int access)
     if (size == 0) {
         throw UserError("cannot register an empty memory region");
     }
+    // The device's limits, queried rather than assumed (registration is the
+    // control path: one query per region is cheap).
+    ibv_device_attr attr{};
+    check_rc(ibv_query_device(pd->context, &attr), "ibv_query_device");
+    if (size > attr.max_mr_size) {
+        throw UserError(fmt::format("a {}-byte memory region exceeds RDMA device {}'s max_mr_size of {} bytes: use "
+                                    "fewer or smaller slots",
+                                    size, ibv_get_device_name(pd->context->device), attr.max_mr_size));
+    }
     // Huge pages only pay off (fewer NIC translation entries) for large
     // regions; MAP_HUGETLB fails cleanly when none are reserved.
     void* p = MAP_FAILED;
@@ -46,7 +57,15 @@ RegisteredRegion::RegisteredRegion(ibv_pd* pd, std::size_t size, int access)
     }
     map_ = std::unique_ptr<void, Unmap>(p, Unmap{length});
     check_memlock(length);
-    mr_.reset(check_ptr(ibv_reg_mr(pd, p, size, access), "ibv_reg_mr"));
+    ibv_mr* mr = ibv_reg_mr(pd, p, size, access);
+    if (mr == nullptr) {
+        const int err = errno;
+        // Running out of regions looks like any ENOMEM: name the limit.
+        throw SystemError("ibv_reg_mr", err,
+                          fmt::format("{} bytes; device {} allows {} memory regions in all, each connection uses 4",
+                                      size, ibv_get_device_name(pd->context->device), attr.max_mr));
+    }
+    mr_.reset(mr);
 }
 
 } // namespace rdmastream
