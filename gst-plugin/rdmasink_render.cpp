@@ -7,6 +7,8 @@
 
 #include "rdmastream/error.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -19,18 +21,11 @@ namespace {
 
 constexpr std::chrono::milliseconds kSlice{20}; // how often a wait looks at the flushing flag
 
-// The transport reports "waited `timeout` and nothing came" as a plain
-// runtime_error; we wait in short slices so unlock() can interrupt, and
-// tell that case from real failures by its text. (Transport wish: a
-// distinct exception type or a non-throwing wait.)
-bool is_wait_timeout(const std::exception& e) {
-    return std::strncmp(e.what(), "sender: no credit for ", 22) == 0;
-}
-
 enum class Waited { kDone, kFlushing };
 
-// Runs `step(kSlice)` until it returns without a wait timeout; gives up
-// after `patience` (rethrowing the transport's message) or when flushing.
+// Runs `step(kSlice)` until it returns without a TimeoutError, in short
+// slices so unlock() can interrupt; gives up after `patience` with a
+// message that names the whole wait (not the last slice), or when flushing.
 template <typename Step>
 Waited wait_in_slices(GstRdmaSink* self, std::chrono::milliseconds patience, Step&& step) {
     const auto deadline = std::chrono::steady_clock::now() + patience;
@@ -41,9 +36,12 @@ Waited wait_in_slices(GstRdmaSink* self, std::chrono::milliseconds patience, Ste
         try {
             step(kSlice);
             return Waited::kDone;
-        } catch (const std::runtime_error& e) {
-            if (!is_wait_timeout(e) || std::chrono::steady_clock::now() >= deadline) {
-                throw;
+        } catch (const rdmastream::TimeoutError&) {
+            if (std::chrono::steady_clock::now() >= deadline) {
+                throw rdmastream::TimeoutError(fmt::format(
+                    "sender: the receiver returned no slot for {} ms: is it stuck? (raise the timeout property if "
+                    "it is only slow, or use policy=live)",
+                    patience.count()));
             }
         }
     }

@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
     app.add_option("--gst", pipeline,
                    "push the frames, without a copy, into the GStreamer pipeline `appsrc ! PIPELINE` (e.g. "
                    "\"videoconvert ! autovideosink\"); an element named rdmastats with a text property (e.g. "
-                   "textoverlay name=rdmastats) shows the frame number");
+                   "textoverlay name=rdmastats) shows each frame's number, pts and one-way latency");
     app.add_flag("--null", null_output, "take the frames and drop them (measures the transport)");
     app.add_option("--frames", o.frames, "stop after N frames (0: until the sender ends the stream)")
         ->capture_default_str();
