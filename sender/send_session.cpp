@@ -108,6 +108,14 @@ public:
             status = 1;
         }
         std::signal(SIGINT, old);
+        if (const auto bad = source_->corrupt_packets(); bad > 0 && status == 0) {
+            // ffmpeg itself only warns; a stream with holes is worth an exit
+            // status a script can see.
+            std::fprintf(stderr, "rdmasend: %s: %llu damaged packets were skipped, so frames are missing: the input "
+                                 "is damaged (the receiver still gets a clean end of stream)\n",
+                         o_.input.url.c_str(), static_cast<unsigned long long>(bad));
+            status = 1;
+        }
         tx_->finish(idle());
         counters_.progress = -1;
         report_.finish(tx_->stats(), counters_, o_.stats_json);
