@@ -53,6 +53,7 @@ private:
     void point_frame_at(const ReceivedFrame& frame, AVFrame* out) const;
     bool write_wrapped(const ReceivedFrame& frame);
     bool write_raw(const ReceivedFrame& frame);
+    void write_packet(std::int64_t pts, std::int64_t duration); // stamps and writes packet_
     bool encode(const ReceivedFrame& frame);
     void write_encoded_packets();
     void set_timestamps(const ReceivedFrame& frame, std::int64_t& pts, std::int64_t& duration);

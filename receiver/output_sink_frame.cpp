@@ -60,6 +60,17 @@ void OutputSink::point_frame_at(const ReceivedFrame& frame, AVFrame* out) const 
     out->sample_aspect_ratio = caps_.pixel_aspect_ratio;
 }
 
+// Stamps packet_ (data and size already set) as one key frame of the
+// stream and writes it; the muxer is done with the data when this returns.
+void OutputSink::write_packet(std::int64_t pts, std::int64_t duration) {
+    packet_->pts = packet_->dts = pts;
+    packet_->duration = duration;
+    packet_->flags = AV_PKT_FLAG_KEY;
+    packet_->stream_index = stream_->index;
+    av_packet_rescale_ts(packet_.get(), time_base_, stream_->time_base);
+    check_av(av_write_frame(out_.get(), packet_.get()), "av_write_frame", path_);
+}
+
 // .y4m: the packet carries an AVFrame (not refcounted) whose planes are the
 // slot's; av_write_frame hands it straight to the muxer, which writes the
 // rows out before returning.
@@ -70,12 +81,7 @@ bool OutputSink::write_wrapped(const ReceivedFrame& frame) {
     frame_->pts = pts;
     packet_->data = reinterpret_cast<std::uint8_t*>(frame_.get());
     packet_->size = static_cast<int>(sizeof(AVFrame));
-    packet_->pts = packet_->dts = pts;
-    packet_->duration = duration;
-    packet_->flags = AV_PKT_FLAG_KEY;
-    packet_->stream_index = stream_->index;
-    av_packet_rescale_ts(packet_.get(), time_base_, stream_->time_base);
-    check_av(av_write_frame(out_.get(), packet_.get()), "av_write_frame", path_);
+    write_packet(pts, duration);
     return true;
 }
 
@@ -102,12 +108,7 @@ bool OutputSink::write_raw(const ReceivedFrame& frame) {
         ++copies_;
     }
     packet_->size = static_cast<int>(geometry_.packed_size);
-    packet_->pts = packet_->dts = pts;
-    packet_->duration = duration;
-    packet_->flags = AV_PKT_FLAG_KEY;
-    packet_->stream_index = stream_->index;
-    av_packet_rescale_ts(packet_.get(), time_base_, stream_->time_base);
-    check_av(av_write_frame(out_.get(), packet_.get()), "av_write_frame", path_);
+    write_packet(pts, duration);
     return true;
 }
 
