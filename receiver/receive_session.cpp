@@ -134,6 +134,7 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
             std::fprintf(stderr, "rdmarecv: format %u: %s\n", f->format->id, f->format->caps.c_str());
             for (const auto& s : outputs) s->start_format(*f->format, caps);
             if (taken > 0) ++counters.format_changes;
+            counters.target_fps = caps.framerate.num > 0 ? av_q2d(caps.framerate) : 0; // the source's rate
         }
         counters.gaps += f->header.sequence - expected_seq; // frames a live sender dropped
         expected_seq = f->header.sequence + 1;

@@ -61,6 +61,12 @@ public:
         }
         require_rdma_device(o.connection.device);
         std::fprintf(stderr, "rdmasend: %s\n", source_->describe().c_str());
+        // The rate the stats compare against: the pace asked for, if any.
+        if (o.pacing == Pacer::Mode::kFixedRate) {
+            counters_.target_fps = o.fps;
+        } else if (o.pacing == Pacer::Mode::kRealtime && source_->frame_rate().num > 0) {
+            counters_.target_fps = av_q2d(source_->frame_rate());
+        }
         connect(plan);
     }
 

@@ -34,9 +34,11 @@ void StatsReport::tick(const StreamStats& s, const FrameCounters& c) {
     }
     last_latency_samples_ = s.latency_samples;
     last_latency_sum_ = s.latency_sum;
+    const std::string of = c.target_fps > 0 ? fmt::format(" of {:g}", c.target_fps) : std::string{};
     std::fprintf(stderr,
-                 "%s: %llu frames, %.1f frames/s, %.3f Gb/s%s, %llu copied, %llu dropped, %llu credit waits%s\n",
-                 program_.c_str(), static_cast<unsigned long long>(s.frames), fps, s.gbps(), latency.c_str(),
+                 "%s: %llu frames, %.1f frames/s%s, %.3f Gb/s%s, %llu copied, %llu dropped, %llu credit waits%s\n",
+                 program_.c_str(), static_cast<unsigned long long>(s.frames), fps, of.c_str(), s.gbps(),
+                 latency.c_str(),
                  static_cast<unsigned long long>(c.copied + s.copies),
                  static_cast<unsigned long long>(s.drops + c.gaps), static_cast<unsigned long long>(s.credit_waits),
                  progress.c_str());
@@ -65,6 +67,7 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
         {"bytes", s.bytes},
         {"seconds", s.seconds()},
         {"fps", s.fps()},
+        {"target_fps", c.target_fps},
         {"gbps", s.gbps()},
         {"zero_copy_frames", c.zero_copy},
         {"copies", c.copied + s.copies},

@@ -18,6 +18,7 @@ struct FrameCounters {
     std::uint64_t gaps = 0;      // receiver: frames the sender dropped (sequence gaps)
     std::uint64_t format_changes = 0;
     double progress = -1;        // 0..1 of the input, < 0 unknown (live source)
+    double target_fps = 0;       // the rate the source runs at, if known: lines say "N frames/s of T"
     std::string path;            // which buffer path ran, e.g. "decoder -> registered pool (zero-copy)"
 };
 
