@@ -188,6 +188,7 @@ void FrameSender::post_control(wire::Control kind, std::size_t payload_size) {
     wr.send_flags = IBV_SEND_SIGNALED;
     check_rc(ibv_post_send(conn_.qp(), &wr, &bad), "ibv_post_send(control)");
     control_in_flight_ = true;
+    control_after_ = next_post_;
     last_post_time_ = std::chrono::steady_clock::now();
     control_posted_at_ = last_post_time_;
 }

@@ -82,6 +82,11 @@ void FrameSender::handle(const ibv_wc& wc) {
     case IBV_WC_SEND: // a control message arrived
         control_in_flight_ = false;
         end_acked_ = end_acked_ || eos_posted_;
+        // RC completes a send queue in order: every write posted before this
+        // message is delivered too, signalled or not. So a keepalive or the
+        // end of stream hands back frames a stuck receiver's missing credits
+        // would otherwise keep.
+        retire_through(control_after_);
         return;
     case IBV_WC_RDMA_WRITE: // signalled: this write and every one before it are done
         retire_through(wc.wr_id + 1);
@@ -208,7 +213,10 @@ void FrameSender::post(const Pending& frame) {
     wr.num_sge = frame.payload.empty() ? 1 : 2;
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     wr.imm_data = htonl(wire::encode(imm));
-    wr.send_flags = ((index + 1) % signal_every_ == 0) ? IBV_SEND_SIGNALED : 0;
+    // Every slots/2 writes, and the write that takes the last credit: a
+    // receiver that then releases nothing must not keep the delivered
+    // frames' memory from the caller (in a fan-out, from everyone).
+    wr.send_flags = ((index + 1) % signal_every_ == 0 || credits_.available() == 0) ? IBV_SEND_SIGNALED : 0;
     wr.wr.rdma.remote_addr = ring_.addr + std::uint64_t{imm.slot} * ring_.slot_size;
     wr.wr.rdma.rkey = ring_.rkey;
     check_rc(ibv_post_send(conn_.qp(), &wr, &bad), "ibv_post_send(RDMA_WRITE_WITH_IMM)");

@@ -167,6 +167,7 @@ private:
     std::uint32_t signal_every_;
     bool control_in_flight_ = false;
     std::chrono::steady_clock::time_point control_posted_at_; // while control_in_flight_
+    std::uint64_t control_after_ = 0; // writes posted before the control message in flight
     bool ring_replaced_ = false;      // a kRing message arrived
     std::uint16_t format_id_ = 0;     // stamped on every frame
     bool eos_posted_ = false;
