@@ -2,15 +2,15 @@
 // and pushes buffers that wrap the ring slots, without copying.
 //
 // rdmasrc.cpp is the control path (properties, start/stop, queries);
-// rdmasrc_create.cpp is the per-frame path; rdmasrc_slots.* recycles the
-// buffers it pushes.
+// rdmasrc_create.cpp is the per-frame path; SlotBuffers (gstslots/, shared
+// with rdmarecv --gst) recycles the buffers it pushes.
 #pragma once
 
 #include "rdmacaps.hpp"
 #include "rdmaenums.hpp"
-#include "rdmasrc_slots.hpp"
 
 #include "rdmastream/frame_receiver.hpp"
+#include "rdmastream_gst/slot_buffers.hpp"
 
 #include <gst/base/gstpushsrc.h>
 

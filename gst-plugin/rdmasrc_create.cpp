@@ -1,16 +1,15 @@
 // rdmasrc's per-frame path: take the next frame from the ring and push a
 // buffer that wraps its slot (no copy); slots downstream has freed go back
 // to the sender first. The buffer, its memory and its GstVideoMeta are
-// recycled (rdmasrc_slots.*): once every slot has carried a frame, no
+// recycled (SlotBuffers, gstslots/): once every slot has carried a frame, no
 // allocation, and no syscall but the transport's CQ poll and credit sends.
 #include "rdmasrc.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream_gst/video_meta.hpp"
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <iterator>
 #include <memory>
 #include <thread>
 
@@ -38,38 +37,6 @@ void release_freed(SrcState& st) {
     for (const std::uint16_t slot : st.buffers->take_freed_st()) {
         st.receiver->release(slot);
     }
-}
-
-// Describes the frame's planes in the buffer's GstVideoMeta: rewritten in
-// place on a recycled buffer, added once per buffer otherwise.
-void set_video_meta(GstBuffer* buffer, const SrcState& st, const wire::StreamFormat& format) {
-    GstVideoMeta* meta = gst_buffer_get_video_meta(buffer);
-    if (!st.raw_video || format.plane_count == 0) {
-        if (meta != nullptr) { // the buffer carried raw video before a caps change
-            gst_buffer_remove_meta(buffer, &meta->meta);
-        }
-        return;
-    }
-    gsize offset[GST_VIDEO_MAX_PLANES] = {};
-    gint stride[GST_VIDEO_MAX_PLANES] = {};
-    const std::size_t n = std::min<std::size_t>(format.plane_count, GST_VIDEO_MAX_PLANES);
-    for (std::size_t i = 0; i < n; ++i) {
-        offset[i] = format.planes[i].offset;
-        stride[i] = static_cast<gint>(format.planes[i].stride);
-    }
-    if (meta == nullptr) {
-        gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(&st.info),
-                                       GST_VIDEO_INFO_WIDTH(&st.info), GST_VIDEO_INFO_HEIGHT(&st.info),
-                                       static_cast<guint>(n), offset, stride);
-        return;
-    }
-    meta->flags = GST_VIDEO_FRAME_FLAG_NONE;
-    meta->format = GST_VIDEO_INFO_FORMAT(&st.info);
-    meta->width = GST_VIDEO_INFO_WIDTH(&st.info);
-    meta->height = GST_VIDEO_INFO_HEIGHT(&st.info);
-    meta->n_planes = static_cast<guint>(n);
-    std::copy(std::begin(offset), std::end(offset), std::begin(meta->offset));
-    std::copy(std::begin(stride), std::end(stride), std::begin(meta->stride));
 }
 
 // Makes the connection: waits for the sender (listen) or dials it (connect),
@@ -206,7 +173,7 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
         GST_BUFFER_PTS(buffer) = clock_time(f->header.pts);
         GST_BUFFER_DURATION(buffer) = clock_time(f->header.duration);
         GST_BUFFER_FLAG_SET(buffer, buffer_flags(f->header.flags));
-        set_video_meta(buffer, st, *f->format);
+        set_video_meta(buffer, st.raw_video ? &st.info : nullptr, *f->format);
 
         // Frame numbers count every frame the sender was offered: a gap is
         // what its live policy dropped.

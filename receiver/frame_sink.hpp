@@ -17,6 +17,11 @@ public:
     // memory; false when it keeps the frame and hands the slot back later
     // (through the session's release queue).
     virtual bool consume(const ReceivedFrame& frame) = 0;
+    // On the receive loop's thread, just before the session drains the
+    // release queue: a sink whose freed slots collect where only this thread
+    // may take them (GstSink's SlotBuffers) pushes them into the queue here.
+    // Sinks that push from the freeing thread itself need nothing.
+    virtual void collect_freed() {}
     // Called while the receive loop waits with frames held: throws if the
     // sink failed on another thread (e.g. a GStreamer bus error), so the
     // wait ends with the reason instead of the idle timeout.

@@ -19,8 +19,10 @@ constexpr GstClockTime kEosPatience = 30 * GST_SECOND; // frames still queued pl
 } // namespace
 
 GstSink::GstSink(const std::string& pipeline, SlotReleaseQueue& released)
-    : description_(pipeline), tickets_(released.slots()), texts_(released.slots()) {
-    for (std::size_t i = 0; i < tickets_.size(); ++i) tickets_[i] = Ticket{&released, static_cast<std::uint16_t>(i)};
+    : description_(pipeline),
+      released_(released),
+      buffers_(new gst::SlotBuffers(released.slots(), nullptr)), // the ring: see the member's comment
+      texts_(released.slots()) {
     gst_init(nullptr, nullptr);
     const std::string full = fmt::format("appsrc name={} ! {}", kSourceName, pipeline);
     GError* raw_error = nullptr;
@@ -64,7 +66,7 @@ GstSink::GstSink(const std::string& pipeline, SlotReleaseQueue& released)
 
 GstSink::~GstSink() {
     // Stops the streaming threads and frees every buffer still in the
-    // pipeline: their slots are queued while tickets_ and the ring live.
+    // pipeline while the ring lives; buffers_ goes after the pipeline.
     if (pipeline_) gst_element_set_state(pipeline_.get(), GST_STATE_NULL);
 }
 

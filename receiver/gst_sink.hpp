@@ -1,9 +1,11 @@
 // --gst "PIPELINE": frames into a GStreamer pipeline, `appsrc ! PIPELINE`,
-// without a copy. Each frame becomes a read-only GstBuffer that wraps its
-// ring slot (gst_buffer_new_wrapped_full) with a GstVideoMeta for the
-// sender's plane offsets and strides; when GStreamer frees the buffer, on
-// whichever thread, the callback only queues the slot: the receive loop
-// returns the credit (the transport has one driving thread).
+// without a copy and, once every slot has carried a frame, without an
+// allocation: each frame goes out in a read-only GstBuffer from SlotBuffers
+// (gstslots/, rdmasrc's too) that wraps its ring slot, with a GstVideoMeta
+// for the sender's plane offsets and strides. When GStreamer lets go of the
+// slot's memory, on whichever thread, SlotBuffers only queues the slot;
+// collect_freed, on the receive loop, moves it to the session's release
+// queue, which returns the credit (the transport has one driving thread).
 //
 // The caps are the sender's own (they are GStreamer caps). Timestamps are
 // the sender's, shifted so the first frame is at 0: the pipeline plays at
@@ -17,12 +19,14 @@
 #include "slot_release_queue.hpp"
 
 #include "rdmastream_cli/plane_geometry.hpp"
+#include "rdmastream_gst/slot_buffers.hpp"
 
 #include <gst/video/video.h>
 
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,15 +40,15 @@ public:
     ~GstSink() override;
     void start_format(const wire::StreamFormat& format, const RawVideoCaps& caps) override;
     bool consume(const ReceivedFrame& frame) override; // gst_sink_push.cpp
+    void collect_freed() override;                     // gst_sink_push.cpp
     void check() override { check_bus(); }
     void finish() override;
 
+    // The recycled buffers, for their allocation counts (tests). Receive
+    // loop's thread.
+    const gst::SlotBuffers& slot_buffers() const noexcept { return *buffers_; }
+
 private:
-    struct Ticket {
-        SlotReleaseQueue* released = nullptr;
-        std::uint16_t slot = 0;
-    };
-    static void buffer_freed(gpointer ticket);
     // On the rdmastats element's sink pad, in the streaming thread just
     // before the element draws: sets the text of the frame it is about to
     // draw (setting it at push time would label a queued frame with the
@@ -55,7 +59,11 @@ private:
     [[noreturn]] void throw_error(GstMessage* error, bool at_start) const;
 
     std::string description_;
-    std::vector<Ticket> tickets_; // one per slot; outlive the pipeline (see ~GstSink)
+    SlotReleaseQueue& released_;
+    // Declared before the pipeline, so it goes after it. It does not own
+    // the ring: run_receive destroys the outputs before the receiver, and
+    // ~GstSink's NULL state frees every buffer still in the pipeline first.
+    std::unique_ptr<gst::SlotBuffers, gst::SlotBuffers::Unref> buffers_;
     GstElementPtr pipeline_;
     GstElementPtr appsrc_;
     GstElementPtr stats_; // the `rdmastats` element if it has a "text" property

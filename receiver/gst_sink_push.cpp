@@ -1,11 +1,13 @@
-// GstSink's per-frame path: one GstBuffer wrapping the slot (GStreamer
-// allocates the buffer and its memory header, as shmsrc's do), one
-// GstVideoMeta, the push; no copy, no syscall. The free callback runs on
-// whichever thread drops the last reference and only queues the slot.
+// GstSink's per-frame path: a recycled GstBuffer that wraps the slot, its
+// recycled GstVideoMeta rewritten, the push; no copy, no syscall, and once
+// every slot has carried a frame no allocation (SlotBuffers). Slots
+// GStreamer freed, on any thread, wait in SlotBuffers until collect_freed
+// hands them to the session on the receive loop.
 #include "gst_sink.hpp"
 #include "overlay_text.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream_gst/video_meta.hpp"
 
 #include <gst/app/gstappsrc.h>
 
@@ -19,9 +21,8 @@ namespace {
 constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min(); // no timestamp on the wire
 } // namespace
 
-void GstSink::buffer_freed(gpointer ticket) {
-    const auto* t = static_cast<const Ticket*>(ticket);
-    t->released->push(t->slot);
+void GstSink::collect_freed() {
+    for (const std::uint16_t slot : buffers_->take_freed_st()) released_.push(slot);
 }
 
 GstPadProbeReturn GstSink::label_frame(GstPad*, GstPadProbeInfo* info, gpointer self) {
@@ -42,11 +43,13 @@ bool GstSink::consume(const ReceivedFrame& frame) {
         throw ProtocolError(fmt::format("frame {}: its {}-byte payload is smaller than its format's planes ({} bytes)",
                                         frame.header.sequence, frame.payload.size(), extent_));
     }
-    const std::size_t size = frame.payload.size();
+    // The room SlotBuffers' memory may claim: the format's largest frame,
+    // which the ring grew to hold; constant per format, so the slot's
+    // wrapper is made once, not per frame size.
+    const std::size_t room = std::max<std::size_t>(format_.max_frame_size, frame.payload.size());
     // Read-only: an element writing into the slot would race the sender's
     // next frame there; GStreamer copies when an element wants to write.
-    GstBuffer* buffer = gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, const_cast<std::byte*>(frame.payload.data()),
-                                                    size, 0, size, &tickets_[frame.slot], &GstSink::buffer_freed);
+    GstBuffer* buffer = buffers_->wrap_st(frame.slot, frame.payload, room);
     if (frame.header.pts != kNone) {
         if (!have_first_pts_) {
             first_pts_ = frame.header.pts;
@@ -58,15 +61,7 @@ bool GstSink::consume(const ReceivedFrame& frame) {
         GST_BUFFER_DURATION(buffer) = static_cast<GstClockTime>(frame.header.duration);
     }
     GST_BUFFER_OFFSET(buffer) = frame.header.sequence; // the frame number, as video sources set it
-    gsize offset[GST_VIDEO_MAX_PLANES] = {};
-    gint stride[GST_VIDEO_MAX_PLANES] = {};
-    const guint planes = std::min<guint>(GST_VIDEO_INFO_N_PLANES(&info_), format_.plane_count);
-    for (guint i = 0; i < planes; ++i) {
-        offset[i] = format_.planes[i].offset;
-        stride[i] = static_cast<gint>(format_.planes[i].stride);
-    }
-    gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_INFO_FORMAT(&info_),
-                                   GST_VIDEO_INFO_WIDTH(&info_), GST_VIDEO_INFO_HEIGHT(&info_), planes, offset, stride);
+    gst::set_video_meta(buffer, &info_, format_);
     if (stats_) {
         SlotText& t = texts_[frame.slot];
         overlay_text(frame, t.text);
@@ -78,7 +73,7 @@ bool GstSink::consume(const ReceivedFrame& frame) {
         throw std::runtime_error(fmt::format("--gst: the pipeline refused frame {}: {}", frame.header.sequence,
                                              gst_flow_get_name(flow)));
     }
-    return false; // the slot comes back through buffer_freed
+    return false; // the slot comes back through collect_freed
 }
 
 } // namespace rdmastream::cli

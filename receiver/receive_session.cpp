@@ -54,7 +54,8 @@ public:
         drop(f.slot);
     }
     // Returns the credits of slots the sinks handed back since the last call.
-    void drain() {
+    void drain(const std::vector<std::unique_ptr<FrameSink>>& sinks) {
+        for (const auto& s : sinks) s->collect_freed(); // into released_: one queue to drain
         released_.drain([this](std::uint16_t slot) { drop(slot); });
     }
     bool any_held() const noexcept { return held_ > 0; }
@@ -85,7 +86,7 @@ std::optional<ReceivedFrame> next_frame(FrameReceiver& rx, SlotHolds& holds, std
     constexpr std::chrono::milliseconds kSlice{5};
     const auto deadline = std::chrono::steady_clock::now() + idle;
     for (;;) {
-        holds.drain();
+        holds.drain(sinks);
         if (!holds.any_held()) return rx.next(idle);
         try {
             return rx.next(kSlice);

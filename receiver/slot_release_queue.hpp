@@ -1,7 +1,8 @@
-// Slots that an output finished with on another thread (a GStreamer
-// streaming thread, an encoder's worker): the free callback pushes the slot
-// here and the receive loop, the one thread that may drive the
-// FrameReceiver, takes them off and returns the credits.
+// Slots that an output kept and finished with later: an encoder's worker
+// pushes from its free callback, GstSink from the receive loop when its
+// SlotBuffers gave the slot back (FrameSink::collect_freed). The receive
+// loop, the one thread that may drive the FrameReceiver, takes them off and
+// returns the credits.
 //
 // Lock-free and allocation-free per frame: one counter per slot (a slot can
 // come back more than once when several outputs held it) and one flag that

@@ -1,7 +1,8 @@
-// rdmasrc's recycled buffers (SlotBuffers) on a plain array standing in for
-// the ring: a slot is freed exactly when the last reference to its memory
-// goes, shells and memories are re-used, and the ring outlives every buffer.
-#include "rdmasrc_slots.hpp"
+// SlotBuffers (the recycled buffers of rdmasrc and rdmarecv --gst) on a
+// plain array standing in for the ring: a slot is freed exactly when the
+// last reference to its memory goes, shells and memories are re-used, and
+// the ring outlives every buffer.
+#include "rdmastream_gst/slot_buffers.hpp"
 
 #include "gst_test_env.hpp"
 

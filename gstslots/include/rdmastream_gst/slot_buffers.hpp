@@ -1,5 +1,7 @@
-// SlotBuffers: the GstBuffers rdmasrc pushes, recycled so the per-frame
-// path allocates nothing once every slot has carried a frame.
+// SlotBuffers: GstBuffers that wrap the slots of a receive ring, recycled
+// so the per-frame path allocates nothing once every slot has carried a
+// frame. rdmasrc pushes them downstream and rdmarecv --gst into its
+// appsrc: one implementation for both.
 //
 // Two kinds of object are kept and re-used:
 // * one GstMemory per ring slot, wrapping the slot's payload (read-only).
@@ -12,12 +14,13 @@
 //   and puts the shell on a free list. Shells are not bound to slots:
 //   downstream may swap a buffer's memory, so a shell can outlive the frame.
 //
-// Reference counted by hand: the owner (rdmasrc's state) holds one
-// reference, every memory and every shell downstream one more, so the ring
-// (`ring`, the FrameReceiver) outlives rdmasrc's stop() while buffers still
-// point into it. Dispose hooks run on whatever thread frees the buffer:
-// they only queue, under `mutex_`. Members ending in _st belong to the
-// streaming thread, the one thread that drives the receiver.
+// Reference counted by hand: the owner (rdmasrc's state, rdmarecv's
+// GstSink) holds one reference, every memory and every shell downstream one
+// more, so the ring (`ring`, e.g. the FrameReceiver) outlives the owner
+// while buffers still point into it. Dispose hooks run on whatever thread
+// frees the buffer: they only queue, under `mutex_`. Members ending in _st
+// belong to the one thread that drives the receiver (rdmasrc's streaming
+// thread, rdmarecv's receive loop).
 #pragma once
 
 #include <gst/gst.h>
@@ -35,6 +38,7 @@ namespace rdmastream::gst {
 class SlotBuffers {
 public:
     // `ring` owns the memory the slots live in; it goes with the last buffer.
+    // Empty: the owner keeps the ring alive past every buffer by other means.
     SlotBuffers(std::uint32_t slots, std::shared_ptr<void> ring);
     SlotBuffers(const SlotBuffers&) = delete;
     SlotBuffers& operator=(const SlotBuffers&) = delete;

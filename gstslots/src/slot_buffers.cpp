@@ -1,4 +1,4 @@
-#include "rdmasrc_slots.hpp"
+#include "rdmastream_gst/slot_buffers.hpp"
 
 #include <gst/video/video.h>
 
@@ -12,15 +12,15 @@ namespace {
 // Where a recycled object finds its owner: set once when it is made, read
 // by its dispose hook (a lookup, no allocation).
 GQuark slot_quark() {
-    static const GQuark q = g_quark_from_static_string("rdmasrc-slot");
+    static const GQuark q = g_quark_from_static_string("rdmastream-slot");
     return q;
 }
 GQuark shell_quark() {
-    static const GQuark q = g_quark_from_static_string("rdmasrc-shell");
+    static const GQuark q = g_quark_from_static_string("rdmastream-shell");
     return q;
 }
 
-// A shell keeps one GstVideoMeta (rdmasrc rewrites it per frame); every
+// A shell keeps one GstVideoMeta (set_video_meta rewrites it per frame); every
 // other meta was downstream's and goes with the frame.
 gboolean strip_meta(GstBuffer*, GstMeta** meta, gpointer kept_video_meta) {
     auto* kept = static_cast<bool*>(kept_video_meta);
@@ -101,15 +101,16 @@ gboolean SlotBuffers::shell_disposed(GstMiniObject* obj) {
 }
 
 // Wraps a slot's payload area, the first time the slot carries a frame and
-// again after the ring grew (new memory, larger slots).
+// again after the ring grew (new memory, larger slots) or the owner's idea
+// of the slot's room changed.
 void SlotBuffers::wrap_slot_st(Slot& s, const std::byte* data, std::size_t room) {
     if (s.data != nullptr && s.memory == nullptr) {
         // The transport hands out a slot only after its credit came back,
         // i.e. after the memory came home; anything else is a bug.
-        throw std::logic_error("rdmasrc: slot " + std::to_string(s.index) +
+        throw std::logic_error("SlotBuffers: slot " + std::to_string(s.index) +
                                " carries a new frame while downstream still holds its last one");
     }
-    if (s.memory != nullptr) { // the ring moved: retire the old wrapper
+    if (s.memory != nullptr) { // the ring moved or the room changed: retire the old wrapper
         s.memory->mini_object.dispose = nullptr;
         gst_memory_unref(s.memory);
     }
