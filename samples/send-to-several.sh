@@ -4,6 +4,7 @@
 # missing receiver costs the others nothing). Each receiver runs, e.g.,
 # samples/receive-display.sh. Frames are copied once per sink (a tee cannot
 # hand one registered pool to several sinks; the sinks' stats count it).
+# Without the copies, from a file: cli-send-to-several.sh (rdmasend --receivers).
 #   samples/send-to-several.sh HOST1 HOST2 [HOST...]
 set -eu
 [ $# -ge 2 ] || { echo "usage: $0 HOST1 HOST2 [HOST...]" >&2; exit 2; }

@@ -23,12 +23,19 @@ int main(int argc, char** argv) {
     bool verbose = false;
     CLI::App app{"rdmasend: decode a video with FFmpeg and send its frames over RDMA, straight from the decoder's "
                  "buffers.\nBy default it connects to a listening rdmarecv; see docs/cli.md.\n\n"
-                 "Example: rdmarecv --framemd5 out.md5   and   rdmasend clip.mp4 --connect 192.0.2.1"};
+                 "Example: rdmarecv --framemd5 out.md5   and   rdmasend clip.mp4 --connect 192.0.2.1\n"
+                 "Several receivers: rdmasend clip.mp4 --listen --receivers 2   and on each receiver   rdmarecv "
+                 "--connect SENDER --framemd5 out.md5"};
     app.add_option("INPUT", o.input.url,
                    "anything FFmpeg opens: a file, a URL, or lavfi:GRAPH for a test source, e.g. "
                    "lavfi:testsrc2=size=1920x1080:rate=60")
         ->required();
     cli::add_connection_flags(app, o.connection, false);
+    app.add_option("--receivers", o.receivers,
+                   "with --listen: wait until N receivers have dialled in (up to --connect-timeout), then send each "
+                   "frame to all of them from the same memory; more may join later (they get the next frame) and "
+                   "any may leave; --slots caps the frames out across them (default 8)")
+        ->check(CLI::Range(1u, 1000u));
     app.add_option("--stream", o.input.stream, "which video stream to send (0: the first); default: FFmpeg's best")
         ->check(CLI::NonNegativeNumber);
     app.add_flag("--realtime", realtime, "send at the stream's own rate, from its timestamps (default: as fast as "
@@ -61,6 +68,11 @@ int main(int argc, char** argv) {
                                         : cli::Pacer::Mode::kAsFastAsPossible;
     av_log_set_level(verbose ? AV_LOG_INFO : AV_LOG_ERROR);
     try {
+        // Before the connection plan: without --listen it would ask for --connect instead.
+        if (o.receivers > 0 && app.count("--listen") == 0) {
+            throw rdmastream::UserError("--receivers needs --listen: the receivers dial this sender (rdmarecv "
+                                        "--connect THIS-HOST), so it must listen for them");
+        }
         const cli::ConnectionPlan plan = cli::connection_plan(app, o.connection, false);
         return cli::run_send(o, plan);
     } catch (const rdmastream::UserError& e) {

@@ -1,5 +1,6 @@
 #include "send_session.hpp"
 #include "decoder_pool.hpp"
+#include "frame_out.hpp"
 #include "frame_payload.hpp"
 
 #include "rdmastream_cli/av_error.hpp"
@@ -8,7 +9,6 @@
 #include "rdmastream_cli/stats_report.hpp"
 
 #include "rdmastream/error.hpp"
-#include "rdmastream/frame_sender.hpp"
 
 extern "C" {
 #include <libavutil/pixdesc.h>
@@ -124,7 +124,7 @@ public:
         }
         tx_->finish(idle());
         counters_.progress = -1;
-        report_.finish(tx_->stats(), counters_, o_.stats_json);
+        report_.finish(tx_->stats(), counters_, o_.stats_json, tx_->receivers());
         if (g_stop) {
             std::fprintf(stderr, "rdmasend: interrupted: the stream ended after %llu frames\n",
                          static_cast<unsigned long long>(sent_));
@@ -137,30 +137,21 @@ private:
     std::chrono::milliseconds idle() const { return to_ms(o_.connection.idle_timeout); }
 
     void connect(const ConnectionPlan& plan) {
-        SenderOptions so;
-        so.policy = o_.connection.policy == "live" ? Policy::kLive : Policy::kLossless;
-        so.device = o_.connection.device;
-        so.on_done = [this](std::uint64_t cookie, FrameFate) {
+        OutOptions oo;
+        oo.sender.policy = o_.connection.policy == "live" ? Policy::kLive : Policy::kLossless;
+        oo.sender.device = o_.connection.device;
+        oo.sender.on_done = [this](std::uint64_t cookie, FrameFate) {
             InFlight& f = in_flight_[cookie];
             av_frame_unref(f.picture.get()); // the chunk goes back once the decoder is done with it too
             f.busy = false;
         };
-        if (plan.listen) {
-            Listener listener(plan.endpoint);
-            std::fprintf(stderr, "rdmasend: listening on %s:%u for a receiver\n",
-                         plan.endpoint.host.empty() ? "*" : plan.endpoint.host.c_str(), listener.port());
-            tx_ = FrameSender::accept(listener, so, to_ms(o_.connection.connect_timeout));
-        } else {
-            tx_ = FrameSender::connect(plan.endpoint, so, to_ms(o_.connection.connect_timeout));
-        }
-        std::uint32_t depth = tx_->ring().slot_count;
-        if (o_.slots_given) depth = std::min(depth, o_.connection.slots);
-        in_flight_.resize(depth + 1); // + the frame a live sender keeps pending
+        oo.connect_timeout = to_ms(o_.connection.connect_timeout);
+        oo.max_in_flight = o_.slots_given ? o_.connection.slots : 0;
+        tx_ = o_.receivers > 0 ? open_fanout(plan.endpoint, o_.receivers, oo)
+                               : open_single(plan.endpoint, plan.listen, oo);
+        // Sized once: on_done indexes it, and the decoder's pool is cut to match.
+        in_flight_.resize(tx_->depth());
         pool_->bind(tx_->pd(), in_flight_.size());
-        std::fprintf(stderr, "rdmasend: connected: the receiver's ring has %u slots of %u bytes; %s policy\n",
-                     tx_->ring().slot_count, tx_->ring().slot_size,
-                     // the receiver may have asked for live: say what is in force
-                     tx_->policy() == Policy::kLive ? "live" : "lossless");
     }
 
     std::int64_t timestamp(const AVFrame& f, std::int64_t loop_offset) const {
@@ -277,7 +268,7 @@ private:
 
     const SendOptions& o_;
     std::vector<InFlight> in_flight_; // declared before tx_: on_done may fire while tx_ dies
-    std::unique_ptr<FrameSender> tx_;
+    std::unique_ptr<FrameOut> tx_; // one receiver, or several (--receivers)
     std::unique_ptr<DecoderPool> pool_;
     std::shared_ptr<BufferArena> copies_;
     std::unique_ptr<InputSource> source_;

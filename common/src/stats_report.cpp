@@ -44,7 +44,8 @@ void StatsReport::tick(const StreamStats& s, const FrameCounters& c) {
                  progress.c_str());
 }
 
-void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std::string& json_path) const {
+void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std::string& json_path,
+                         std::span<const PeerReport> peers) const {
     std::fprintf(stderr,
                  "%s: done: %llu frames, %llu bytes in %.2f s (%.1f frames/s, %.3f Gb/s); %llu zero-copy, %llu "
                  "copied, %llu converted; %llu dropped, %llu credit waits, %llu format changes%s%s\n",
@@ -60,8 +61,17 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
                      program_ == "rdmarecv" ? "one way, from the sender's clock to ours"
                                             : "from posting a frame to its delivery");
     }
+    for (const PeerReport& p : peers) {
+        std::fprintf(stderr,
+                     "%s: receiver %s: %llu frames, %llu bytes, %llu dropped, %llu credit waits, latency %.2f ms "
+                     "mean; %s policy\n",
+                     program_.c_str(), p.peer.c_str(), static_cast<unsigned long long>(p.stats.frames),
+                     static_cast<unsigned long long>(p.stats.bytes), static_cast<unsigned long long>(p.stats.drops),
+                     static_cast<unsigned long long>(p.stats.credit_waits), p.stats.latency_mean_us() / 1e3,
+                     p.policy.c_str());
+    }
     if (json_path.empty()) return;
-    const nlohmann::json j = {
+    nlohmann::json j = {
         {"program", program_},
         {"frames", s.frames},
         {"bytes", s.bytes},
@@ -80,6 +90,20 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
         {"latency_max_us", s.latency_max_us()},
         {"path", c.path},
     };
+    if (!peers.empty()) {
+        nlohmann::json& list = j["receivers"] = nlohmann::json::array();
+        for (const PeerReport& p : peers) {
+            list.push_back({{"peer", p.peer},
+                            {"policy", p.policy},
+                            {"frames", p.stats.frames},
+                            {"bytes", p.stats.bytes},
+                            {"drops", p.stats.drops},
+                            {"copies", p.stats.copies},
+                            {"credit_waits", p.stats.credit_waits},
+                            {"latency_mean_us", p.stats.latency_mean_us()},
+                            {"latency_max_us", p.stats.latency_max_us()}});
+        }
+    }
     if (json_path == "-") {
         std::cout << j.dump(2) << std::endl;
         return;

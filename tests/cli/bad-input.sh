@@ -33,6 +33,8 @@ expect send_unreadable 2 'rdmasend: cannot open input /nonexistent/clip.mp4: No 
 expect send_not_media 2 'rdmasend: cannot (open input|read) .*bad-input.sh' -- "$S" "$0" --connect 192.0.2.1
 expect send_unknown_codec 2 'no decoder for video codec .*transcode it first' -- "$S" "$clips/unknown_codec.mkv" --connect 192.0.2.1
 expect send_no_connect_addr 2 'nothing to connect to: give --connect ADDR' -- "$S" "$C"
+expect send_receivers_without_listen 2 '--receivers needs --listen: the receivers dial this sender' -- "$S" "$C" --receivers 2
+expect send_receivers_with_connect 2 '--receivers needs --listen' -- "$S" "$C" --connect 192.0.2.1 --receivers 2
 expect send_listen_and_connect 2 '--listen and --connect exclude each other' -- "$S" "$C" --listen --connect 192.0.2.1
 expect send_bad_port 2 "bad port '99999'" -- "$S" "$C" --connect 192.0.2.1:99999
 expect send_bad_policy nonzero 'policy' -- "$S" "$C" --connect 192.0.2.1 --policy fast

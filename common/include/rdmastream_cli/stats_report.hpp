@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <string>
 
 namespace rdmastream::cli {
@@ -22,6 +23,13 @@ struct FrameCounters {
     std::string path;            // which buffer path ran, e.g. "decoder -> registered pool (zero-copy)"
 };
 
+// One receiver of a fan-out (rdmasend --receivers), for the summary.
+struct PeerReport {
+    std::string peer;
+    StreamStats stats;
+    std::string policy; // "lossless" or "live": what is in force for it
+};
+
 class StatsReport {
 public:
     // `program` prefixes every line; per_second: print the running line.
@@ -29,7 +37,9 @@ public:
     // Called per frame: one clock read; prints once a second.
     void tick(const StreamStats& s, const FrameCounters& c);
     // The summary line on stderr; JSON to `json_path` ("-": stdout) if set.
-    void finish(const StreamStats& s, const FrameCounters& c, const std::string& json_path) const;
+    // `peers`: a line each, and a "receivers" array in the JSON.
+    void finish(const StreamStats& s, const FrameCounters& c, const std::string& json_path,
+                std::span<const PeerReport> peers = {}) const;
 
 private:
     std::string program_;

@@ -1,0 +1,58 @@
+// FrameOut over one FrameSender: every call passes straight through.
+#include "frame_out.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace rdmastream::cli {
+namespace {
+
+class SingleOut final : public FrameOut {
+public:
+    SingleOut(std::unique_ptr<FrameSender> tx, std::uint32_t max_in_flight) : tx_(std::move(tx)) {
+        depth_ = tx_->ring().slot_count;
+        if (max_in_flight > 0) depth_ = std::min(depth_, std::size_t{max_in_flight});
+        ++depth_; // + the frame a live sender keeps pending
+        std::fprintf(stderr, "rdmasend: connected: the receiver's ring has %u slots of %u bytes; %s policy\n",
+                     tx_->ring().slot_count, tx_->ring().slot_size,
+                     // the receiver may have asked for live: say what is in force
+                     tx_->policy() == Policy::kLive ? "live" : "lossless");
+    }
+
+    ibv_pd* pd() const noexcept override { return tx_->pd(); }
+    std::size_t depth() const noexcept override { return depth_; }
+    std::uint64_t send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
+                       std::uint64_t cookie, std::chrono::milliseconds timeout) override {
+        return tx_->send(payload, lkey, meta, cookie, timeout);
+    }
+    void set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout) override {
+        tx_->set_format(format, timeout);
+    }
+    void progress() override { tx_->progress(); }
+    void wait_done(std::uint64_t number, std::chrono::milliseconds timeout) override {
+        tx_->wait_done(number, timeout);
+    }
+    void finish(std::chrono::milliseconds timeout) override { tx_->finish(timeout); }
+    const StreamStats& stats() const noexcept override { return tx_->stats(); }
+    std::vector<PeerReport> receivers() const override { return {}; }
+
+private:
+    std::unique_ptr<FrameSender> tx_;
+    std::size_t depth_ = 0;
+};
+
+} // namespace
+
+std::unique_ptr<FrameOut> open_single(const Endpoint& peer, bool listen, const OutOptions& opts) {
+    if (!listen) {
+        return std::make_unique<SingleOut>(FrameSender::connect(peer, opts.sender, opts.connect_timeout),
+                                           opts.max_in_flight);
+    }
+    Listener listener(peer);
+    std::fprintf(stderr, "rdmasend: listening on %s:%u for a receiver\n", peer.host.empty() ? "*" : peer.host.c_str(),
+                 listener.port());
+    return std::make_unique<SingleOut>(FrameSender::accept(listener, opts.sender, opts.connect_timeout),
+                                       opts.max_in_flight);
+}
+
+} // namespace rdmastream::cli
