@@ -92,7 +92,7 @@ public:
     std::vector<PeerReport> receivers() const override {
         std::vector<PeerReport> out;
         for (auto& r : fan_.receiver_stats()) {
-            out.push_back({std::move(r.peer), r.stats, r.policy == Policy::kLive ? "live" : "lossless"});
+            out.push_back({std::move(r.peer), r.stats, r.policy == Policy::kLive ? "live" : "lossless", r.left});
         }
         return out;
     }

@@ -64,11 +64,11 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
     for (const PeerReport& p : peers) {
         std::fprintf(stderr,
                      "%s: receiver %s: %llu frames, %llu bytes, %llu dropped, %llu credit waits, latency %.2f ms "
-                     "mean; %s policy\n",
+                     "mean; %s policy%s\n",
                      program_.c_str(), p.peer.c_str(), static_cast<unsigned long long>(p.stats.frames),
                      static_cast<unsigned long long>(p.stats.bytes), static_cast<unsigned long long>(p.stats.drops),
                      static_cast<unsigned long long>(p.stats.credit_waits), p.stats.latency_mean_us() / 1e3,
-                     p.policy.c_str());
+                     p.policy.c_str(), p.left ? "; left mid-stream" : "");
     }
     if (json_path.empty()) return;
     nlohmann::json j = {
@@ -95,6 +95,7 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
         for (const PeerReport& p : peers) {
             list.push_back({{"peer", p.peer},
                             {"policy", p.policy},
+                            {"left", p.left},
                             {"frames", p.stats.frames},
                             {"bytes", p.stats.bytes},
                             {"drops", p.stats.drops},

@@ -75,6 +75,7 @@ void FanoutSender::for_each_member(Fn&& fn) {
             ++it;
         } catch (const std::exception& e) {
             if (log_) log_(fmt::format("receiver {} left: {}", (*it)->peer, e.what()));
+            departed_.push_back({(*it)->peer, (*it)->sender->stats(), (*it)->sender->policy(), true});
             it = members_.erase(it); // its undelivered frames come back as dropped
         }
     }
@@ -165,8 +166,8 @@ void FanoutSender::finish(std::chrono::milliseconds timeout) {
 }
 
 std::vector<FanoutSender::ReceiverStats> FanoutSender::receiver_stats() const {
-    std::vector<ReceiverStats> out;
-    for (const auto& m : members_) out.push_back({m->peer, m->sender->stats(), m->sender->policy()});
+    std::vector<ReceiverStats> out = departed_;
+    for (const auto& m : members_) out.push_back({m->peer, m->sender->stats(), m->sender->policy(), false});
     return out;
 }
 

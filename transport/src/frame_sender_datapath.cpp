@@ -1,6 +1,7 @@
 // FrameSender per-frame path: one ibv_post_send per frame, completions
 // polled in batches and signalled every slots/2 writes; no allocation, no
-// copy of the payload, one clock read per frame.
+// copy of the payload, two clock reads per frame (vDSO), and one poll(2) of
+// the rdma_cm channel per 10 ms.
 #include "rdmastream/error.hpp"
 #include "rdmastream/frame_sender.hpp"
 
@@ -66,6 +67,21 @@ std::size_t FrameSender::take(std::size_t n, const std::optional<CmEvent>& ev) {
             fmt::format("sender: connection lost after {} frames: {}", next_post_, explain_lost_connection(*ev)));
     }
     return n;
+}
+
+void FrameSender::look_for_events() {
+    // A hang-up arrives as an rdma_cm event, which only a wait looks at. A
+    // sender that never has to wait (a fan-out member with credits to spare)
+    // looks every 10 ms (one poll(2)), so a receiver that leaves is noticed
+    // at once, not when a later write runs out of RC retries.
+    const auto now = Clock::now();
+    if (now < next_event_look_) {
+        return;
+    }
+    next_event_look_ = now + std::chrono::milliseconds(10);
+    if (std::optional<CmEvent> ev = conn_.events().next(std::chrono::milliseconds(0))) {
+        take(0, ev);
+    }
 }
 
 void FrameSender::keepalive_if_idle() {
@@ -144,6 +160,7 @@ std::uint64_t FrameSender::oldest_undone() const noexcept {
 
 void FrameSender::progress() {
     pump(std::chrono::milliseconds(0));
+    look_for_events();
     if (pending_ && credits_.available() > 0) {
         const Pending frame = *pending_;
         pending_.reset();

@@ -28,6 +28,7 @@ struct PeerReport {
     std::string peer;
     StreamStats stats;
     std::string policy; // "lossless" or "live": what is in force for it
+    bool left = false;  // it left or failed mid-stream: its numbers up to then
 };
 
 class StatsReport {

@@ -59,6 +59,7 @@ public:
         std::string peer;
         StreamStats stats;
         Policy policy;
+        bool left = false; // dropped mid-stream (failed, left or stuck): stats up to then
     };
     std::vector<ReceiverStats> receiver_stats() const;
     // Frames offered, frames dropped for every receiver.
@@ -88,6 +89,7 @@ private:
     std::shared_ptr<ibv_pd> pd_;
     std::vector<Outstanding> outstanding_; // by token % kOutstanding
     std::vector<std::unique_ptr<Member>> members_;
+    std::vector<ReceiverStats> departed_; // members dropped so far, for the reports
     std::optional<wire::StreamFormat> format_;
     std::uint64_t next_token_ = 0;
     StreamStats stats_;

@@ -144,6 +144,7 @@ private:
     // any (throws on a lost connection); returns n.
     std::size_t take(std::size_t n, const std::optional<CmEvent>& ev);
     void keepalive_if_idle(); // a keepalive when nothing went out for opts_.keepalive
+    void look_for_events();   // rdma_cm events (a hang-up), at most every 10 ms
     void handle(const ibv_wc& wc);
     void retire_through(std::uint64_t posted_before); // frames below this posted index are delivered
     void drop_pending();
@@ -168,6 +169,7 @@ private:
     bool control_in_flight_ = false;
     std::chrono::steady_clock::time_point control_posted_at_; // while control_in_flight_
     std::uint64_t control_after_ = 0; // writes posted before the control message in flight
+    std::chrono::steady_clock::time_point next_event_look_{};
     bool ring_replaced_ = false;      // a kRing message arrived
     std::uint16_t format_id_ = 0;     // stamped on every frame
     bool eos_posted_ = false;
