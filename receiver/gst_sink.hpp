@@ -1,6 +1,6 @@
 // --gst "PIPELINE": frames into a GStreamer pipeline, `appsrc ! PIPELINE`,
 // without a copy and, once every slot has carried a frame, without an
-// allocation: each frame goes out in a read-only GstBuffer from SlotBuffers
+// allocation: each frame goes out in a GstBuffer from SlotBuffers
 // (gstslots/, rdmasrc's too) that wraps its ring slot, with a GstVideoMeta
 // for the sender's plane offsets and strides. When GStreamer lets go of the
 // slot's memory, on whichever thread, SlotBuffers only queues the slot;

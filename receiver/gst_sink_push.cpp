@@ -47,8 +47,6 @@ bool GstSink::consume(const ReceivedFrame& frame) {
     // which the ring grew to hold; constant per format, so the slot's
     // wrapper is made once, not per frame size.
     const std::size_t room = std::max<std::size_t>(format_.max_frame_size, frame.payload.size());
-    // Read-only: an element writing into the slot would race the sender's
-    // next frame there; GStreamer copies when an element wants to write.
     GstBuffer* buffer = buffers_->wrap_st(frame.slot, frame.payload, room);
     if (frame.header.pts != kNone) {
         if (!have_first_pts_) {

@@ -114,8 +114,12 @@ void SlotBuffers::wrap_slot_st(Slot& s, const std::byte* data, std::size_t room)
         s.memory->mini_object.dispose = nullptr;
         gst_memory_unref(s.memory);
     }
-    // Read-only: downstream writing into the ring would race the next frame.
-    s.memory = gst_memory_new_wrapped(GST_MEMORY_FLAG_READONLY, const_cast<std::byte*>(data), room, 0, 0, nullptr,
+    // Writable: the sender writes a slot again only after its credit came
+    // back, i.e. after this memory's last reference went, so an element
+    // drawing in place (textoverlay) races nothing and need not copy the
+    // frame first. (Shared memory, e.g. after a tee, is still copied by
+    // GStreamer before a write, as for any buffer.)
+    s.memory = gst_memory_new_wrapped(static_cast<GstMemoryFlags>(0), const_cast<std::byte*>(data), room, 0, 0, nullptr,
                                       nullptr);
     gst_mini_object_set_qdata(&s.memory->mini_object, slot_quark(), &s, nullptr);
     s.memory->mini_object.dispose = memory_disposed;

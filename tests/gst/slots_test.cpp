@@ -57,14 +57,18 @@ protected:
 
 } // namespace
 
-TEST_F(SlotBuffersTest, WrapsTheSlotReadOnlyWithoutCopying) {
+// The buffer is the slot: read and written in place (an in-place element
+// such as textoverlay draws into the slot instead of copying the frame).
+TEST_F(SlotBuffersTest, WrapsTheSlotWritableWithoutCopying) {
     GstBuffer* b = frame(2, 300);
     GstMapInfo map;
-    ASSERT_TRUE(gst_buffer_map(b, &map, GST_MAP_READ));
+    ASSERT_TRUE(gst_buffer_map(b, &map, GST_MAP_READWRITE));
     EXPECT_EQ(map.data, reinterpret_cast<guint8*>(data_ + 2 * kRoom));
     EXPECT_EQ(map.size, 300u);
+    map.data[0] = 0x5a;
     gst_buffer_unmap(b, &map);
-    EXPECT_TRUE(GST_MEMORY_IS_READONLY(gst_buffer_peek_memory(b, 0)));
+    EXPECT_EQ(data_[2 * kRoom], std::byte{0x5a});
+    EXPECT_FALSE(GST_MEMORY_IS_READONLY(gst_buffer_peek_memory(b, 0)));
     gst_buffer_unref(b);
 }
 

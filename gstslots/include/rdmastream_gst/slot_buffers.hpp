@@ -4,7 +4,8 @@
 // appsrc: one implementation for both.
 //
 // Two kinds of object are kept and re-used:
-// * one GstMemory per ring slot, wrapping the slot's payload (read-only).
+// * one GstMemory per ring slot, wrapping the slot's payload (writable: the
+//   frame is downstream's until the memory comes home).
 //   The slot is busy exactly as long as that memory is referenced anywhere
 //   (a shallow copy or a sub-buffer downstream holds it too), so the credit
 //   goes back when its last reference goes: its dispose hook queues the
@@ -48,7 +49,7 @@ public:
         void operator()(SlotBuffers* b) const noexcept { b->unref(); }
     };
 
-    // A buffer (one reference, writable metadata, read-only memory) that
+    // A buffer (one reference, writable metadata and memory) that
     // wraps `payload`, the frame in `slot`; `room` is the most that slot
     // can hold. Pts, duration, flags are cleared; metas but a GstVideoMeta
     // are gone. A slot is handed out again only after take_freed_st()
