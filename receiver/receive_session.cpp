@@ -24,6 +24,7 @@ std::unique_ptr<FrameReceiver> open_receiver(const ReceiveOptions& o, const Conn
     ring.slots = o.connection.slots;
     ring.slot_size = o.slot_size;
     ring.device = o.connection.device;
+    ring.poll_mode = poll_mode(o.connection);
     ring.live = o.connection.policy == "live"; // the sender drops frames rather than wait for us
     if (plan.listen) {
         Listener listener(plan.endpoint);

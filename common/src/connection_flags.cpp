@@ -27,6 +27,11 @@ void add_connection_flags(CLI::App& app, ConnectionFlags& f, bool listens_by_def
                    "dropped when the receiver falls behind")
         ->check(CLI::IsMember({"lossless", "live"}))
         ->capture_default_str();
+    app.add_option("--poll", f.poll,
+                   "event: sleep until a completion arrives (low CPU); busy: spin on the completion queue "
+                   "(lowest latency, one core at 100 %)")
+        ->check(CLI::IsMember({"event", "busy"}))
+        ->capture_default_str();
     auto* slots = app.add_option("--slots", f.slots,
                                  listens_by_default
                                      ? "ring slots: frames in flight at once"
@@ -68,5 +73,7 @@ ConnectionPlan connection_plan(const CLI::App& app, const ConnectionFlags& f, bo
 std::chrono::milliseconds to_ms(double seconds) {
     return std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0));
 }
+
+PollMode poll_mode(const ConnectionFlags& f) { return f.poll == "busy" ? PollMode::kBusy : PollMode::kEvent; }
 
 } // namespace rdmastream::cli

@@ -38,6 +38,7 @@ expect send_receivers_with_connect 2 '--receivers needs --listen' -- "$S" "$C" -
 expect send_listen_and_connect 2 '--listen and --connect exclude each other' -- "$S" "$C" --listen --connect 192.0.2.1
 expect send_bad_port 2 "bad port '99999'" -- "$S" "$C" --connect 192.0.2.1:99999
 expect send_bad_policy nonzero 'policy' -- "$S" "$C" --connect 192.0.2.1 --policy fast
+expect recv_bad_poll nonzero 'poll: spin not in \{event,busy\}' -- "$R" --null --poll spin
 expect send_bad_slots nonzero 'slots' -- "$S" "$C" --connect 192.0.2.1 --slots 0
 expect send_bad_fps nonzero 'fps' -- "$S" "$C" --connect 192.0.2.1 --fps -3
 expect send_realtime_and_fps 2 '--realtime and --fps exclude each other' -- "$S" "$C" --connect 192.0.2.1 --realtime --fps 5

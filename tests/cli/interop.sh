@@ -3,7 +3,7 @@
 # its own port so the two sides pair up whatever their timing.
 #   interop.sh recv BINDIR CLIPDIR CLIP[:REF] ...   receives each clip, compares with CLIP.ref.md5 (or REF)
 #   interop.sh send BINDIR CLIPDIR CLIP[:REF] ...   sends each clip to $RDMABED_SERVER_ADDR
-# Extra rdmasend flags for all clips: $SEND_FLAGS.
+# Extra flags for all clips: $SEND_FLAGS (rdmasend), $RECV_FLAGS (rdmarecv).
 set -u
 role=$1 bindir=$2 clipdir=$3
 shift 3
@@ -16,7 +16,8 @@ for item in "$@"; do
   port=$((port + 1))
   if [ "$role" = recv ]; then
     out=${RDMABED_OUT:-/tmp}/$clip.md5
-    "$bindir/rdmarecv" --listen ":$port" --framemd5 "$out" -q --idle-timeout 60 || { echo "FAIL $clip: rdmarecv exited $?"; status=1; continue; }
+    # shellcheck disable=SC2086
+    "$bindir/rdmarecv" --listen ":$port" --framemd5 "$out" -q --idle-timeout 60 ${RECV_FLAGS:-} || { echo "FAIL $clip: rdmarecv exited $?"; status=1; continue; }
     if cmp -s "$out" "$ref"; then
       echo "ok $clip: $(grep -c '^0,' "$out") frames match ffmpeg -f framemd5"
     else

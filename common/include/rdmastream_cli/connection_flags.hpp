@@ -2,6 +2,7 @@
 // how many slots, which policy. Parsing only; connecting is the transport's.
 #pragma once
 
+#include "rdmastream/completion_poller.hpp"
 #include "rdmastream/rc_connection.hpp"
 
 #include <CLI/CLI.hpp>
@@ -17,6 +18,7 @@ struct ConnectionFlags {
     std::string connect; // "ADDR[:PORT]"
     std::string device;  // -d: must exist; empty: any
     std::string policy = "lossless";
+    std::string poll = "event"; // completion handling: "event" (low CPU) or "busy" (lowest latency)
     std::uint32_t slots = 8;
     double connect_timeout = 60; // seconds to wait for the peer
     double idle_timeout = 30;    // seconds without a frame before giving up
@@ -27,8 +29,8 @@ struct ConnectionPlan {
     Endpoint endpoint;
 };
 
-// Adds --listen, --connect, -d/--device, --policy, --slots, --connect-timeout,
-// --idle-timeout. `listens_by_default` says which side this program takes
+// Adds --listen, --connect, -d/--device, --policy, --poll, --slots,
+// --connect-timeout, --idle-timeout. `listens_by_default` says which side this program takes
 // when neither --listen nor --connect is given.
 void add_connection_flags(CLI::App& app, ConnectionFlags& flags, bool listens_by_default);
 
@@ -37,5 +39,8 @@ void add_connection_flags(CLI::App& app, ConnectionFlags& flags, bool listens_by
 ConnectionPlan connection_plan(const CLI::App& app, const ConnectionFlags& flags, bool listens_by_default);
 
 std::chrono::milliseconds to_ms(double seconds);
+
+// --poll as the transport's PollMode.
+PollMode poll_mode(const ConnectionFlags& flags);
 
 } // namespace rdmastream::cli
