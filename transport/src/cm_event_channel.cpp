@@ -105,19 +105,25 @@ std::optional<CmEvent> CmEventChannel::next(std::chrono::milliseconds timeout) {
 }
 
 CmEvent CmEventChannel::expect(rdma_cm_event_type want, std::chrono::milliseconds timeout, const char* what) {
-    auto ev = next(timeout);
+    auto ev = next(timeout, want, what);
     if (!ev) {
         throw CmEventError(fmt::format("{}: no {} within {} ms", what, rdma_event_str(want), timeout.count()),
                            std::nullopt);
     }
-    if (ev->type != want) {
+    return *ev;
+}
+
+std::optional<CmEvent> CmEventChannel::next(std::chrono::milliseconds timeout, rdma_cm_event_type want,
+                                            const char* what) {
+    auto ev = next(timeout);
+    if (ev && ev->type != want) {
         std::string msg = fmt::format("{}: expected {}, got {}", what, rdma_event_str(want), describe(*ev));
         if (ev->status < 0) {
             msg += fmt::format(": {}", std::strerror(-ev->status));
         }
         throw CmEventError(msg, ev);
     }
-    return *ev;
+    return ev;
 }
 
 } // namespace rdmastream

@@ -81,43 +81,85 @@ void FanoutSender::for_each_member(Fn&& fn) {
     }
 }
 
-std::size_t FanoutSender::admit(std::chrono::milliseconds timeout) {
-    std::size_t joined = 0;
+std::size_t FanoutSender::admit() {
+    // New requests are accepted at once; the handshake and the format then
+    // complete over later calls, so a joiner costs the others no wait.
     for (;;) {
         std::unique_ptr<FrameSender> s;
         try {
             s = FrameSender::accept_waiting(listener_, member_options());
-            if (!s) return joined;
-            s->start_numbering_at(next_token_);             // frame numbers are the stream's
-            if (format_) s->set_format(*format_, timeout); // a late joiner learns the format first
         } catch (const std::exception& e) {
             if (log_) log_(fmt::format("a receiver could not join: {}", e.what()));
             continue;
         }
+        if (!s) break;
+        auto j = std::make_unique<Joiner>();
+        j->peer = s->peer();
+        j->sender = std::move(s);
+        j->deadline = std::chrono::steady_clock::now() + kJoinPatience;
+        joining_.push_back(std::move(j));
+    }
+    std::size_t joined = 0;
+    for (auto it = joining_.begin(); it != joining_.end();) {
+        Joiner& j = **it;
+        try {
+            if (!advance(j)) {
+                if (std::chrono::steady_clock::now() >= j.deadline) {
+                    throw TimeoutError(fmt::format("it did not finish joining within {} ms",
+                                                   std::chrono::duration_cast<std::chrono::milliseconds>(kJoinPatience)
+                                                       .count()));
+                }
+                ++it;
+                continue;
+            }
+        } catch (const std::exception& e) {
+            if (log_) log_(fmt::format("receiver {} could not join: {}", j.peer, e.what()));
+            it = joining_.erase(it);
+            continue;
+        }
+        j.sender->start_numbering_at(next_token_); // frame numbers are the stream's
         auto m = std::make_unique<Member>();
-        m->peer = s->peer();
-        m->sender = std::move(s);
+        m->peer = std::move(j.peer);
+        m->sender = std::move(j.sender);
         if (log_) {
             log_(fmt::format("receiver {} joined ({} slots of {} bytes, {} policy); {} receiver(s) now", m->peer,
                              m->sender->ring().slot_count, m->sender->ring().slot_size,
                              m->sender->policy() == Policy::kLive ? "live" : "lossless", members_.size() + 1));
         }
         members_.push_back(std::move(m));
+        it = joining_.erase(it);
         ++joined;
     }
+    return joined;
+}
+
+bool FanoutSender::advance(Joiner& j) {
+    if (!j.established) {
+        if (!j.sender->established()) return false;
+        j.established = true;
+    }
+    // A late joiner learns the stream's format (the latest, if it changed
+    // while this one was on its way) before its first frame.
+    if (j.format_id != 0 && !j.sender->format_settled()) return false;
+    if (format_ && j.format_id != format_->id) {
+        j.sender->begin_format(*format_);
+        j.format_id = format_->id;
+        return false;
+    }
+    return true;
 }
 
 void FanoutSender::wait_for_receivers(std::size_t count, std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (members_.size() < count) {
-        admit(timeout);
+        admit();
         if (members_.size() >= count) break;
         if (std::chrono::steady_clock::now() >= deadline) {
             throw std::runtime_error(fmt::format("only {} of {} receivers connected within {} ms", members_.size(),
                                                  count, timeout.count()));
         }
         pollfd pfd{listener_.fd(), POLLIN, 0};
-        ::poll(&pfd, 1, 100);
+        ::poll(&pfd, 1, joining_.empty() ? 100 : 1); // joiners move on through admit()
     }
 }
 
@@ -129,7 +171,7 @@ std::uint32_t FanoutSender::max_payload() const noexcept {
 
 std::uint64_t FanoutSender::send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
                                  std::uint64_t cookie, std::chrono::milliseconds timeout) {
-    admit(timeout);
+    admit();
     const std::uint64_t token = next_token_++;
     Outstanding& o = outstanding_[token % kOutstanding];
     if (o.remaining != 0) {

@@ -56,8 +56,16 @@ std::unique_ptr<FrameSender> FrameSender::accept(Listener& listener, const Sende
 
 std::unique_ptr<FrameSender> FrameSender::accept_waiting(Listener& listener, const SenderOptions& opts) {
     auto conn = listener.try_request(sender_queues(opts));
-    return conn ? from_request(std::move(*conn), opts) : nullptr;
+    if (!conn) {
+        return nullptr;
+    }
+    check_or_refuse(*conn, [&] { checked_advert(*conn); });
+    auto s = std::make_unique<FrameSender>(std::move(*conn), opts);
+    s->conn_.accept_begin(wire::encode(kHello));
+    return s;
 }
+
+bool FrameSender::established() { return conn_.accept_done(); }
 
 std::unique_ptr<FrameSender> FrameSender::from_request(RcConnection conn, const SenderOptions& opts) {
     check_or_refuse(conn, [&] { checked_advert(conn); });
@@ -127,11 +135,39 @@ void FrameSender::set_format(const wire::StreamFormat& format, std::chrono::mill
     // hold nothing in the old ring, so wait for every credit.
     const bool grows = format.max_frame_size > max_payload();
     while (control_in_flight_ || (grows && !credits_.all_home())) pump(timeout);
+    post_format(format);
+    while (!format_done()) pump(timeout);
+}
+
+void FrameSender::begin_format(const wire::StreamFormat& format) {
+    if (format.id == 0 || format.id == format_id_) {
+        throw std::invalid_argument("begin_format: a new format needs a new, non-zero id");
+    }
+    if (next_post_ != 0 || pending_ || control_in_flight_) {
+        throw std::logic_error("begin_format: only before the first frame (use set_format)");
+    }
+    post_format(format);
+}
+
+bool FrameSender::format_settled() {
+    pump(std::chrono::milliseconds(0));
+    return format_done();
+}
+
+void FrameSender::post_format(const wire::StreamFormat& format) {
     const std::size_t size = wire::encode(format, control_out_.bytes().first<wire::kControlPayloadMax>());
     ring_replaced_ = false;
+    format_posted_ = PostedFormat{format.id, format.max_frame_size > max_payload()};
     post_control(wire::Control::kFormat, size);
-    while (control_in_flight_ || (grows && !ring_replaced_)) pump(timeout);
-    format_id_ = format.id;
+}
+
+bool FrameSender::format_done() {
+    if (!format_posted_ || control_in_flight_ || (format_posted_->grows && !ring_replaced_)) {
+        return !format_posted_;
+    }
+    format_id_ = format_posted_->id;
+    format_posted_.reset();
+    return true;
 }
 
 void FrameSender::adopt_ring(const wire::RingAdvert& ring) {

@@ -237,10 +237,25 @@ void RcConnection::connect(std::span<const std::byte> private_data) {
 }
 
 void RcConnection::accept(std::span<const std::byte> private_data) {
-    rdma_conn_param p = conn_param(private_data);
-    check_errno(rdma_accept(id_.get(), &p), "rdma_accept");
+    accept_begin(private_data);
     events_.expect(RDMA_CM_EVENT_ESTABLISHED, opts_.step_timeout, "accepting");
     connected_ = true;
+}
+
+void RcConnection::accept_begin(std::span<const std::byte> private_data) {
+    rdma_conn_param p = conn_param(private_data);
+    check_errno(rdma_accept(id_.get(), &p), "rdma_accept");
+}
+
+bool RcConnection::accept_done() {
+    if (connected_) {
+        return true;
+    }
+    if (!events_.next(std::chrono::milliseconds(0), RDMA_CM_EVENT_ESTABLISHED, "accepting")) {
+        return false;
+    }
+    connected_ = true;
+    return true;
 }
 
 void RcConnection::reject(std::span<const std::byte> private_data) noexcept {

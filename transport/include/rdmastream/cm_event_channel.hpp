@@ -55,6 +55,9 @@ public:
 
     // The next event, or nullopt when none came within `timeout`.
     std::optional<CmEvent> next(std::chrono::milliseconds timeout);
+    // The next event if one comes within `timeout`: it must be `want`, else
+    // CmEventError as expect() throws it. nullopt: none came.
+    std::optional<CmEvent> next(std::chrono::milliseconds timeout, rdma_cm_event_type want, const char* what);
 
     // The next event, which must be `want`; anything else, or nothing within
     // `timeout`, throws naming `what` and the event that came instead.

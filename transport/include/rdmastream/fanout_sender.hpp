@@ -36,8 +36,9 @@ public:
     // Register frame memory here: every receiver's connection uses this PD.
     ibv_pd* pd() const noexcept { return pd_.get(); }
 
-    // Admits receivers waiting to join; never blocks. Returns how many joined.
-    std::size_t admit(std::chrono::milliseconds timeout);
+    // Admits receivers waiting to join and moves joiners on (handshake,
+    // format); never blocks. Returns how many joined the stream.
+    std::size_t admit();
     // Waits up to `timeout` until at least `count` receivers are connected.
     void wait_for_receivers(std::size_t count, std::chrono::milliseconds timeout);
     std::size_t receivers() const noexcept { return members_.size(); }
@@ -70,6 +71,17 @@ private:
         std::unique_ptr<FrameSender> sender;
         std::string peer;
     };
+    // A receiver on its way in: accepted, not yet established or not yet
+    // holding the stream's format. Gets no frames until it is a Member.
+    struct Joiner {
+        std::unique_ptr<FrameSender> sender;
+        std::string peer;
+        std::chrono::steady_clock::time_point deadline;
+        bool established = false;
+        std::uint16_t format_id = 0; // the format posted to it, 0: none yet
+    };
+    static constexpr std::chrono::seconds kJoinPatience{5};
+    bool advance(Joiner& j); // true once j may take frames; throws if it failed
     // A frame's memory is free once every receiver it went to is done with it.
     struct Outstanding {
         std::uint64_t cookie = 0;
@@ -89,6 +101,7 @@ private:
     std::shared_ptr<ibv_pd> pd_;
     std::vector<Outstanding> outstanding_; // by token % kOutstanding
     std::vector<std::unique_ptr<Member>> members_;
+    std::vector<std::unique_ptr<Joiner>> joining_;
     std::vector<ReceiverStats> departed_; // members dropped so far, for the reports
     std::optional<wire::StreamFormat> format_;
     std::uint64_t next_token_ = 0;

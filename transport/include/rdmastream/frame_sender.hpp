@@ -71,8 +71,14 @@ public:
     // Waits for a receiver to dial in (its ring advert comes with the request).
     static std::unique_ptr<FrameSender> accept(Listener& listener, const SenderOptions& opts,
                                                std::chrono::milliseconds timeout);
-    // The same for a receiver already waiting; nullptr if none is. Never blocks.
+    // A receiver already waiting (nullptr if none is), accepted without
+    // waiting for the handshake to finish: send nothing until established()
+    // says it has (one round trip). For a fan-out that must not stall the
+    // others while someone joins. Never blocks.
     static std::unique_ptr<FrameSender> accept_waiting(Listener& listener, const SenderOptions& opts);
+    // After accept_waiting: whether the connection is up. Throws if the
+    // handshake failed. Never blocks.
+    bool established();
     FrameSender(RcConnection conn, const SenderOptions& opts);
     FrameSender(const FrameSender&) = delete; // the poller points into the connection
     FrameSender& operator=(const FrameSender&) = delete;
@@ -100,6 +106,12 @@ public:
     // first, and, when the new frames outgrow the slots, for the receiver to
     // grow its ring: the connection stays up.
     void set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout);
+    // set_format for a sender that has sent nothing yet (a receiver joining
+    // a running fan-out), without waiting: posts the format;
+    // format_settled() says when frames may follow (the receiver took it,
+    // and grew its ring if it had to). Neither blocks.
+    void begin_format(const wire::StreamFormat& format);
+    bool format_settled();
     // Numbers this sender's frames from `first` on (a receiver joining a
     // running stream sees the stream's frame numbers). Before the first send.
     void start_numbering_at(std::uint64_t first);
@@ -134,6 +146,8 @@ private:
     void post(const Pending& frame);
     void flush_pending(std::chrono::milliseconds timeout); // posts the pending frame, waiting for a slot
     void post_control(wire::Control kind, std::size_t payload_size = 0);
+    void post_format(const wire::StreamFormat& format); // sets format_posted_
+    bool format_done();                                 // the posted format is in force
     void post_credit_recv(std::uint64_t buffer);
     void adopt_ring(const wire::RingAdvert& ring); // the receiver grew its ring
     // Handles one batch of completions: waits up to `timeout` (0: just look),
@@ -172,6 +186,11 @@ private:
     std::chrono::steady_clock::time_point next_event_look_{};
     bool ring_replaced_ = false;      // a kRing message arrived
     std::uint16_t format_id_ = 0;     // stamped on every frame
+    struct PostedFormat {
+        std::uint16_t id = 0;
+        bool grows = false; // the receiver must grow its ring before frames follow
+    };
+    std::optional<PostedFormat> format_posted_; // a format on its way
     bool eos_posted_ = false;
     bool end_acked_ = false;
     std::chrono::steady_clock::time_point last_post_time_ = std::chrono::steady_clock::now();

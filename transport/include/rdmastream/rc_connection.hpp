@@ -65,8 +65,14 @@ public:
     // Throws CmEventError on REJECTED/UNREACHABLE/... (the reject's private
     // data is in the error's event).
     void connect(std::span<const std::byte> private_data);
-    // Passive side, second step.
+    // Passive side, second step: accepts and waits for ESTABLISHED.
     void accept(std::span<const std::byte> private_data);
+    // The same in two steps, for a caller that serves others meanwhile (a
+    // fan-out admitting a receiver): accept_begin never blocks;
+    // accept_done() says whether ESTABLISHED came, and throws
+    // CmEventError on any other event.
+    void accept_begin(std::span<const std::byte> private_data);
+    bool accept_done();
     void reject(std::span<const std::byte> private_data) noexcept;
     // Starts a clean disconnect; the peer sees RDMA_CM_EVENT_DISCONNECTED.
     void disconnect() noexcept;
