@@ -7,6 +7,8 @@
 #include "receive_session.hpp"
 #include "slot_release_queue.hpp"
 
+#include "rdmastream_cli/program_errors.hpp"
+
 #include "rdmastream/error.hpp"
 #include "rdmastream/wire.hpp"
 
@@ -50,16 +52,14 @@ int main(int argc, char** argv) {
                    "bytes per ring slot to start with; the ring grows when the sender's frames need more")
         ->check(CLI::Range(static_cast<std::uint32_t>(rdmastream::wire::kSlotHeaderSize + 1), 1u << 30))
         ->capture_default_str();
-    app.add_option("--stats-json", o.stats_json, "write the final stats as JSON to FILE (- for stdout)");
-    app.add_flag("-q,--quiet", o.quiet, "no stats line every second (the summary still comes)");
-    app.add_flag("-v,--verbose", verbose, "FFmpeg's own messages too");
+    cli::add_report_flags(app, o.stats_json, o.quiet, verbose);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     }
     av_log_set_level(verbose ? AV_LOG_INFO : AV_LOG_ERROR);
-    try {
+    return cli::exit_status_of("rdmarecv", [&] {
         const cli::ConnectionPlan plan = cli::connection_plan(app, o.connection, true);
         if (!codec.empty() && output.empty()) {
             throw rdmastream::UserError("--codec " + codec + " encodes what -o writes: add -o FILE");
@@ -75,11 +75,5 @@ int main(int argc, char** argv) {
             throw rdmastream::UserError("no output: give --framemd5 FILE, -o FILE, --gst PIPELINE or --null");
         }
         return cli::run_receive(o, plan, std::move(sinks), released);
-    } catch (const rdmastream::UserError& e) {
-        std::fprintf(stderr, "rdmarecv: %s\n", e.what());
-        return 2;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "rdmarecv: error: %s\n", e.what());
-        return 1;
-    }
+    });
 }

@@ -115,7 +115,7 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
     SlotHolds holds(*rx, released);
     std::fprintf(stderr, "rdmarecv: sender connected%s\n", rx->huge_pages() ? " (ring on huge pages)" : "");
     const auto old = std::signal(SIGINT, on_interrupt);
-    StatsReport report("rdmarecv", !o.quiet);
+    StatsReport report("rdmarecv", !o.quiet, "one way, from the sender's clock to ours");
     FrameCounters counters;
     counters.path = "ring slot -> outputs in place";
     std::uint64_t expected_seq = 0, taken = 0;

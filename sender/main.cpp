@@ -4,6 +4,7 @@
 #include "send_session.hpp"
 
 #include "rdmastream_cli/av_error.hpp"
+#include "rdmastream_cli/program_errors.hpp"
 
 #include "rdmastream/error.hpp"
 
@@ -50,9 +51,7 @@ int main(int argc, char** argv) {
     app.add_option("--threads", o.input.threads, "decoder threads (0: FFmpeg decides)")->capture_default_str();
     app.add_flag("--no-zero-copy", o.force_copy,
                  "copy every frame into a registered buffer instead of decoding in place (for comparison)");
-    app.add_option("--stats-json", o.stats_json, "write the final stats as JSON to FILE (- for stdout)");
-    app.add_flag("-q,--quiet", o.quiet, "no stats line every second (the summary still comes)");
-    app.add_flag("-v,--verbose", verbose, "FFmpeg's own messages too");
+    cli::add_report_flags(app, o.stats_json, o.quiet, verbose);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -67,7 +66,7 @@ int main(int argc, char** argv) {
                : app.count("--fps") > 0 ? cli::Pacer::Mode::kFixedRate
                                         : cli::Pacer::Mode::kAsFastAsPossible;
     av_log_set_level(verbose ? AV_LOG_INFO : AV_LOG_ERROR);
-    try {
+    return cli::exit_status_of("rdmasend", [&] {
         // Before the connection plan: without --listen it would ask for --connect instead.
         if (o.receivers > 0 && app.count("--listen") == 0) {
             throw rdmastream::UserError("--receivers needs --listen: the receivers dial this sender (rdmarecv "
@@ -75,11 +74,5 @@ int main(int argc, char** argv) {
         }
         const cli::ConnectionPlan plan = cli::connection_plan(app, o.connection, false);
         return cli::run_send(o, plan);
-    } catch (const rdmastream::UserError& e) {
-        std::fprintf(stderr, "rdmasend: %s\n", e.what());
-        return 2;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "rdmasend: error: %s\n", e.what());
-        return 1;
-    }
+    });
 }

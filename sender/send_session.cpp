@@ -51,7 +51,7 @@ class Sender {
 public:
     Sender(const SendOptions& o, const ConnectionPlan& plan)
         : o_(o), pool_(std::make_unique<DecoderPool>()), source_(std::make_unique<InputSource>(o.input, pool_.get())),
-          report_("rdmasend", !o.quiet) {
+          report_("rdmasend", !o.quiet, "from posting a frame to its delivery") {
         if (!o.pix_fmt.empty()) {
             target_ = av_get_pix_fmt(o.pix_fmt.c_str());
             if (target_ == AV_PIX_FMT_NONE) {

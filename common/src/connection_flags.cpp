@@ -74,6 +74,12 @@ std::chrono::milliseconds to_ms(double seconds) {
     return std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0));
 }
 
+void add_report_flags(CLI::App& app, std::string& stats_json, bool& quiet, bool& verbose) {
+    app.add_option("--stats-json", stats_json, "write the final stats as JSON to FILE (- for stdout)");
+    app.add_flag("-q,--quiet", quiet, "no stats line every second (the summary still comes)");
+    app.add_flag("-v,--verbose", verbose, "FFmpeg's own messages too");
+}
+
 PollMode poll_mode(const ConnectionFlags& f) { return f.poll == "busy" ? PollMode::kBusy : PollMode::kEvent; }
 
 } // namespace rdmastream::cli

@@ -11,8 +11,8 @@
 
 namespace rdmastream::cli {
 
-StatsReport::StatsReport(std::string program, bool per_second)
-    : program_(std::move(program)), per_second_(per_second),
+StatsReport::StatsReport(std::string program, bool per_second, std::string latency_is)
+    : program_(std::move(program)), latency_is_(std::move(latency_is)), per_second_(per_second),
       next_(std::chrono::steady_clock::now() + std::chrono::seconds(1)), last_time_(std::chrono::steady_clock::now()) {}
 
 void StatsReport::tick(const StreamStats& s, const FrameCounters& c) {
@@ -53,13 +53,12 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
                  s.seconds(), s.fps(), s.gbps(), static_cast<unsigned long long>(c.zero_copy),
                  static_cast<unsigned long long>(c.copied + s.copies), static_cast<unsigned long long>(c.converted),
                  static_cast<unsigned long long>(s.drops + c.gaps), static_cast<unsigned long long>(s.credit_waits),
-                 static_cast<unsigned long long>(c.format_changes), c.path.empty() ? "" : "; path: ", c.path.c_str());
+                 static_cast<unsigned long long>(c.format_changes), *c.path ? "; path: " : "", c.path);
     if (s.latency_samples > 0) {
         std::fprintf(stderr, "%s: latency %.2f ms mean, %.2f ms max over %llu frames (%s)\n", program_.c_str(),
                      s.latency_mean_us() / 1e3, s.latency_max_us() / 1e3,
                      static_cast<unsigned long long>(s.latency_samples),
-                     program_ == "rdmarecv" ? "one way, from the sender's clock to ours"
-                                            : "from posting a frame to its delivery");
+                     latency_is_.c_str());
     }
     for (const PeerReport& p : peers) {
         std::fprintf(stderr,

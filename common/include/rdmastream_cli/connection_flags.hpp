@@ -40,6 +40,10 @@ ConnectionPlan connection_plan(const CLI::App& app, const ConnectionFlags& flags
 
 std::chrono::milliseconds to_ms(double seconds);
 
+// Adds --stats-json FILE, -q/--quiet and -v/--verbose, as both programs
+// report.
+void add_report_flags(CLI::App& app, std::string& stats_json, bool& quiet, bool& verbose);
+
 // --poll as the transport's PollMode.
 PollMode poll_mode(const ConnectionFlags& flags);
 

@@ -20,7 +20,7 @@ struct FrameCounters {
     std::uint64_t format_changes = 0;
     double progress = -1;        // 0..1 of the input, < 0 unknown (live source)
     double target_fps = 0;       // the rate the source runs at, if known: lines say "N frames/s of T"
-    std::string path;            // which buffer path ran, e.g. "decoder -> registered pool (zero-copy)"
+    const char* path = "";       // which buffer path ran (a literal), e.g. "decoder -> registered pool (zero-copy)"
 };
 
 // One receiver of a fan-out (rdmasend --receivers), for the summary.
@@ -33,8 +33,9 @@ struct PeerReport {
 
 class StatsReport {
 public:
-    // `program` prefixes every line; per_second: print the running line.
-    StatsReport(std::string program, bool per_second);
+    // `program` prefixes every line; per_second: print the running line;
+    // `latency_is` says what the latency figures measure, for the summary.
+    StatsReport(std::string program, bool per_second, std::string latency_is);
     // Called per frame: one clock read; prints once a second.
     void tick(const StreamStats& s, const FrameCounters& c);
     // The summary line on stderr; JSON to `json_path` ("-": stdout) if set.
@@ -44,6 +45,7 @@ public:
 
 private:
     std::string program_;
+    std::string latency_is_;
     bool per_second_;
     std::chrono::steady_clock::time_point next_;
     std::uint64_t last_frames_ = 0;
