@@ -121,6 +121,12 @@ public:
     // frame, sends end of stream, and disconnects.
     void finish(std::chrono::milliseconds timeout);
 
+    // Free slots the sender holds credits for now (call progress() first for
+    // an up-to-date answer): send() posts at once when this is non-zero. A
+    // live caller can skip preparing a frame (a copy) that would only be
+    // dropped.
+    std::uint32_t credits_available() const noexcept { return credits_.available(); }
+
     const StreamStats& stats() const noexcept { return stats_; }
     // Live if this sender or the receiver asked for it.
     Policy policy() const noexcept { return policy_; }
