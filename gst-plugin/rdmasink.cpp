@@ -99,6 +99,7 @@ static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
     opts.policy = s.policy == SendPolicy::kLive ? Policy::kLive : Policy::kLossless;
     opts.device = s.device;
     opts.poll_mode = s.poll_mode;
+    opts.waker = *self->waker;
     state->outstanding = std::make_shared<Outstanding>();
     // Frames in flight: one per slot, plus the live policy's pending one,
     // plus what a format change waits for; never more than this.
@@ -259,13 +260,19 @@ static gboolean gst_rdma_sink_event(GstBaseSink* sink, GstEvent* event) {
     return GST_BASE_SINK_CLASS(gst_rdma_sink_parent_class)->event(sink, event);
 }
 
+// GStreamer's unlock contract: a render blocked in a wait returns at once
+// (the flag first, then the wake, so the woken render sees the flag).
 static gboolean gst_rdma_sink_unlock(GstBaseSink* sink) {
-    GST_RDMA_SINK(sink)->flushing->store(true);
+    auto* self = GST_RDMA_SINK(sink);
+    self->flushing->store(true);
+    (*self->waker)->wake();
     return TRUE;
 }
 
 static gboolean gst_rdma_sink_unlock_stop(GstBaseSink* sink) {
-    GST_RDMA_SINK(sink)->flushing->store(false);
+    auto* self = GST_RDMA_SINK(sink);
+    self->flushing->store(false);
+    (*self->waker)->take(); // a wake no wait took is stale now
     return TRUE;
 }
 
@@ -317,6 +324,7 @@ static void gst_rdma_sink_finalize(GObject* object) {
     delete self->settings;
     delete self->driver;
     delete self->flushing;
+    delete self->waker;
     delete self->published;
     G_OBJECT_CLASS(gst_rdma_sink_parent_class)->finalize(object);
 }
@@ -404,6 +412,7 @@ static void gst_rdma_sink_init(GstRdmaSink* self) {
     self->state = nullptr;
     self->driver = new SinkDriver();
     self->flushing = new std::atomic<bool>(false);
+    self->waker = new std::shared_ptr<Waker>(std::make_shared<Waker>());
     self->published = new SinkCounters();
     // Frames go out as they come: the receiver paces (credits), not the clock.
     gst_base_sink_set_sync(GST_BASE_SINK(self), FALSE);

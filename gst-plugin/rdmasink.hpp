@@ -122,6 +122,7 @@ struct _GstRdmaSink {
     rdmastream::gst::SinkDriver* driver;
     rdmastream::gst::SinkCounters* published; // the "stats" property; object lock
     std::atomic<bool>* flushing;             // unlock() -> a waiting render returns
+    std::shared_ptr<rdmastream::Waker>* waker; // unlock() wakes the sender's waits
 };
 
 // rdmasink_render.cpp

@@ -1,6 +1,7 @@
 // rdmasink's per-frame path. A frame from our pool goes out in place (one
 // buffer ref, one ibv_post_send); any other buffer is copied once into a
-// registered staging chunk. No allocation: the bookkeeping vectors are
+// registered staging chunk. Waits for a slot sleep in the transport until a
+// credit comes or unlock() wakes them (the element's Waker), never in slices. No allocation: the bookkeeping vectors are
 // reserved at start, the staging region is made once per frame size.
 #include "rdmaallocator.hpp"
 #include "rdmasink.hpp"
@@ -19,30 +20,20 @@ using namespace rdmastream::gst;
 
 namespace {
 
-constexpr std::chrono::milliseconds kSlice{20}; // how often a wait looks at the flushing flag
+enum class Wait { kDone, kFlushing };
 
-enum class Waited { kDone, kFlushing };
-
-// Runs `step(kSlice)` until it returns without a TimeoutError, in short
-// slices so unlock() can interrupt; gives up after `patience` with a
-// message that names the whole wait (not the last slice), or when flushing.
+// Runs `step()`, a transport wait that returns false when unlock() woke it,
+// until it is done or the element is flushing. A wake without flushing is a
+// stale one (unlock_stop came first): wait again. The transport's own
+// TimeoutError ends the wait after the timeout property.
 template <typename Step>
-Waited wait_in_slices(GstRdmaSink* self, std::chrono::milliseconds patience, Step&& step) {
-    const auto deadline = std::chrono::steady_clock::now() + patience;
+Wait until_done_or_flushing(GstRdmaSink* self, Step&& step) {
     for (;;) {
         if (self->flushing->load()) {
-            return Waited::kFlushing;
+            return Wait::kFlushing;
         }
-        try {
-            step(kSlice);
-            return Waited::kDone;
-        } catch (const rdmastream::TimeoutError&) {
-            if (std::chrono::steady_clock::now() >= deadline) {
-                throw rdmastream::TimeoutError(fmt::format(
-                    "sender: the receiver returned no slot for {} ms: is it stuck? (raise the timeout property if "
-                    "it is only slow, or use policy=live)",
-                    patience.count()));
-            }
+        if (step()) {
+            return Wait::kDone;
         }
     }
 }
@@ -76,9 +67,9 @@ int take_staging(GstRdmaSink* self, SinkState& st, std::size_t size) {
     Staging& s = st.staging;
     if (!s.region || s.chunk_size < size) {
         for (std::size_t i = 0; i < kStagingBuffers; ++i) { // the old region must be idle
-            if (is_outstanding(st, staging_cookie(i)) && wait_in_slices(self, st.timeout, [&](auto slice) {
-                    st.sender->wait_done(s.frame[i], slice);
-                }) == Waited::kFlushing) {
+            if (is_outstanding(st, staging_cookie(i)) && until_done_or_flushing(self, [&] {
+                    return st.sender->wait_done(s.frame[i], st.timeout);
+                }) == Wait::kFlushing) {
                 return -1;
             }
         }
@@ -90,9 +81,9 @@ int take_staging(GstRdmaSink* self, SinkState& st, std::size_t size) {
     }
     const std::size_t i = s.next;
     s.next = (s.next + 1) % kStagingBuffers;
-    if (is_outstanding(st, staging_cookie(i)) && wait_in_slices(self, st.timeout, [&](auto slice) {
-            st.sender->wait_done(s.frame[i], slice);
-        }) == Waited::kFlushing) {
+    if (is_outstanding(st, staging_cookie(i)) && until_done_or_flushing(self, [&] {
+            return st.sender->wait_done(s.frame[i], st.timeout);
+        }) == Wait::kFlushing) {
         return -1;
     }
     return static_cast<int>(i);
@@ -178,11 +169,15 @@ GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
 
         const FrameMeta meta{wire_time(GST_BUFFER_PTS(buffer)), wire_time(GST_BUFFER_DURATION(buffer)),
                              wire_flags(static_cast<GstBufferFlags>(GST_BUFFER_FLAGS(buffer)))};
+        // A send that unlock() interrupts took nothing (no frame number
+        // used), so offering the frame again numbers it as the first try would.
         std::uint64_t number = 0;
-        const Waited w = wait_in_slices(self, st.timeout, [&](auto slice) {
-            number = st.sender->send({data, size}, lkey, meta, cookie, slice);
+        const Wait w = until_done_or_flushing(self, [&] {
+            const std::optional<std::uint64_t> n = st.sender->send({data, size}, lkey, meta, cookie, st.timeout);
+            number = n.value_or(0);
+            return n.has_value();
         });
-        if (w == Waited::kFlushing) {
+        if (w == Wait::kFlushing) {
             frame_done(*st.outstanding, cookie); // never handed over: undo
             return GST_FLOW_FLUSHING;
         }
@@ -198,7 +193,11 @@ GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
             frame_done(*st.outstanding, cookie); // if the sender did not take it
         }
         st.finished = true; // the connection is unusable now
-        GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not send a frame over RDMA"), ("%s", e.what()));
+        const bool timed_out = dynamic_cast<const TimeoutError*>(&e) != nullptr;
+        GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not send a frame over RDMA"),
+                          ("%s%s", e.what(),
+                           timed_out ? " (raise the timeout property if the receiver is only slow, or use policy=live)"
+                                     : ""));
         return GST_FLOW_ERROR;
     }
 }

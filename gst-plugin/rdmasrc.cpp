@@ -152,14 +152,19 @@ static gboolean gst_rdma_src_query(GstBaseSrc* bsrc, GstQuery* query) {
     return GST_BASE_SRC_CLASS(gst_rdma_src_parent_class)->query(bsrc, query);
 }
 
+// GStreamer's unlock contract: a create() blocked in a wait returns at once
+// (the flag first, then the wake, so the woken create() sees the flag).
 static gboolean gst_rdma_src_unlock(GstBaseSrc* bsrc) {
-    GST_RDMA_SRC(bsrc)->flushing->store(true);
+    auto* self = GST_RDMA_SRC(bsrc);
+    self->flushing->store(true);
+    (*self->waker)->wake();
     return TRUE;
 }
 
 static gboolean gst_rdma_src_unlock_stop(GstBaseSrc* bsrc) {
-    GST_RDMA_SRC(bsrc)->flushing->store(false);
-    return TRUE;
+    auto* self = GST_RDMA_SRC(bsrc);
+    self->flushing->store(false);
+    return TRUE; // a wake left over only costs create() one more look
 }
 
 static void gst_rdma_src_set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
@@ -206,6 +211,7 @@ static void gst_rdma_src_finalize(GObject* object) {
     delete self->settings;
     delete self->published;
     delete self->flushing;
+    delete self->waker;
     G_OBJECT_CLASS(gst_rdma_src_parent_class)->finalize(object);
 }
 
@@ -295,6 +301,7 @@ static void gst_rdma_src_init(GstRdmaSrc* self) {
     self->published = new SrcCounters();
     self->frame_duration = GST_CLOCK_TIME_NONE;
     self->flushing = new std::atomic<bool>(false);
+    self->waker = new std::shared_ptr<Waker>(std::make_shared<Waker>());
     auto* bsrc = GST_BASE_SRC(self);
     gst_base_src_set_live(bsrc, TRUE);
     gst_base_src_set_format(bsrc, GST_FORMAT_TIME);

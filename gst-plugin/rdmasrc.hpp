@@ -78,6 +78,7 @@ struct _GstRdmaSrc {
     rdmastream::gst::SrcState* state;         // streaming thread, start/stop
     rdmastream::gst::SrcCounters* published;  // the "stats" property; object lock
     GstClockTime frame_duration;              // for the latency query; object lock
+    std::shared_ptr<rdmastream::Waker>* waker; // wakes create()'s wait: unlock(), a freed slot
     std::atomic<bool>* flushing;              // unlock(): a waiting create() returns
 };
 

@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include <memory>
-#include <thread>
 
 #define GST_CAT_DEFAULT gst_rdma_src_debug
 
@@ -20,17 +19,8 @@ using namespace rdmastream::gst;
 
 namespace {
 
-constexpr std::chrono::milliseconds kSlice{20}; // how often a wait looks at the flushing flag and freed slots
-
-// The transport reports "waited and nothing came" as a TimeoutError
-// (receiver) or a CmEventError without an event (listener); we wait in short
-// slices so unlock() can interrupt, and tell these from real failures.
-bool is_wait_timeout(const std::exception& e) {
-    if (const auto* cm = dynamic_cast<const CmEventError*>(&e)) {
-        return !cm->event().has_value();
-    }
-    return dynamic_cast<const TimeoutError*>(&e) != nullptr;
-}
+// How often a connecting source dials a sender that is not listening yet.
+constexpr std::chrono::milliseconds kRedial{200};
 
 // Returns the slots downstream freed since the last call to the sender.
 void release_freed(SrcState& st) {
@@ -39,8 +29,9 @@ void release_freed(SrcState& st) {
     }
 }
 
-// Makes the connection: waits for the sender (listen) or dials it (connect),
-// in slices. False when flushing; throws on failure.
+// Makes the connection: waits for the sender (listen: on the listener's fd,
+// which unlock() interrupts through the waker) or dials it (connect: every
+// kRedial until it answers). False when flushing; throws on failure.
 bool connect(GstRdmaSrc* self, SrcState& st) {
     const SrcSettings& s = st.settings;
     RingConfig ring;
@@ -48,6 +39,7 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     ring.slot_size = s.slot_size;
     ring.poll_mode = s.poll_mode;
     ring.device = s.device;
+    ring.waker = *self->waker;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.connect_timeout_ms);
     std::unique_ptr<FrameReceiver> r;
     while (!r) {
@@ -56,7 +48,11 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
         }
         try {
             if (st.listener) {
-                r = FrameReceiver::accept(*st.listener, ring, kSlice * 10);
+                if (!wait_readable(st.listener->fd(), *ring.waker, std::chrono::milliseconds(s.connect_timeout_ms))) {
+                    if (self->flushing->load()) return false;
+                    continue; // a stale wake; a real timeout is the listener's own below
+                }
+                r = FrameReceiver::accept(*st.listener, ring, std::chrono::milliseconds(s.connect_timeout_ms));
             } else {
                 // One attempt each time (patience 0), so flushing is seen
                 // between attempts.
@@ -64,14 +60,11 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
                                            std::chrono::milliseconds(0));
             }
         } catch (const CmEventError& e) {
-            const bool retry = st.listener ? is_wait_timeout(e)
-                                           : worth_retrying(e) && std::chrono::steady_clock::now() < deadline;
-            if (!retry) {
+            if (st.listener || !worth_retrying(e) || std::chrono::steady_clock::now() >= deadline) {
                 throw;
             }
-            if (!st.listener) {
-                std::this_thread::sleep_for(kSlice * 10); // the sender's listener is not up yet
-            }
+            // The sender's listener is not up yet; unlock() cuts the pause short.
+            wait_readable(-1, *ring.waker, kRedial);
         }
     }
     GST_INFO_OBJECT(self, "sender connected; ring of %u slots of %u bytes%s", ring.slots, ring.slot_size,
@@ -79,7 +72,7 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     auto receiver = std::shared_ptr<FrameReceiver>(std::move(r));
     st.receiver = receiver.get();
     const std::uint32_t slots = receiver->ring().slots;
-    st.buffers.reset(new SlotBuffers(slots, std::move(receiver)));
+    st.buffers.reset(new SlotBuffers(slots, std::move(receiver), ring.waker)); // a freed slot wakes create()
     return true;
 }
 
@@ -134,23 +127,22 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
             return GST_FLOW_FLUSHING;
         }
         FrameReceiver& receiver = *st.receiver;
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(st.settings.timeout_ms);
+        // One wait, woken by a slot downstream freed (its credit goes back
+        // at once), by unlock(), or by the sender; the timeout counts from
+        // the sender's last frame or keepalive.
         std::optional<ReceivedFrame> f;
         for (;;) {
             release_freed(st);
             if (self->flushing->load()) {
                 return GST_FLOW_FLUSHING;
             }
-            try {
-                f = receiver.next(kSlice);
+            FrameReceiver::Arrival a = receiver.wait_frame(std::chrono::milliseconds(st.settings.timeout_ms));
+            if (a.kind == FrameReceiver::Arrival::kFrame) {
+                f = std::move(a.frame);
                 break;
-            } catch (const TimeoutError&) {
-                if (std::chrono::steady_clock::now() >= deadline) {
-                    // The slice's own message would name 20 ms: name the real wait.
-                    throw TimeoutError(fmt::format("receiver: no frame and no keepalive for {} ms after {} frames: "
-                                                   "the sender is stuck, or raise the timeout property",
-                                                   st.settings.timeout_ms, receiver.stats().frames));
-                }
+            }
+            if (a.kind == FrameReceiver::Arrival::kEnd) {
+                break;
             }
         }
         if (!f) {
@@ -192,7 +184,9 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
         *buf = buffer;
         return GST_FLOW_OK;
     } catch (const std::exception& e) {
-        GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Lost the RDMA stream"), ("%s", e.what()));
+        const bool timed_out = dynamic_cast<const TimeoutError*>(&e) != nullptr;
+        GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Lost the RDMA stream"),
+                          ("%s%s", e.what(), timed_out ? " (raise the timeout property if the sender is only slow)" : ""));
         return GST_FLOW_ERROR;
     }
 }

@@ -21,7 +21,8 @@ constexpr GstClockTime kEosPatience = 30 * GST_SECOND; // frames still queued pl
 GstSink::GstSink(const std::string& pipeline, SlotReleaseQueue& released)
     : description_(pipeline),
       released_(released),
-      buffers_(new gst::SlotBuffers(released.slots(), nullptr)), // the ring: see the member's comment
+      // the ring: see the member's comment; a freed buffer wakes the receive loop
+      buffers_(new gst::SlotBuffers(released.slots(), nullptr, released.waker())),
       texts_(released.slots()) {
     gst_init(nullptr, nullptr);
     const std::string full = fmt::format("appsrc name={} ! {}", kSourceName, pipeline);
@@ -55,6 +56,17 @@ GstSink::GstSink(const std::string& pipeline, SlotReleaseQueue& released)
         }
     }
     bus_.reset(gst_element_get_bus(pipeline_.get()));
+    // An error or EOS wakes the receive loop, which then looks at the bus
+    // (check()), instead of finding it at its next frame.
+    gst_bus_set_sync_handler(
+        bus_.get(),
+        [](GstBus*, GstMessage* m, gpointer waker) {
+            if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR || GST_MESSAGE_TYPE(m) == GST_MESSAGE_EOS) {
+                static_cast<Waker*>(waker)->wake();
+            }
+            return GST_BUS_PASS;
+        },
+        released.waker().get(), nullptr);
     if (gst_element_set_state(pipeline_.get(), GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
         GstMessagePtr m(gst_bus_pop_filtered(bus_.get(), GST_MESSAGE_ERROR));
         if (m) throw_error(m.get(), true);

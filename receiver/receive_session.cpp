@@ -17,15 +17,21 @@ namespace rdmastream::cli {
 namespace {
 
 volatile std::sig_atomic_t g_stop = 0; // Ctrl-C: stop, close the outputs properly
-extern "C" void on_interrupt(int) { g_stop = 1; }
+Waker* g_waker = nullptr;                // and wake the receive loop's wait
+extern "C" void on_interrupt(int) {
+    g_stop = 1;
+    if (g_waker != nullptr) g_waker->wake(); // async-signal-safe
+}
 
-std::unique_ptr<FrameReceiver> open_receiver(const ReceiveOptions& o, const ConnectionPlan& plan) {
+std::unique_ptr<FrameReceiver> open_receiver(const ReceiveOptions& o, const ConnectionPlan& plan,
+                                             std::shared_ptr<Waker> waker) {
     RingConfig ring;
     ring.slots = o.connection.slots;
     ring.slot_size = o.slot_size;
     ring.device = o.connection.device;
     ring.poll_mode = poll_mode(o.connection);
     ring.live = o.connection.policy == "live"; // the sender drops frames rather than wait for us
+    ring.waker = std::move(waker);
     if (plan.listen) {
         Listener listener(plan.endpoint);
         std::fprintf(stderr, "rdmarecv: listening on %s:%u, %u slots of %u bytes\n",
@@ -59,7 +65,6 @@ public:
         for (const auto& s : sinks) s->collect_freed(); // into released_: one queue to drain
         released_.drain([this](std::uint16_t slot) { drop(slot); });
     }
-    bool any_held() const noexcept { return held_ > 0; }
 
 private:
     void drop(std::uint16_t slot) {
@@ -78,28 +83,20 @@ private:
     std::uint32_t held_ = 0; // slots with a non-zero count
 };
 
-// The next frame; nullopt at end of stream or on Ctrl-C. While sinks hold
-// slots it waits in short slices and hands freed slots back in between (the
-// sender may be waiting for exactly those credits); otherwise one wait of
-// the idle timeout, which the sender's keepalives extend.
+// The next frame; nullopt at end of stream or on Ctrl-C. One wait, woken by
+// whatever needs the loop: a slot an output handed back (its credit goes
+// out at once), a pipeline message, Ctrl-C. The idle timeout counts from
+// the sender's last frame or keepalive, so a held slot never hides a stuck
+// sender and a slow output never looks like one.
 std::optional<ReceivedFrame> next_frame(FrameReceiver& rx, SlotHolds& holds, std::chrono::milliseconds idle,
                                        const std::vector<std::unique_ptr<FrameSink>>& sinks) {
-    constexpr std::chrono::milliseconds kSlice{5};
-    const auto deadline = std::chrono::steady_clock::now() + idle;
     for (;;) {
         holds.drain(sinks);
-        if (!holds.any_held()) return rx.next(idle);
-        try {
-            return rx.next(kSlice);
-        } catch (const TimeoutError&) {
-            if (g_stop) return std::nullopt;
-            for (const auto& s : sinks) s->check();
-            if (std::chrono::steady_clock::now() >= deadline) {
-                throw TimeoutError(fmt::format("receiver: no frame for {} ms after {} frames while the outputs hold "
-                                               "frames: is the sender stuck, or does the output never let go?",
-                                               idle.count(), rx.stats().frames));
-            }
-        }
+        if (g_stop) return std::nullopt;
+        FrameReceiver::Arrival a = rx.wait_frame(idle);
+        if (a.kind == FrameReceiver::Arrival::kFrame) return std::move(a.frame);
+        if (a.kind == FrameReceiver::Arrival::kEnd) return std::nullopt;
+        for (const auto& s : sinks) s->check(); // woken: an output may have failed
     }
 }
 
@@ -108,12 +105,13 @@ std::optional<ReceivedFrame> next_frame(FrameReceiver& rx, SlotHolds& holds, std
 int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector<std::unique_ptr<FrameSink>> sinks,
                 SlotReleaseQueue& released) {
     require_rdma_device(o.connection.device);
-    const auto rx = open_receiver(o, plan);
+    const auto rx = open_receiver(o, plan, released.waker());
     // Declared after the ring: on any exit the outputs (and buffers still
     // pointing into slots) go first.
     const auto outputs = std::move(sinks);
     SlotHolds holds(*rx, released);
     std::fprintf(stderr, "rdmarecv: sender connected%s\n", rx->huge_pages() ? " (ring on huge pages)" : "");
+    g_waker = released.waker().get();
     const auto old = std::signal(SIGINT, on_interrupt);
     StatsReport report("rdmarecv", !o.quiet, "one way, from the sender's clock to ours");
     FrameCounters counters;
@@ -146,6 +144,7 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
         report.tick(rx->stats(), counters);
     }
     std::signal(SIGINT, old);
+    g_waker = nullptr;
     for (const auto& s : outputs) {
         s->finish();
         counters.copied += s->copies();

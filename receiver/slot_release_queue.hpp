@@ -6,9 +6,12 @@
 //
 // Lock-free and allocation-free per frame: one counter per slot (a slot can
 // come back more than once when several outputs held it) and one flag that
-// says "look". push() may run on any thread; drain() on the receive loop's
-// thread only.
+// says "look". push() may run on any thread and wakes the receive loop's
+// wait (waker(), given to the FrameReceiver), so a credit goes back at
+// once; drain() on the receive loop's thread only.
 #pragma once
+
+#include "rdmastream/waker.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -20,12 +23,18 @@ class SlotReleaseQueue {
 public:
     // `slots`: the ring's slot count (it never changes, even when the ring grows).
     explicit SlotReleaseQueue(std::uint32_t slots)
-        : slots_(slots), pending_(std::make_unique<std::atomic<std::uint32_t>[]>(slots)) {}
+        : slots_(slots), pending_(std::make_unique<std::atomic<std::uint32_t>[]>(slots)),
+          waker_(std::make_shared<Waker>()) {}
 
     void push(std::uint16_t slot) noexcept {
         pending_[slot].fetch_add(1, std::memory_order_release);
         any_.store(true, std::memory_order_release);
+        waker_->wake(); // no syscall unless the receive loop sleeps
     }
+
+    // What interrupts the receive loop's wait: a pushed slot, a freed
+    // GstBuffer (GstSink), a pipeline message, Ctrl-C.
+    const std::shared_ptr<Waker>& waker() const noexcept { return waker_; }
 
     // Calls on_slot(slot) once per push since the last drain. A push that
     // races with a drain is seen by this one or the next (the flag is set
@@ -46,6 +55,7 @@ private:
     std::uint32_t slots_;
     std::unique_ptr<std::atomic<std::uint32_t>[]> pending_;
     std::atomic<bool> any_{false};
+    std::shared_ptr<Waker> waker_;
 };
 
 } // namespace rdmastream::cli

@@ -23,7 +23,7 @@ public:
     std::size_t depth() const noexcept override { return depth_; }
     std::uint64_t send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
                        std::uint64_t cookie, std::chrono::milliseconds timeout) override {
-        return tx_->send(payload, lkey, meta, cookie, timeout);
+        return tx_->send(payload, lkey, meta, cookie, timeout).value(); // no waker: never interrupted
     }
     void set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout) override {
         tx_->set_format(format, timeout);

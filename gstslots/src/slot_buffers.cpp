@@ -37,8 +37,8 @@ gboolean strip_meta(GstBuffer*, GstMeta** meta, gpointer kept_video_meta) {
 
 } // namespace
 
-SlotBuffers::SlotBuffers(std::uint32_t slots, std::shared_ptr<void> ring)
-    : ring_(std::move(ring)), slots_(std::make_unique<Slot[]>(slots)), slot_count_(slots) {
+SlotBuffers::SlotBuffers(std::uint32_t slots, std::shared_ptr<void> ring, std::shared_ptr<Waker> waker)
+    : ring_(std::move(ring)), waker_(std::move(waker)), slots_(std::make_unique<Slot[]>(slots)), slot_count_(slots) {
     for (std::uint32_t i = 0; i < slots; ++i) {
         slots_[i].owner = this;
         slots_[i].index = static_cast<std::uint16_t>(i);
@@ -77,6 +77,9 @@ gboolean SlotBuffers::memory_disposed(GstMiniObject* obj) {
         std::lock_guard lock(self->mutex_);
         s->memory = reinterpret_cast<GstMemory*>(obj);
         self->freed_.push_back(s->index); // capacity = slots: never allocates
+    }
+    if (self->waker_) {
+        self->waker_->wake(); // a syscall only if the receiving thread sleeps
     }
     self->unref(); // may delete self, and obj with it: touch neither after
     return FALSE;

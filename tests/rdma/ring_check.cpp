@@ -86,7 +86,7 @@ void report(const char* verb, const rs::StreamStats& s, const Options& o) {
 // The connection objects belong to main (rx, tx): an error is printed there
 // before they are torn down, since teardown may wait on the kernel's CM.
 int run_receiver(const Options& o, std::unique_ptr<rs::FrameReceiver>& rx) {
-    const rs::RingConfig ring{o.slots, o.slot_size, poll_mode(o), o.device, o.policy == "live"};
+    const rs::RingConfig ring{o.slots, o.slot_size, poll_mode(o), o.device, o.policy == "live", {}};
     auto join = [&] {
         if (o.reverse) {
             rx = rs::FrameReceiver::connect(rs::Endpoint{o.addr, o.port}, ring, ms(o.connect_timeout));
@@ -301,7 +301,7 @@ int run_sender(const Options& o, std::vector<bool>& busy, std::unique_ptr<rs::Fr
         check::fill(buf, seq);
         busy[b] = true;
         number_in[b] = tx->send(buf, buffers.lkey(), rs::FrameMeta{static_cast<std::int64_t>(seq), 1, 0}, b,
-                                ms(o.idle_timeout));
+                                ms(o.idle_timeout)).value(); // no waker: never interrupted
     }
     tx->finish(ms(o.idle_timeout));
     const rs::StreamStats& st = tx->stats();

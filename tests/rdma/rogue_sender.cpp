@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <optional>
 #include <thread>
+#include <vector>
 
 namespace rdmastream::check {
 
@@ -37,12 +38,22 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
     }
     RcConnection& conn = *connected;
     const wire::RingAdvert ring = wire::decode_ring_advert(conn.peer_private_data());
-    for (std::uint32_t i = 0; i < ring.slot_count; ++i) {
+    // Receives for the receiver's credit messages (a list of slots each).
+    const std::size_t credit_room = std::size_t{ring.slot_count} * wire::kCreditSize;
+    RegisteredRegion credits_in(conn.pd(), std::size_t{ring.slot_count} * credit_room, IBV_ACCESS_LOCAL_WRITE);
+    const auto post_credit_recv = [&](std::uint64_t i) {
+        ibv_sge sge{credits_in.addr() + i * credit_room, static_cast<std::uint32_t>(credit_room), credits_in.lkey()};
         ibv_recv_wr wr{};
         ibv_recv_wr* bad = nullptr;
         wr.wr_id = i;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
         check_rc(ibv_post_recv(conn.qp(), &wr, &bad), "ibv_post_recv");
+    };
+    for (std::uint32_t i = 0; i < ring.slot_count; ++i) {
+        post_credit_recv(i);
     }
+    std::vector<wire::SlotImm> credit_list(ring.slot_count);
     std::printf("rogue-sender: connected; frame 1 will have fault '%s'\n", fault.c_str());
     std::fflush(stdout);
     CompletionPoller poller(conn);
@@ -69,17 +80,19 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
 
     for (std::uint64_t seq = 0; seq < frames; ++seq) {
         while (credits.available() == 0) {
-            std::optional<CmEvent> ev;
-            const std::size_t n = poller.wait(wcs, idle_timeout, ev);
-            if (ev) throw std::runtime_error(fmt::format("receiver went away at frame {}: {}", seq, describe(*ev)));
-            if (n == 0) throw std::runtime_error(fmt::format("no credit at frame {}", seq));
-            for (std::size_t i = 0; i < n; ++i) {
+            const Waited w = poller.wait(wcs, idle_timeout);
+            if (w.event) throw std::runtime_error(fmt::format("receiver went away at frame {}: {}", seq, describe(*w.event)));
+            if (w.completions == 0) throw std::runtime_error(fmt::format("no credit at frame {}", seq));
+            for (std::size_t i = 0; i < w.completions; ++i) {
                 if (wcs[i].status != IBV_WC_SUCCESS) {
                     throw std::runtime_error(
                         fmt::format("sender: work completion failed: {}", describe_failed_wc(wcs[i])));
                 }
                 if (wcs[i].opcode == IBV_WC_RECV) {
-                    credits.give_back(wire::decode_slot_imm(ntohl(wcs[i].imm_data), ring.slot_count));
+                    const auto bytes = credits_in.bytes().subspan(wcs[i].wr_id * credit_room, wcs[i].byte_len);
+                    const std::size_t k = wire::decode_credits(bytes, ring.slot_count, credit_list);
+                    for (std::size_t j = 0; j < k; ++j) credits.give_back(credit_list[j]);
+                    post_credit_recv(wcs[i].wr_id);
                 }
             }
         }
@@ -113,11 +126,10 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
     }
     // Wait for the outcome: the receiver must refuse frame 1 and go away.
     for (;;) {
-        std::optional<CmEvent> ev;
-        const std::size_t n = poller.wait(wcs, idle_timeout, ev);
-        if (ev) throw std::runtime_error(fmt::format("receiver went away: {}", describe(*ev)));
-        if (n == 0) throw std::runtime_error("the receiver accepted every frame, faults included");
-        for (std::size_t i = 0; i < n; ++i) {
+        const Waited w = poller.wait(wcs, idle_timeout);
+        if (w.event) throw std::runtime_error(fmt::format("receiver went away: {}", describe(*w.event)));
+        if (w.completions == 0) throw std::runtime_error("the receiver accepted every frame, faults included");
+        for (std::size_t i = 0; i < w.completions; ++i) {
             if (wcs[i].status != IBV_WC_SUCCESS) {
                 throw std::runtime_error(fmt::format("sender: work completion failed: {}", describe_failed_wc(wcs[i])));
             }

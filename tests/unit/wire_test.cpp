@@ -53,13 +53,15 @@ TEST(RingAdvert, RefusesBadMagicAndVersion) {
     auto b = bytes_of(wire::encode(good_advert()));
     b[0] = std::byte{'X'};
     EXPECT_THROW(wire::decode_ring_advert(b), ProtocolError);
+    // A peer of protocol version 1 (one credit SEND per slot) is refused,
+    // and the message names both versions.
     b = bytes_of(wire::encode(good_advert()));
-    b[4] = std::byte{2};
+    b[4] = std::byte{1};
     try {
         wire::decode_ring_advert(b);
-        FAIL() << "version 2 accepted";
+        FAIL() << "version 1 accepted";
     } catch (const ProtocolError& e) {
-        EXPECT_NE(std::string(e.what()).find("version 2"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("version 1, this build speaks 2"), std::string::npos) << e.what();
     }
 }
 
@@ -169,9 +171,33 @@ TEST(Control, EndOfStreamIsNeverASlot) {
     const std::uint32_t v = wire::encode(wire::Control::kEndOfStream);
     EXPECT_EQ(wire::decode_control(v), wire::Control::kEndOfStream);
     EXPECT_THROW(wire::decode_slot_imm(v, wire::kMaxSlots), ProtocolError);
-    EXPECT_THROW(wire::decode_control(0x00050000u | wire::kControlSlot), ProtocolError); // unknown kind
+    EXPECT_THROW(wire::decode_control(0x00060000u | wire::kControlSlot), ProtocolError); // unknown kind
     EXPECT_THROW(wire::decode_control(wire::kControlSlot), ProtocolError);                 // kind 0
     EXPECT_THROW(wire::decode_control(wire::encode(wire::SlotImm{3, 1})), ProtocolError); // a frame's imm
+}
+
+TEST(Credits, RoundTripInAnyOrder) {
+    const std::vector<wire::SlotImm> in{{5, 1}, {0, 7}, {3, 65535}};
+    std::vector<std::byte> buf(in.size() * wire::kCreditSize);
+    ASSERT_EQ(wire::encode_credits(in, buf), buf.size());
+    std::vector<wire::SlotImm> out(8);
+    ASSERT_EQ(wire::decode_credits(buf, 8, out), in.size());
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        EXPECT_EQ(out[i].slot, in[i].slot);
+        EXPECT_EQ(out[i].generation, in[i].generation);
+    }
+    EXPECT_EQ(wire::decode_control(wire::encode(wire::Control::kCredits)), wire::Control::kCredits);
+}
+
+TEST(Credits, RefusesBadLengthsAndSlots) {
+    std::vector<wire::SlotImm> out(4);
+    std::vector<std::byte> buf(wire::kCreditSize * 5);
+    wire::encode_credits(std::vector<wire::SlotImm>(5, wire::SlotImm{1, 0}), buf);
+    EXPECT_THROW(wire::decode_credits({}, 4, out), ProtocolError);                          // no credit
+    EXPECT_THROW(wire::decode_credits(std::span(buf).first(6), 4, out), ProtocolError);     // not whole entries
+    EXPECT_THROW(wire::decode_credits(buf, 4, out), ProtocolError);                         // more than the ring
+    wire::encode_credits(std::vector<wire::SlotImm>{{4, 0}}, buf);
+    EXPECT_THROW(wire::decode_credits(std::span(buf).first(4), 4, out), ProtocolError);     // slot out of range
 }
 } // namespace
 

@@ -34,7 +34,8 @@ void set_nonblocking(int fd, const char* what) {
 }
 } // namespace
 
-CompletionPoller::CompletionPoller(RcConnection& conn, PollMode mode) : conn_(conn), mode_(mode) {
+CompletionPoller::CompletionPoller(RcConnection& conn, PollMode mode, Waker* waker)
+    : conn_(conn), mode_(mode), waker_(waker) {
     set_nonblocking(conn_.comp_channel()->fd, "completion channel");
     // The device's async fd is shared by every connection on the device;
     // each poller reads what arrives and acts on what concerns it.
@@ -53,21 +54,24 @@ void CompletionPoller::fail(const ibv_wc& wc, const char* side) {
     throw std::runtime_error(fmt::format("{}: work completion failed: {}", side, describe_failed_wc(wc)));
 }
 
-std::size_t CompletionPoller::spin(std::span<ibv_wc> out, std::chrono::milliseconds timeout,
-                                   std::optional<CmEvent>& event) {
+Waited CompletionPoller::spin(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline) {
     using Clock = std::chrono::steady_clock;
-    const auto deadline = Clock::now() + timeout;
     auto next_look = Clock::now();
     for (;;) {
         if (std::size_t n = poll(out); n > 0) {
-            return n;
+            return {Waited::kCompletions, n, {}};
+        }
+        if (waker_ != nullptr && waker_->pending() && waker_->take()) { // a load while idle: no syscall
+            return {Waited::kWoken, 0, {}};
         }
         const auto now = Clock::now(); // vDSO: no syscall
         if (now >= next_look) {        // the event fds cost syscalls: once a millisecond
             drain_async_events();
-            event = conn_.events().next(std::chrono::milliseconds(0));
-            if (event || now >= deadline) {
-                return 0;
+            if (auto event = conn_.events().next(std::chrono::milliseconds(0))) {
+                return {Waited::kCmEvent, 0, std::move(event)};
+            }
+            if (now >= deadline) {
+                return {};
             }
             next_look = now + std::chrono::milliseconds(1);
         }
@@ -107,32 +111,43 @@ std::size_t CompletionPoller::poll(std::span<ibv_wc> out) {
     return static_cast<std::size_t>(n);
 }
 
-std::size_t CompletionPoller::wait(std::span<ibv_wc> out, std::chrono::milliseconds timeout,
-                                   std::optional<CmEvent>& event) {
-    event.reset();
+Waited CompletionPoller::wait(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline) {
     if (std::size_t n = poll(out); n > 0) {
-        return n;
+        return {Waited::kCompletions, n, {}};
     }
-    if (mode_ == PollMode::kBusy) {
-        return spin(out, timeout, event);
-    }
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    return mode_ == PollMode::kBusy ? spin(out, deadline) : sleep(out, deadline);
+}
+
+Waited CompletionPoller::sleep(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline) {
     for (;;) {
-        check_rc(ibv_req_notify_cq(conn_.cq(), 0), "ibv_req_notify_cq");
+        if (waker_ != nullptr && waker_->take()) {
+            return {Waited::kWoken, 0, {}};
+        }
+        if (!armed_) {
+            check_rc(ibv_req_notify_cq(conn_.cq(), 0), "ibv_req_notify_cq");
+            armed_ = true;
+        }
         if (std::size_t n = poll(out); n > 0) { // arrived before the re-arm
-            return n;
+            return {Waited::kCompletions, n, {}};
         }
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) {
-            return 0;
+            return {};
         }
-        pollfd fds[3] = {{conn_.comp_channel()->fd, POLLIN, 0},
+        if (waker_ != nullptr && !waker_->sleep_begin()) {
+            continue; // woken meanwhile: taken at the top
+        }
+        pollfd fds[4] = {{conn_.comp_channel()->fd, POLLIN, 0},
                          {conn_.events().fd(), POLLIN, 0},
-                         {conn_.device()->async_fd, POLLIN, 0}};
-        const int rc = ::poll(fds, 3, static_cast<int>(left.count()));
-        if (rc < 0 && errno != EINTR) {
-            throw SystemError("poll(completion channel)", errno);
+                         {conn_.device()->async_fd, POLLIN, 0},
+                         {waker_ != nullptr ? waker_->fd() : -1, POLLIN, 0}};
+        const int rc = ::poll(fds, 4, static_cast<int>(left.count()));
+        const int poll_errno = errno;
+        if (waker_ != nullptr) {
+            waker_->sleep_end((fds[3].revents & POLLIN) != 0);
+        }
+        if (rc < 0 && poll_errno != EINTR) {
+            throw SystemError("poll(completion channel)", poll_errno);
         }
         if (fds[2].revents & POLLIN) {
             drain_async_events();
@@ -140,20 +155,25 @@ std::size_t CompletionPoller::wait(std::span<ibv_wc> out, std::chrono::milliseco
         if (fds[0].revents & POLLIN) {
             ibv_cq* cq = nullptr;
             void* ctx = nullptr;
-            if (ibv_get_cq_event(conn_.comp_channel(), &cq, &ctx) == 0 && ++unacked_events_ >= kAckBatch) {
-                ibv_ack_cq_events(conn_.cq(), unacked_events_);
-                unacked_events_ = 0;
+            // The channel is non-blocking and only this poller reads it:
+            // readable means an event is there. EAGAIN would only mean
+            // another reader took it, and then the CQ is polled anyway.
+            if (ibv_get_cq_event(conn_.comp_channel(), &cq, &ctx) == 0) {
+                armed_ = false; // the notification fired: the next sleep re-arms
+                if (++unacked_events_ >= kAckBatch) {
+                    ibv_ack_cq_events(conn_.cq(), unacked_events_);
+                    unacked_events_ = 0;
+                }
             }
             if (std::size_t n = poll(out); n > 0) {
-                return n;
+                return {Waited::kCompletions, n, {}};
             }
         }
         // Completions first: a peer that hangs up right after its last
         // message must not hide that message.
         if (fds[1].revents & POLLIN) {
-            event = conn_.events().next(std::chrono::milliseconds(0));
-            if (event) {
-                return 0;
+            if (auto event = conn_.events().next(std::chrono::milliseconds(0))) {
+                return {Waited::kCmEvent, 0, std::move(event)};
             }
         }
     }

@@ -56,6 +56,7 @@ std::unique_ptr<FrameReceiver> FrameReceiver::accept(Listener& listener, const R
     auto r = std::make_unique<FrameReceiver>(std::move(conn), ring);
     r->conn_.accept(r->advert());
     r->stats_ = StreamStats{};
+    r->last_heard_ = std::chrono::steady_clock::now();
     return r;
 }
 
@@ -76,6 +77,7 @@ std::unique_ptr<FrameReceiver> FrameReceiver::connect(const Endpoint& sender, co
         throw;
     }
     r->stats_ = StreamStats{};
+    r->last_heard_ = std::chrono::steady_clock::now();
     return r;
 }
 
@@ -88,9 +90,15 @@ FrameReceiver::FrameReceiver(RcConnection conn, const RingConfig& config)
             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
       control_in_(conn_.pd(), std::size_t{config.slots + 1} * wire::kControlPayloadMax, IBV_ACCESS_LOCAL_WRITE),
       control_out_(conn_.pd(), wire::kControlPayloadMax, 0),
-      poller_(conn_, config.poll_mode),
+      credit_out_(conn_.pd(), kCreditBuffers * std::size_t{config.slots} * wire::kCreditSize, 0),
+      poller_(conn_, config.poll_mode, config.waker.get()),
       slots_(config.slots),
-      signal_every_(std::max<std::uint32_t>(1, config.slots / 2)),
+      last_heard_(std::chrono::steady_clock::now()),
+      credit_batch_(config.slots),
+      recv_batch_(config.slots),
+      recv_sges_(config.slots),
+      flush_at_(std::max<std::size_t>(1, config.slots / 4)),
+      signal_every_(kCreditBuffers / 2),
       recv_of_slot_(config.slots, 0) {
     for (std::uint32_t i = 0; i <= config.slots; ++i) {
         post_recv(i);

@@ -1,5 +1,9 @@
-// FrameReceiver per-frame path: one batched CQ poll per up to 16 frames, no
-// allocation, no copy; the only syscalls are the sleeps when idle.
+// FrameReceiver per-frame path: one batched CQ poll per up to 16 frames; no
+// allocation, no copy. Syscalls: none while completions are queued (busy
+// mode: none at all); in event mode one poll(2) per sleep, one read(2) when
+// the CQ woke it, and a re-arm (a write(2) on rxe, a doorbell on a NIC) per
+// sleep. Credits go out coalesced: one SEND and one ibv_post_recv list per
+// look at the CQ, not per frame.
 #include "rdmastream/error.hpp"
 #include "rdmastream/frame_receiver.hpp"
 
@@ -11,86 +15,160 @@
 
 namespace rdmastream {
 
-std::optional<ReceivedFrame> FrameReceiver::next(std::chrono::milliseconds timeout) {
-    if (ended_) {
-        return std::nullopt;
-    }
+using Clock = std::chrono::steady_clock;
+
+std::optional<ReceivedFrame> FrameReceiver::next(std::chrono::milliseconds idle) {
     for (;;) {
-        while (wc_next_ < wc_count_) {
-            const ibv_wc& wc = wcs_[wc_next_++];
-            if (wc.status != IBV_WC_SUCCESS) {
-                poller_.fail(wc, "receiver");
-            }
-            if (wc.opcode == IBV_WC_RECV) { // a control message
-                switch (wire::decode_control(ntohl(wc.imm_data))) {
-                case wire::Control::kEndOfStream: ended_ = true; return std::nullopt;
-                case wire::Control::kKeepalive: post_recv(wc.wr_id); continue; // the sender lives
-                case wire::Control::kFormat: take_format(wc.wr_id, wc.byte_len); continue;
-                case wire::Control::kRing: break;
-                }
-                throw ProtocolError("the sender sent a ring advert: only receivers own rings");
-            }
-            if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM) {
-                continue; // a signalled credit SEND
-            }
-            const wire::SlotImm imm = slots_.arrive(ntohl(wc.imm_data));
-            recv_of_slot_[imm.slot] = wc.wr_id;
-            const auto slot = ring_->bytes().subspan(std::size_t{imm.slot} * config_.slot_size, config_.slot_size);
-            ReceivedFrame f;
-            f.slot = imm.slot;
-            f.header = wire::decode_slot_header(slot, imm);
-            const std::uint16_t format_id = format_ ? format_->id : 0;
-            if (f.header.format_id != format_id) {
-                throw ProtocolError(fmt::format("frame {} is in format {}, the stream's format is {}",
-                                                f.header.sequence, f.header.format_id, format_id));
-            }
-            f.format = format_ ? &*format_ : nullptr;
-            f.format_changed = std::exchange(format_changed_, false);
-            if (wc.byte_len != wire::kSlotHeaderSize + f.header.payload_size) {
-                throw ProtocolError(fmt::format("slot {}: the write carried {} bytes, its header claims {}", imm.slot,
-                                                wc.byte_len, wire::kSlotHeaderSize + f.header.payload_size));
-            }
-            f.payload = slot.subspan(wire::kSlotHeaderSize, f.header.payload_size);
-            f.arrived_at_ns = wall_clock_ns();
-            if (f.header.sent_at_ns != 0 && f.arrived_at_ns >= f.header.sent_at_ns) {
-                stats_.add_latency(std::chrono::nanoseconds(f.arrived_at_ns - f.header.sent_at_ns));
-            }
-            ++stats_.frames;
-            stats_.bytes += f.header.payload_size;
-            return f;
-        }
-        std::optional<CmEvent> ev;
-        wc_next_ = 0;
-        wc_count_ = poller_.wait(wcs_, timeout, ev);
-        if (ev) {
-            if (ev->type == RDMA_CM_EVENT_DISCONNECTED && ended_) {
-                return std::nullopt; // the sender hung up after ending the stream
-            }
-            if (ev->type == RDMA_CM_EVENT_DISCONNECTED) {
-                throw std::runtime_error(fmt::format("receiver: the sender went away after {} frames without ending "
-                                                     "the stream ({}): it was killed, crashed or lost its link",
-                                                     stats_.frames, describe(*ev)));
-            }
-            throw std::runtime_error(
-                fmt::format("receiver: connection lost after {} frames: {}", stats_.frames, explain_lost_connection(*ev)));
-        }
-        if (wc_count_ == 0) {
-            throw TimeoutError(fmt::format("receiver: no frame for {} ms after {} frames: is the sender stuck?",
-                                           timeout.count(), stats_.frames));
-        }
+        Arrival a = wait_frame(idle);
+        if (a.kind == Arrival::kFrame) return std::move(a.frame);
+        if (a.kind == Arrival::kEnd) return std::nullopt;
     }
 }
 
+FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle) {
+    if (ended_) {
+        return {Arrival::kEnd, {}};
+    }
+    for (;;) {
+        while (wc_next_ < wc_count_) {
+            if (std::optional<ReceivedFrame> f = take(wcs_[wc_next_++])) {
+                return {Arrival::kFrame, std::move(*f)};
+            }
+            if (ended_) {
+                return {Arrival::kEnd, {}};
+            }
+        }
+        // Going to the CQ: the credits released since the last look go first,
+        // so the sender never waits on a credit we sit on.
+        flush_credits();
+        wc_next_ = 0;
+        wc_count_ = 0;
+        Waited w = poller_.wait(wcs_, last_heard_ + idle);
+        switch (w.kind) {
+        case Waited::kCompletions:
+            wc_count_ = w.completions;
+            continue;
+        case Waited::kWoken: return {Arrival::kWoken, {}};
+        case Waited::kTimeout:
+            throw TimeoutError(fmt::format("receiver: no frame and no keepalive for {} ms "
+                                           "after {} frames: is the sender stuck?",
+                                           idle.count(), stats_.frames));
+        case Waited::kCmEvent: break;
+        }
+        const CmEvent& ev = *w.event;
+        if (ev.type == RDMA_CM_EVENT_DISCONNECTED && ended_) {
+            return {Arrival::kEnd, {}}; // the sender hung up after ending the stream
+        }
+        if (ev.type == RDMA_CM_EVENT_DISCONNECTED) {
+            throw std::runtime_error(fmt::format("receiver: the sender went away after {} frames without ending "
+                                                 "the stream ({}): it was killed, crashed or lost its link",
+                                                 stats_.frames, describe(ev)));
+        }
+        throw std::runtime_error(
+            fmt::format("receiver: connection lost after {} frames: {}", stats_.frames, explain_lost_connection(ev)));
+    }
+}
+
+std::optional<ReceivedFrame> FrameReceiver::take(const ibv_wc& wc) {
+    if (wc.status != IBV_WC_SUCCESS) {
+        poller_.fail(wc, "receiver");
+    }
+    if (wc.opcode == IBV_WC_SEND) { // a signalled credit message (or our ring advert) went out
+        if (wc.wr_id != UINT64_MAX) {
+            credit_acked_ = std::max(credit_acked_, wc.wr_id + 1); // and, in order, every one before it
+        }
+        return std::nullopt;
+    }
+    last_heard_ = Clock::now(); // from the sender: a frame or a control message (vDSO, no syscall)
+    if ((wc.wc_flags & IBV_WC_WITH_IMM) == 0) {
+        throw ProtocolError(fmt::format("the sender sent a message without an immediate (opcode {}, {} bytes)",
+                                        static_cast<int>(wc.opcode), wc.byte_len));
+    }
+    if (wc.opcode == IBV_WC_RECV) { // a control message
+        switch (wire::decode_control(ntohl(wc.imm_data))) {
+        case wire::Control::kEndOfStream: ended_ = true; return std::nullopt;
+        case wire::Control::kKeepalive: post_recv(wc.wr_id); return std::nullopt; // the sender lives
+        case wire::Control::kFormat: take_format(wc.wr_id, wc.byte_len); return std::nullopt;
+        case wire::Control::kRing:
+        case wire::Control::kCredits: break;
+        }
+        throw ProtocolError("the sender sent a ring advert or credits: only receivers send those");
+    }
+    if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM) {
+        throw ProtocolError(fmt::format("receiver: unexpected completion opcode {}", static_cast<int>(wc.opcode)));
+    }
+    const wire::SlotImm imm = slots_.arrive(ntohl(wc.imm_data));
+    recv_of_slot_[imm.slot] = wc.wr_id;
+    const auto slot = ring_->bytes().subspan(std::size_t{imm.slot} * config_.slot_size, config_.slot_size);
+    ReceivedFrame f;
+    f.slot = imm.slot;
+    f.header = wire::decode_slot_header(slot, imm);
+    const std::uint16_t format_id = format_ ? format_->id : 0;
+    if (f.header.format_id != format_id) {
+        throw ProtocolError(fmt::format("frame {} is in format {}, the stream's format is {}", f.header.sequence,
+                                        f.header.format_id, format_id));
+    }
+    f.format = format_ ? &*format_ : nullptr;
+    f.format_changed = std::exchange(format_changed_, false);
+    if (wc.byte_len != wire::kSlotHeaderSize + f.header.payload_size) {
+        throw ProtocolError(fmt::format("slot {}: the write carried {} bytes, its header claims {}", imm.slot,
+                                        wc.byte_len, wire::kSlotHeaderSize + f.header.payload_size));
+    }
+    f.payload = slot.subspan(wire::kSlotHeaderSize, f.header.payload_size);
+    f.arrived_at_ns = wall_clock_ns();
+    if (f.header.sent_at_ns != 0 && f.arrived_at_ns >= f.header.sent_at_ns) {
+        stats_.add_latency(std::chrono::nanoseconds(f.arrived_at_ns - f.header.sent_at_ns));
+    }
+    ++stats_.frames;
+    stats_.bytes += f.header.payload_size;
+    return f;
+}
+
 void FrameReceiver::release(std::uint16_t slot) {
-    const wire::SlotImm credit = slots_.release(slot);
-    post_recv(recv_of_slot_[slot]); // the receive the frame used goes back for the next write
+    credit_batch_[batched_] = slots_.release(slot); // throws on a slot that holds no frame: nothing noted
+    // The receive the frame used goes back for the next write.
+    const std::uint64_t buffer = recv_of_slot_[slot];
+    recv_sges_[batched_] = {control_in_.addr() + buffer * wire::kControlPayloadMax,
+                            static_cast<std::uint32_t>(wire::kControlPayloadMax), control_in_.lkey()};
+    ibv_recv_wr& r = recv_batch_[batched_];
+    r = {};
+    r.wr_id = buffer;
+    r.sg_list = &recv_sges_[batched_];
+    r.num_sge = 1;
+    ++batched_;
+    if (batched_ >= flush_at_) {
+        flush_credits();
+    }
+}
+
+void FrameReceiver::flush_credits() {
+    if (batched_ == 0 || credit_msgs_ - credit_acked_ >= kCreditBuffers) {
+        return; // nothing to send, or every buffer still in flight: at the next look, after a completion
+    }
+    // The receives the released frames used go back first: the sender may
+    // write into those slots as soon as the credits arrive.
+    for (std::size_t i = 0; i < batched_; ++i) {
+        recv_batch_[i].next = i + 1 < batched_ ? &recv_batch_[i + 1] : nullptr;
+    }
+    ibv_recv_wr* bad_recv = nullptr;
+    check_rc(ibv_post_recv(conn_.qp(), recv_batch_.data(), &bad_recv), "ibv_post_recv(list)");
+
+    const std::size_t room = std::size_t{config_.slots} * wire::kCreditSize;
+    const std::size_t buffer = credit_msgs_ % kCreditBuffers;
+    const auto out = credit_out_.bytes().subspan(buffer * room, room);
+    const std::size_t size = wire::encode_credits({credit_batch_.data(), batched_}, out);
+    ibv_sge sge{credit_out_.addr() + buffer * room, static_cast<std::uint32_t>(size), credit_out_.lkey()};
     ibv_send_wr wr{};
     ibv_send_wr* bad = nullptr;
-    wr.wr_id = slot;
+    wr.wr_id = credit_msgs_;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
     wr.opcode = IBV_WR_SEND_WITH_IMM;
-    wr.imm_data = htonl(wire::encode(credit));
-    wr.send_flags = (++credits_sent_ % signal_every_ == 0) ? IBV_SEND_SIGNALED : 0;
-    check_rc(ibv_post_send(conn_.qp(), &wr, &bad), "ibv_post_send(credit)");
+    wr.imm_data = htonl(wire::encode(wire::Control::kCredits));
+    wr.send_flags = (credit_msgs_ + 1) % signal_every_ == 0 ? IBV_SEND_SIGNALED : 0;
+    check_rc(ibv_post_send(conn_.qp(), &wr, &bad), "ibv_post_send(credits)");
+    ++credit_msgs_;
+    batched_ = 0;
 }
 
 } // namespace rdmastream

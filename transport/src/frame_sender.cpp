@@ -11,7 +11,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace rdmastream {
+
+using Clock = std::chrono::steady_clock;
 
 namespace {
 // The QP is made before the advert says how many slots the ring has, so it
@@ -80,15 +84,19 @@ FrameSender::FrameSender(RcConnection conn, const SenderOptions& opts)
       ring_(checked_advert(conn_)),
       policy_(opts.policy == Policy::kLive || ring_.live ? Policy::kLive : Policy::kLossless),
       headers_(conn_.pd(), std::size_t{ring_.slot_count} * wire::kSlotHeaderSize, IBV_ACCESS_LOCAL_WRITE),
-      control_in_(conn_.pd(), std::size_t{ring_.slot_count} * kControlInSize, IBV_ACCESS_LOCAL_WRITE),
+      control_in_size_(std::max(wire::kRingAdvertSize, std::size_t{ring_.slot_count} * wire::kCreditSize)),
+      control_in_(conn_.pd(), std::size_t{ring_.slot_count} * control_in_size_, IBV_ACCESS_LOCAL_WRITE),
       control_out_(conn_.pd(), wire::kControlPayloadMax, 0),
-      poller_(conn_, opts.poll_mode),
+      poller_(conn_, opts.poll_mode, opts.waker.get()),
       credits_(ring_.slot_count),
       last_post_in_slot_(ring_.slot_count, 0),
       in_flight_(ring_.slot_count),
+      credits_in_(ring_.slot_count),
       signal_every_(std::max<std::uint32_t>(1, ring_.slot_count / 2)) {
     // Credits only come back for frames written, so posting their receives
-    // now, before the first write, is early enough.
+    // now, before the first write, is early enough. Each credit message
+    // carries at least one slot we do not hold, so slot_count receives
+    // cover every message that can be in flight.
     for (std::uint32_t i = 0; i < ring_.slot_count; ++i) {
         post_credit_recv(i);
     }
@@ -115,7 +123,7 @@ void FrameSender::start_numbering_at(std::uint64_t first) {
 }
 
 void FrameSender::post_credit_recv(std::uint64_t buffer) {
-    ibv_sge sge{control_in_.addr() + buffer * kControlInSize, static_cast<std::uint32_t>(kControlInSize),
+    ibv_sge sge{control_in_.addr() + buffer * control_in_size_, static_cast<std::uint32_t>(control_in_size_),
                 control_in_.lkey()};
     ibv_recv_wr wr{};
     ibv_recv_wr* bad = nullptr;
@@ -134,9 +142,11 @@ void FrameSender::set_format(const wire::StreamFormat& format, std::chrono::mill
     // the format after them), unless the ring grows: then the receiver must
     // hold nothing in the old ring, so wait for every credit.
     const bool grows = format.max_frame_size > max_payload();
-    while (control_in_flight_ || (grows && !credits_.all_home())) pump(timeout);
+    auto deadline = Clock::now() + timeout;
+    while (control_in_flight_ || (grows && !credits_.all_home())) pump(deadline, timeout);
     post_format(format);
-    while (!format_done()) pump(timeout);
+    deadline = Clock::now() + timeout;
+    while (!format_done()) pump(deadline, timeout);
 }
 
 void FrameSender::begin_format(const wire::StreamFormat& format) {
@@ -150,7 +160,7 @@ void FrameSender::begin_format(const wire::StreamFormat& format) {
 }
 
 bool FrameSender::format_settled() {
-    pump(std::chrono::milliseconds(0));
+    pump_now();
     return format_done();
 }
 
@@ -186,8 +196,9 @@ void FrameSender::adopt_ring(const wire::RingAdvert& ring) {
 
 void FrameSender::flush_pending(std::chrono::milliseconds timeout) {
     if (pending_) {
+        const auto deadline = Clock::now() + timeout;
         while (credits_.available() == 0) {
-            pump(timeout);
+            pump(deadline, timeout);
         }
         const Pending last = *pending_;
         pending_.reset();
@@ -199,15 +210,17 @@ void FrameSender::finish(std::chrono::milliseconds timeout) {
     flush_pending(timeout);
     // Every frame delivered (not necessarily released: a downstream sink may
     // keep the last one as long as it likes, the ring is the receiver's).
+    auto deadline = Clock::now() + timeout;
     while (retired_before_ < next_post_ || control_in_flight_) {
-        pump(timeout);
+        pump(deadline, timeout);
     }
     // End of stream, then hang up once it is acknowledged: a disconnect
     // without it means the sender died.
     post_control(wire::Control::kEndOfStream);
     eos_posted_ = true;
+    deadline = Clock::now() + timeout;
     while (!end_acked_) {
-        pump(timeout);
+        pump(deadline, timeout);
     }
     conn_.disconnect();
 }

@@ -1,7 +1,9 @@
 // FrameSender per-frame path: one ibv_post_send per frame, completions
-// polled in batches and signalled every slots/2 writes; no allocation, no
-// copy of the payload, two clock reads per frame (vDSO), and one poll(2) of
-// the rdma_cm channel per 10 ms.
+// polled in batches and signalled every slots/2 writes; credits arrive
+// coalesced (one receive per message, not per slot); no allocation, no copy
+// of the payload, clock reads through the vDSO (no syscall), one poll(2) of
+// the rdma_cm channel per 10 ms, and syscalls in waits only (see
+// CompletionPoller).
 #include "rdmastream/error.hpp"
 #include "rdmastream/frame_sender.hpp"
 
@@ -13,24 +15,31 @@ namespace rdmastream {
 
 using Clock = std::chrono::steady_clock;
 
-void FrameSender::pump(std::chrono::milliseconds timeout) {
-    if (timeout.count() == 0) {
-        std::optional<CmEvent> none;
-        take(poller_.poll(wcs_), none);
-        return;
+void FrameSender::pump_now() {
+    const std::size_t n = poller_.poll(wcs_);
+    for (std::size_t i = 0; i < n; ++i) {
+        handle(wcs_[i]);
     }
+}
+
+bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds timeout) {
     // Waiting for the receiver (a credit, a delivery, a control message's
-    // completion). Wait in keepalive-sized slices and probe the receiver
-    // between them: if every write was delivered and the receiver then lost
-    // its link, only a SEND of ours can turn that into a failed completion
-    // (RC retry) within seconds instead of the whole timeout.
-    const auto deadline = Clock::now() + timeout;
+    // completion). The wait also ends when a keepalive is due: if every
+    // write was delivered and the receiver then lost its link, only a SEND
+    // of ours can turn that into a failed completion (RC retry) within
+    // seconds instead of the whole timeout.
     for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-        const auto slice = std::max(std::chrono::milliseconds(1), std::min(opts_.keepalive, left));
-        std::optional<CmEvent> ev;
-        if (take(poller_.wait(wcs_, slice, ev), ev) > 0 || end_acked_) {
-            return;
+        const auto keepalive_due = last_post_time_ + opts_.keepalive;
+        Waited w = poller_.wait(wcs_, std::min(deadline, keepalive_due));
+        switch (w.kind) {
+        case Waited::kCompletions:
+            for (std::size_t i = 0; i < w.completions; ++i) {
+                handle(wcs_[i]);
+            }
+            return true;
+        case Waited::kWoken: return false;
+        case Waited::kCmEvent: take(w.event); return true;
+        case Waited::kTimeout: break;
         }
         const auto now = Clock::now();
         if (control_in_flight_ && now - control_posted_at_ >= opts_.ack_limit) {
@@ -48,25 +57,22 @@ void FrameSender::pump(std::chrono::milliseconds timeout) {
     }
 }
 
-std::size_t FrameSender::take(std::size_t n, const std::optional<CmEvent>& ev) {
-    for (std::size_t i = 0; i < n; ++i) {
-        handle(wcs_[i]);
+void FrameSender::take(const std::optional<CmEvent>& ev) {
+    if (!ev) {
+        return;
     }
-    if (ev && ev->type == RDMA_CM_EVENT_DISCONNECTED && eos_posted_ && retired_before_ == next_post_) {
+    if (ev->type == RDMA_CM_EVENT_DISCONNECTED && eos_posted_ && retired_before_ == next_post_) {
         // The receiver had every frame, took the end of stream and hung up
         // before our SEND's completion was polled: a clean end.
         end_acked_ = true;
-        return n;
+        return;
     }
-    if (ev) {
-        if (ev->type == RDMA_CM_EVENT_DISCONNECTED) {
-            throw std::runtime_error(fmt::format("sender: receiver went away after {} frames: {}", next_post_,
-                                                 describe(*ev)));
-        }
+    if (ev->type == RDMA_CM_EVENT_DISCONNECTED) {
         throw std::runtime_error(
-            fmt::format("sender: connection lost after {} frames: {}", next_post_, explain_lost_connection(*ev)));
+            fmt::format("sender: receiver went away after {} frames: {}", next_post_, describe(*ev)));
     }
-    return n;
+    throw std::runtime_error(
+        fmt::format("sender: connection lost after {} frames: {}", next_post_, explain_lost_connection(*ev)));
 }
 
 void FrameSender::look_for_events() {
@@ -79,9 +85,7 @@ void FrameSender::look_for_events() {
         return;
     }
     next_event_look_ = now + std::chrono::milliseconds(10);
-    if (std::optional<CmEvent> ev = conn_.events().next(std::chrono::milliseconds(0))) {
-        take(0, ev);
-    }
+    take(conn_.events().next(std::chrono::milliseconds(0)));
 }
 
 void FrameSender::keepalive_if_idle() {
@@ -108,27 +112,33 @@ void FrameSender::handle(const ibv_wc& wc) {
         retire_through(wc.wr_id + 1);
         return;
     case IBV_WC_RECV: {
-        const std::uint32_t imm = ntohl(wc.imm_data);
-        if ((imm & 0xffffu) == wire::kControlSlot) {
-            if (wire::decode_control(imm) != wire::Control::kRing) {
-                throw ProtocolError("the receiver sent a control message only senders send");
-            }
-            const auto bytes = control_in_.bytes().subspan(wc.wr_id * kControlInSize, wc.byte_len);
-            const wire::RingAdvert ring = wire::decode_ring_advert(bytes);
-            post_credit_recv(wc.wr_id);
-            adopt_ring(ring);
-            return;
+        if ((wc.wc_flags & IBV_WC_WITH_IMM) == 0) {
+            throw ProtocolError(fmt::format("the receiver sent a message without an immediate ({} bytes)",
+                                            wc.byte_len));
         }
-        const wire::SlotImm credit = wire::decode_slot_imm(imm, ring_.slot_count);
-        credits_.give_back(credit);
-        // The receiver saw that write, so (RC ordering) every earlier one too.
-        retire_through(last_post_in_slot_[credit.slot] + 1);
-        post_credit_recv(wc.wr_id);
+        const auto bytes = control_in_.bytes().subspan(wc.wr_id * control_in_size_, wc.byte_len);
+        switch (wire::decode_control(ntohl(wc.imm_data))) {
+        case wire::Control::kCredits: take_credits(bytes); break;
+        case wire::Control::kRing: adopt_ring(wire::decode_ring_advert(bytes)); break;
+        default: throw ProtocolError("the receiver sent a control message only senders send");
+        }
+        post_credit_recv(wc.wr_id); // decoded: the buffer is free again
         return;
     }
     default:
         throw ProtocolError(fmt::format("sender: unexpected completion opcode {}", static_cast<int>(wc.opcode)));
     }
+}
+
+void FrameSender::take_credits(std::span<const std::byte> bytes) {
+    const std::size_t n = wire::decode_credits(bytes, ring_.slot_count, credits_in_);
+    std::uint64_t seen_before = retired_before_;
+    for (std::size_t i = 0; i < n; ++i) {
+        credits_.give_back(credits_in_[i]);
+        seen_before = std::max(seen_before, last_post_in_slot_[credits_in_[i].slot] + 1);
+    }
+    // The receiver saw those writes, so (RC ordering) every earlier one too.
+    retire_through(seen_before);
 }
 
 void FrameSender::retire_through(std::uint64_t posted_before) {
@@ -159,7 +169,7 @@ std::uint64_t FrameSender::oldest_undone() const noexcept {
 }
 
 void FrameSender::progress() {
-    pump(std::chrono::milliseconds(0));
+    pump_now();
     look_for_events();
     if (pending_ && credits_.available() > 0) {
         const Pending frame = *pending_;
@@ -169,41 +179,52 @@ void FrameSender::progress() {
     keepalive_if_idle();
 }
 
-void FrameSender::wait_done(std::uint64_t number, std::chrono::milliseconds timeout) {
+bool FrameSender::wait_done(std::uint64_t number, std::chrono::milliseconds timeout) {
     if (number >= next_number_) {
         throw std::logic_error(fmt::format("wait_done({}): that frame was never sent", number));
     }
+    const auto deadline = Clock::now() + timeout;
     while (oldest_undone() <= number) {
         if (pending_ && credits_.available() > 0) {
             progress();
-        } else {
-            pump(timeout);
+        } else if (!pump(deadline, timeout)) {
+            return false;
         }
     }
+    return true;
 }
 
-std::uint64_t FrameSender::send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
-                                std::uint64_t cookie, std::chrono::milliseconds timeout) {
+std::optional<std::uint64_t> FrameSender::send(std::span<const std::byte> payload, std::uint32_t lkey,
+                                               const FrameMeta& meta, std::uint64_t cookie,
+                                               std::chrono::milliseconds timeout) {
     if (payload.size() > max_payload()) {
         throw UserError(fmt::format("a {}-byte frame does not fit the receiver's {}-byte slots: give the receiver "
                                     "larger slots",
                                     payload.size(), ring_.slot_size));
     }
-    const Pending frame{payload, lkey, meta, cookie, next_number_++};
     progress();
     if (credits_.available() == 0) {
-        ++stats_.credit_waits;
+        if (!waiting_for_credit_) { // once per frame, however often a wake interrupts its wait
+            ++stats_.credit_waits;
+            waiting_for_credit_ = true;
+        }
         if (policy_ == Policy::kLive) {
             if (pending_) {
                 drop_pending(); // the older frame goes: the newest is what a live viewer wants
             }
-            pending_ = frame;
-            return frame.number;
+            waiting_for_credit_ = false;
+            pending_ = Pending{payload, lkey, meta, cookie, next_number_++};
+            return pending_->number;
         }
+        const auto deadline = Clock::now() + timeout;
         while (credits_.available() == 0) {
-            pump(timeout);
+            if (!pump(deadline, timeout)) {
+                return std::nullopt; // not taken: the caller offers it again, under the same number
+            }
         }
     }
+    waiting_for_credit_ = false;
+    const Pending frame{payload, lkey, meta, cookie, next_number_++};
     post(frame);
     return frame.number;
 }

@@ -161,10 +161,29 @@ std::uint32_t encode(Control kind) noexcept {
 Control decode_control(std::uint32_t value) {
     const std::uint32_t kind = value >> 16;
     if ((value & 0xffffu) != kControlSlot || kind < static_cast<std::uint32_t>(Control::kEndOfStream) ||
-        kind > static_cast<std::uint32_t>(Control::kRing)) {
+        kind > static_cast<std::uint32_t>(Control::kCredits)) {
         throw ProtocolError(fmt::format("unknown control message {:#010x}", value));
     }
     return static_cast<Control>(value >> 16);
+}
+
+std::size_t encode_credits(std::span<const SlotImm> credits, std::span<std::byte> out) noexcept {
+    for (std::size_t i = 0; i < credits.size(); ++i) {
+        store_le<std::uint32_t>(out, i * kCreditSize, encode(credits[i]));
+    }
+    return credits.size() * kCreditSize;
+}
+
+std::size_t decode_credits(std::span<const std::byte> bytes, std::uint32_t slot_count, std::span<SlotImm> out) {
+    const std::size_t n = bytes.size() / kCreditSize;
+    if (bytes.size() % kCreditSize != 0 || n == 0 || n > slot_count || n > out.size()) {
+        throw ProtocolError(fmt::format("a credit message of {} bytes: it must list 1..{} credits of {} bytes",
+                                        bytes.size(), slot_count, kCreditSize));
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        out[i] = decode_slot_imm(load_le<std::uint32_t>(bytes, i * kCreditSize), slot_count);
+    }
+    return n;
 }
 
 namespace {

@@ -24,6 +24,8 @@
 // thread, rdmarecv's receive loop).
 #pragma once
 
+#include "rdmastream/waker.hpp"
+
 #include <gst/gst.h>
 
 #include <atomic>
@@ -40,7 +42,9 @@ class SlotBuffers {
 public:
     // `ring` owns the memory the slots live in; it goes with the last buffer.
     // Empty: the owner keeps the ring alive past every buffer by other means.
-    SlotBuffers(std::uint32_t slots, std::shared_ptr<void> ring);
+    // `waker` (may be empty) is woken whenever a slot comes free, so the
+    // thread that returns credits does so at once, not at its next look.
+    SlotBuffers(std::uint32_t slots, std::shared_ptr<void> ring, std::shared_ptr<Waker> waker = {});
     SlotBuffers(const SlotBuffers&) = delete;
     SlotBuffers& operator=(const SlotBuffers&) = delete;
 
@@ -79,6 +83,7 @@ private:
 
     std::atomic<int> refs_{1};
     std::shared_ptr<void> ring_;
+    std::shared_ptr<Waker> waker_;
     std::unique_ptr<Slot[]> slots_; // fixed addresses: the memories point at their Slot
     std::uint32_t slot_count_;
     std::size_t shells_made_ = 0, memories_made_ = 0;

@@ -1,15 +1,20 @@
 // Per-frame completion handling for one connection: batched CQ polling, and
-// a wait that sleeps on the completion channel, the rdma_cm channel and the
-// device's async events at once, so a disconnect or a dead port wakes a
-// waiter as surely as a completion does.
+// one wait that sleeps on the completion channel, the rdma_cm channel, the
+// device's async events and the caller's Waker at once, so a disconnect, a
+// dead port or a slot freed downstream wakes a waiter as surely as a
+// completion does. The wait returns what woke it; it never throws for time.
 //
-// Hot path: poll() is one ibv_poll_cq, no allocation. wait() re-arms the CQ
-// and only sleeps when a final poll after re-arming finds nothing (the
-// race-free pattern from ibv_get_cq_event(3)).
+// Hot path: poll() is one ibv_poll_cq, no allocation. wait() returns at once
+// when completions are queued; otherwise it re-arms the CQ (only if no
+// notification is armed already: on rxe a re-arm is a syscall) and sleeps
+// only when a final poll after re-arming finds nothing (the race-free
+// pattern from ibv_get_cq_event(3)): per sleep one poll(2), plus one read(2)
+// of the channel when the CQ's notification woke it.
 #pragma once
 
 #include "rdmastream/cm_event_channel.hpp"
 #include "rdmastream/rc_connection.hpp"
+#include "rdmastream/waker.hpp"
 
 #include <chrono>
 #include <optional>
@@ -22,9 +27,18 @@ namespace rdmastream {
 // connection and device events every millisecond.
 enum class PollMode { kEvent, kBusy };
 
+// What ended a wait.
+struct Waited {
+    enum Kind { kCompletions, kCmEvent, kWoken, kTimeout };
+    Kind kind = kTimeout;
+    std::size_t completions = 0;  // kCompletions: how many were written to the caller's span
+    std::optional<CmEvent> event; // kCmEvent
+};
+
 class CompletionPoller {
 public:
-    explicit CompletionPoller(RcConnection& conn, PollMode mode = PollMode::kEvent);
+    // `waker` (may be null) interrupts wait(); it must outlive the poller.
+    explicit CompletionPoller(RcConnection& conn, PollMode mode = PollMode::kEvent, Waker* waker = nullptr);
     ~CompletionPoller();
     CompletionPoller(const CompletionPoller&) = delete;
     CompletionPoller& operator=(const CompletionPoller&) = delete;
@@ -32,10 +46,13 @@ public:
     // Up to out.size() completions; 0 when none are ready. Never blocks.
     std::size_t poll(std::span<ibv_wc> out);
 
-    // Waits until completions are ready (returns how many, written to out),
-    // an rdma_cm event arrives (returned in `event`, 0 completions), or the
-    // timeout passes (0 completions, no event).
-    std::size_t wait(std::span<ibv_wc> out, std::chrono::milliseconds timeout, std::optional<CmEvent>& event);
+    // Waits until completions are ready (written to out), an rdma_cm event
+    // arrives, the waker is woken (its wake is taken), or `deadline` passes.
+    // Completions already queued come first.
+    Waited wait(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline);
+    Waited wait(std::span<ibv_wc> out, std::chrono::milliseconds timeout) {
+        return wait(out, std::chrono::steady_clock::now() + timeout);
+    }
 
     // A failed completion: throws, naming the device event behind it when
     // there is one (a port that went down explains a local QP error).
@@ -45,10 +62,13 @@ private:
     // Acks every pending async event; throws on one that means this
     // connection (or the whole device) is gone.
     void drain_async_events();
-    std::size_t spin(std::span<ibv_wc> out, std::chrono::milliseconds timeout, std::optional<CmEvent>& event);
+    Waited spin(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline);
+    Waited sleep(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline);
 
     RcConnection& conn_;
     PollMode mode_;
+    Waker* waker_;
+    bool armed_ = false;          // a CQ notification is requested and has not fired yet
     unsigned unacked_events_ = 0; // acked in batches; all before the CQ dies
 };
 

@@ -1,7 +1,14 @@
 // The receiving end of one stream: owns the ring, hands out frames as they
 // complete, takes them back in any order and returns their credits.
 //
-// Thread rule: one thread drives a FrameReceiver (next/release/stats).
+// Credits are coalesced: release() only notes the slot; the credits go out
+// together in one kCredits SEND when the receiver next looks at its CQ (in
+// wait_frame/next) or once a quarter of the ring is waiting, whichever comes
+// first, so a consumer releasing several frames between two looks costs one
+// message, and a freed slot's credit never waits for more than that look.
+//
+// Thread rule: one thread drives a FrameReceiver (wait_frame/next/release/
+// stats); RingConfig::waker may be woken from any thread.
 #pragma once
 
 #include "rdmastream/completion_poller.hpp"
@@ -9,6 +16,7 @@
 #include "rdmastream/registered_region.hpp"
 #include "rdmastream/slot_credits.hpp"
 #include "rdmastream/stream_stats.hpp"
+#include "rdmastream/waker.hpp"
 #include "rdmastream/wire.hpp"
 
 #include <array>
@@ -27,6 +35,9 @@ struct RingConfig {
     PollMode poll_mode = PollMode::kEvent;
     std::string device; // RDMA device by name; empty: the one the route picks
     bool live = false;  // ask the sender to drop frames rather than wait for this receiver
+    // Interrupts wait_frame() from any thread (a slot freed downstream,
+    // unlock, Ctrl-C); empty: nothing interrupts it but the timeout.
+    std::shared_ptr<Waker> waker;
 };
 
 // A frame in the ring; valid until release(slot).
@@ -58,11 +69,24 @@ public:
     // learns the receiver left (a disconnect), not a remote access error.
     ~FrameReceiver();
 
-    // The next frame, or nullopt at end of stream (the sender said so).
-    // Throws on a failed completion, a protocol violation, the sender going
-    // away without ending the stream, or no progress within `timeout`.
-    std::optional<ReceivedFrame> next(std::chrono::milliseconds timeout);
-    // The consumer is done with a frame: the slot goes back to the sender.
+    // What wait_frame() found.
+    struct Arrival {
+        enum Kind { kFrame, kEnd, kWoken };
+        Kind kind = kWoken;
+        ReceivedFrame frame; // kFrame
+    };
+    // The next frame; kEnd at end of stream (the sender said so); kWoken as
+    // soon as the config's waker is woken. Throws on a failed completion, a
+    // protocol violation, the sender going away without ending the stream,
+    // and TimeoutError when nothing (no frame, no keepalive) came from the
+    // sender for `idle`, counted from the last thing it sent, so wakes do
+    // not extend it and keepalives do.
+    Arrival wait_frame(std::chrono::milliseconds idle);
+    // wait_frame() for a caller with nothing to do on a wake: the next frame,
+    // or nullopt at end of stream.
+    std::optional<ReceivedFrame> next(std::chrono::milliseconds idle);
+    // The consumer is done with a frame: its slot's credit goes back to the
+    // sender (coalesced, see above). Never blocks.
     void release(std::uint16_t slot);
 
     const StreamStats& stats() const noexcept { return stats_; }
@@ -72,24 +96,43 @@ public:
     const std::optional<wire::StreamFormat>& format() const noexcept { return format_; }
 
 private:
+    // Credit messages that may be in flight at once; every half of them is
+    // signalled, so a buffer is free again by the time it comes round.
+    static constexpr std::uint64_t kCreditBuffers = 8;
     void post_recv(std::uint64_t wr_id);
     wire::RingAdvertBytes advert() const;
     // A kFormat message in control buffer `buffer`: adopt it, growing the
     // ring first if its frames outgrow the slots.
     void take_format(std::uint64_t buffer, std::uint32_t length);
     void send_control(wire::Control kind, std::span<const std::byte> payload);
-
+    // Re-posts the receives of released frames and sends their credits in
+    // one message, if a credit buffer is free (else at a later look).
+    void flush_credits();
+    // One completion; a frame when it is one.
+    std::optional<ReceivedFrame> take(const ibv_wc& wc);
     RingConfig config_;
     RcConnection conn_;                   // declared before what lives on its PD
     std::optional<RegisteredRegion> ring_; // replaced when the ring grows
     RegisteredRegion control_in_;          // one kControlPayloadMax buffer per posted receive
     RegisteredRegion control_out_;         // what the receiver's own control messages carry
+    // kCreditBuffers buffers of slots * kCreditSize bytes: a credit message's
+    // buffer is reused only after the NIC is done with it (credit_acked_).
+    RegisteredRegion credit_out_;
     CompletionPoller poller_;
     ReceiverSlots slots_;
     StreamStats stats_;
     std::array<ibv_wc, 16> wcs_{};
     std::size_t wc_next_ = 0, wc_count_ = 0;
-    std::uint64_t credits_sent_ = 0;
+    std::chrono::steady_clock::time_point last_heard_; // the sender's last message or frame
+    // Released, not yet credited: the credits and the receives to re-post.
+    // Sized to the slot count once; never grows.
+    std::vector<wire::SlotImm> credit_batch_;
+    std::vector<ibv_recv_wr> recv_batch_;
+    std::vector<ibv_sge> recv_sges_;
+    std::size_t batched_ = 0;
+    std::size_t flush_at_;               // a quarter of the ring
+    std::uint64_t credit_msgs_ = 0;      // credit messages posted
+    std::uint64_t credit_acked_ = 0;     // credit messages the NIC completed (signalled ones retire the earlier)
     std::uint32_t signal_every_;
     bool ended_ = false; // the sender sent end of stream
     std::vector<std::uint64_t> recv_of_slot_; // the receive (and buffer) the frame in a slot used

@@ -7,7 +7,8 @@
 // is free again: delivered (the receiver has it) or dropped (live policy).
 //
 // Thread rule: one thread drives a FrameSender; on_done runs on it, inside
-// send(), progress(), wait_done() or finish().
+// send(), progress(), wait_done() or finish(). SenderOptions::waker may be
+// woken from any thread: it interrupts send() and wait_done().
 #pragma once
 
 #include "rdmastream/completion_poller.hpp"
@@ -15,6 +16,7 @@
 #include "rdmastream/registered_region.hpp"
 #include "rdmastream/slot_credits.hpp"
 #include "rdmastream/stream_stats.hpp"
+#include "rdmastream/waker.hpp"
 #include "rdmastream/wire.hpp"
 
 #include <array>
@@ -56,6 +58,10 @@ struct SenderOptions {
     // Memory registered once for several senders (a fan-out); empty: the
     // connection's own PD.
     std::shared_ptr<ibv_pd> shared_pd;
+    // Interrupts a send() or wait_done() that waits (GStreamer's unlock);
+    // empty: only the timeout ends a wait. set_format() and finish() wait
+    // through wakes (they are bounded by their timeouts).
+    std::shared_ptr<Waker> waker;
 };
 
 class FrameSender {
@@ -63,7 +69,6 @@ public:
     // The largest ring a sender accepts (its queues are sized before the
     // receiver's advert arrives).
     static constexpr std::uint32_t kMaxSlots = 256;
-    static constexpr std::size_t kControlInSize = 64; // a ring advert fits
 
     // Connects, retrying while the receiver is not up yet, for `patience`.
     static std::unique_ptr<FrameSender> connect(const Endpoint& receiver, const SenderOptions& opts,
@@ -93,11 +98,13 @@ public:
 
     // Offers one frame. `payload` must lie in memory registered on pd() with
     // `lkey` and stay unchanged until on_done(cookie, ...) fires. Lossless:
-    // waits up to `timeout` for a free slot. Live: never waits. Returns the
-    // frame's number (counting dropped frames too). Throws UserError if it
-    // does not fit a slot.
-    std::uint64_t send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
-                       std::uint64_t cookie, std::chrono::milliseconds timeout);
+    // waits up to `timeout` for a free slot (TimeoutError after it). Live:
+    // never waits. Returns the frame's number (counting dropped frames too),
+    // or nullopt when the waker interrupted the wait: then the frame was not
+    // taken (no number used, no on_done), and the caller may offer it again.
+    // Throws UserError if it does not fit a slot.
+    std::optional<std::uint64_t> send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
+                                      std::uint64_t cookie, std::chrono::milliseconds timeout);
     // Handles whatever completions and credits are ready, posts the pending
     // frame if a slot came free, sends a keepalive when idle. Never blocks.
     void progress();
@@ -115,8 +122,9 @@ public:
     // Numbers this sender's frames from `first` on (a receiver joining a
     // running stream sees the stream's frame numbers). Before the first send.
     void start_numbering_at(std::uint64_t first);
-    // Waits until frame `number`'s memory is free (delivered or dropped).
-    void wait_done(std::uint64_t number, std::chrono::milliseconds timeout);
+    // Waits until frame `number`'s memory is free (delivered or dropped);
+    // false when the waker interrupted the wait first.
+    bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout);
     // Posts the pending frame, waits until the receiver has released every
     // frame, sends end of stream, and disconnects.
     void finish(std::chrono::milliseconds timeout);
@@ -156,13 +164,14 @@ private:
     bool format_done();                                 // the posted format is in force
     void post_credit_recv(std::uint64_t buffer);
     void adopt_ring(const wire::RingAdvert& ring); // the receiver grew its ring
-    // Handles one batch of completions: waits up to `timeout` (0: just look),
-    // sending keepalives while it waits. Throws on failure, or when waiting
-    // found nothing.
-    void pump(std::chrono::milliseconds timeout);
-    // Handles `n` polled completions and the rdma_cm event the wait saw, if
-    // any (throws on a lost connection); returns n.
-    std::size_t take(std::size_t n, const std::optional<CmEvent>& ev);
+    // Handles one batch of completions, waiting for it until `deadline` and
+    // sending keepalives while it waits. False when the waker woke it first.
+    // Throws on failure, and TimeoutError (naming `timeout`, the caller's
+    // whole wait) at the deadline.
+    bool pump(std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds timeout);
+    void pump_now();                       // handles what is ready, never waits
+    void take(const std::optional<CmEvent>& ev); // an rdma_cm event: throws on a lost connection
+    void take_credits(std::span<const std::byte> bytes); // a kCredits message
     void keepalive_if_idle(); // a keepalive when nothing went out for opts_.keepalive
     void look_for_events();   // rdma_cm events (a hang-up), at most every 10 ms
     void handle(const ibv_wc& wc);
@@ -175,17 +184,20 @@ private:
     wire::RingAdvert ring_;
     Policy policy_;
     RegisteredRegion headers_;     // one 64-byte header per slot; lives on conn_'s PD
-    RegisteredRegion control_in_;  // a small buffer per posted receive (credits carry none; a ring advert does)
+    std::size_t control_in_size_;  // room for a credit message of every slot, or a ring advert
+    RegisteredRegion control_in_;  // a buffer per posted receive
     RegisteredRegion control_out_; // what the sender's control messages carry
     CompletionPoller poller_;
     SenderCredits credits_;
     std::vector<std::uint64_t> last_post_in_slot_; // posted index of the latest write per slot
     std::vector<InFlight> in_flight_;              // by posted index % size: at most one per slot
+    std::vector<wire::SlotImm> credits_in_;         // a decoded credit message; slot_count entries
     std::uint64_t next_number_ = 0;   // frames offered
     std::uint64_t next_post_ = 0;     // writes posted
     std::uint64_t retired_before_ = 0; // every write below this posted index is delivered
     std::optional<Pending> pending_;
     std::uint32_t signal_every_;
+    bool waiting_for_credit_ = false; // the frame being offered has had to wait (counted once)
     bool control_in_flight_ = false;
     std::chrono::steady_clock::time_point control_posted_at_; // while control_in_flight_
     std::uint64_t control_after_ = 0; // writes posted before the control message in flight

@@ -20,7 +20,9 @@ inline constexpr std::uint32_t kAdvertMagic = 0x534d4452; // "RDMS" read as byte
 inline constexpr std::uint32_t kSlotMagic = 0x464d4452;   // "RDMF"
 inline constexpr std::uint32_t kHelloMagic = 0x484d4452;  // "RDMH"
 inline constexpr std::uint32_t kRejectMagic = 0x584d4452; // "RDMX"
-inline constexpr std::uint16_t kProtocolVersion = 1;
+// 2: credits travel coalesced, as a kCredits control message listing slots
+// (version 1 sent one SEND per slot with the slot in the immediate).
+inline constexpr std::uint16_t kProtocolVersion = 2;
 
 // Limits a decoder enforces; a peer advertising more is refused.
 inline constexpr std::uint32_t kMaxSlots = 4096;        // slot index fits 16 bits with room
@@ -63,8 +65,8 @@ using RingAdvertBytes = std::array<std::byte, kRingAdvertSize>;
 RingAdvertBytes encode(const RingAdvert& advert);
 RingAdvert decode_ring_advert(std::span<const std::byte> bytes);
 
-// The 32-bit immediate of a frame's WRITE_WITH_IMM, and of the receiver's
-// credit SEND_WITH_IMM: low 16 bits slot index, high 16 bits the slot's
+// The 32-bit immediate of a frame's WRITE_WITH_IMM, and one entry of a
+// kCredits message: low 16 bits slot index, high 16 bits the slot's
 // generation (how many frames that slot has carried, mod 2^16), so a stale or
 // forged index is caught. Host order here; the verbs field is big-endian.
 struct SlotImm {
@@ -75,20 +77,32 @@ std::uint32_t encode(SlotImm imm) noexcept;
 // Refuses slot >= slot_count.
 SlotImm decode_slot_imm(std::uint32_t value, std::uint32_t slot_count);
 
-// Sender -> receiver control messages: a SEND_WITH_IMM with no payload whose
-// immediate has slot field 0xffff (never a slot: kMaxSlots is far below) and
-// the message kind in the high 16 bits. The receiver tells them from frames
-// by the completion's opcode (RECV, not RECV_RDMA_WITH_IMM).
+// Control messages: a SEND_WITH_IMM whose immediate has slot field 0xffff
+// (never a slot: kMaxSlots is far below) and the message kind in the high
+// 16 bits. The receiver tells them from frames by the completion's opcode
+// (RECV, not RECV_RDMA_WITH_IMM).
 enum class Control : std::uint16_t {
     kEndOfStream = 1, // sender -> receiver, no payload
     kKeepalive = 2,   // sender -> receiver, no payload
     kFormat = 3,      // sender -> receiver, payload: a StreamFormat
     kRing = 4,        // receiver -> sender, payload: a RingAdvert for the new ring
+    kCredits = 5,     // receiver -> sender, payload: the credits (see encode_credits)
 };
 inline constexpr std::uint16_t kControlSlot = 0xffff;
 std::uint32_t encode(Control kind) noexcept;
 // Refuses a value that is not a known control message.
 Control decode_control(std::uint32_t value);
+
+// A kCredits payload: every slot the receiver's consumer released since its
+// last credit message, each as a little-endian 32-bit SlotImm (the slot and
+// the generation its next frame must carry); 1..slot_count entries.
+inline constexpr std::size_t kCreditSize = 4;
+// Into `out` (credits.size() * kCreditSize bytes); returns the bytes used.
+std::size_t encode_credits(std::span<const SlotImm> credits, std::span<std::byte> out) noexcept;
+// Into `out` (at least slot_count entries); returns how many. Refuses a
+// length that is not a whole number of 1..slot_count entries, or a slot out
+// of range. Ownership and generations are the caller's to check.
+std::size_t decode_credits(std::span<const std::byte> bytes, std::uint32_t slot_count, std::span<SlotImm> out);
 
 // How the frames of a stream look. The transport does not interpret the
 // caps (a GStreamer caps string, e.g. "video/x-raw,format=I420,width=1920,
