@@ -14,7 +14,8 @@
 // --restart-after N: after N buffers at the digest sink, the pipeline goes
 //   to NULL and back to PLAYING once (a receiver restarting mid-stream).
 // --stats: prints the "stats" property of ELEMENT at the end;
-// --expect copies=0: fails unless that stats field has that value.
+// --expect copies=0: fails unless that stats field has that value;
+// --expect-at-most credit-waits=30: unless it is at most that.
 // Exit 0 only at EOS with every expectation met.
 #include <gst/gst.h>
 #include <gst/video/video.h>
@@ -120,7 +121,7 @@ void on_handoff(GstElement*, GstBuffer* buf, GstPad* pad, gpointer data) {
 
 int usage() {
     std::fprintf(stderr, "usage: gst-rdma-check [--digest FILE] [--framemd5 FILE] [--restart-after N] [--stats ELEMENT] "
-                         "[--expect FIELD=N]... PIPELINE\n");
+                         "[--expect FIELD=N]... [--expect-at-most FIELD=N]... PIPELINE\n");
     return 2;
 }
 
@@ -130,7 +131,12 @@ int main(int argc, char** argv) {
     gst_init(&argc, &argv);
     std::string digest_file, framemd5_file, stats_name, description;
     guint64 restart_after = 0;
-    std::vector<std::pair<std::string, guint64>> expects;
+    struct Expect {
+        std::string field;
+        guint64 value = 0;
+        bool at_most = false; // --expect-at-most: value is a bound, not the value
+    };
+    std::vector<Expect> expects;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--digest" && i + 1 < argc) {
@@ -141,13 +147,13 @@ int main(int argc, char** argv) {
             restart_after = std::strtoull(argv[++i], nullptr, 10);
         } else if (a == "--stats" && i + 1 < argc) {
             stats_name = argv[++i];
-        } else if (a == "--expect" && i + 1 < argc) {
+        } else if ((a == "--expect" || a == "--expect-at-most") && i + 1 < argc) {
             const std::string e = argv[++i];
             const auto eq = e.find('=');
             if (eq == std::string::npos) {
                 return usage();
             }
-            expects.emplace_back(e.substr(0, eq), std::strtoull(e.c_str() + eq + 1, nullptr, 10));
+            expects.push_back({e.substr(0, eq), std::strtoull(e.c_str() + eq + 1, nullptr, 10), a != "--expect"});
         } else if (description.empty()) {
             description = a;
         } else {
@@ -227,11 +233,12 @@ int main(int argc, char** argv) {
         gchar* text = gst_structure_to_string(stats);
         std::printf("stats %s\n", text);
         g_free(text);
-        for (const auto& [field, want] : expects) {
+        for (const Expect& e : expects) {
             guint64 got = 0;
-            if (!gst_structure_get_uint64(stats, field.c_str(), &got) || got != want) {
-                std::fprintf(stderr, "gst-rdma-check: %s is %" G_GUINT64_FORMAT ", expected %" G_GUINT64_FORMAT "\n",
-                             field.c_str(), got, want);
+            const bool has = gst_structure_get_uint64(stats, e.field.c_str(), &got);
+            if (!has || (e.at_most ? got > e.value : got != e.value)) {
+                std::fprintf(stderr, "gst-rdma-check: %s is %" G_GUINT64_FORMAT ", expected %s%" G_GUINT64_FORMAT "\n",
+                             e.field.c_str(), got, e.at_most ? "at most " : "", e.value);
                 rc = 1;
             }
         }

@@ -53,8 +53,8 @@ std::unique_ptr<FrameReceiver> FrameReceiver::accept(Listener& listener, const R
     check_config(ring);
     RcConnection conn = listener.wait_request(receiver_queues(ring), timeout);
     check_or_refuse(conn, [&] { check_hello(conn, ring); });
-    auto r = std::make_unique<FrameReceiver>(std::move(conn), ring);
-    r->conn_.accept(r->advert());
+    auto r = over(std::move(conn), ring);
+    r->conn_->accept(r->advert());
     r->stats_ = StreamStats{};
     r->last_heard_ = std::chrono::steady_clock::now();
     return r;
@@ -65,15 +65,15 @@ std::unique_ptr<FrameReceiver> FrameReceiver::connect(const Endpoint& sender, co
     check_config(ring);
     auto r = connect_or_explain_refusal(sender, "sender", [&] {
         return retry_connect(sender, patience, [&] {
-            auto fresh = std::make_unique<FrameReceiver>(RcConnection::resolve(sender, receiver_queues(ring)), ring);
-            fresh->conn_.connect(fresh->advert());
+            auto fresh = over(RcConnection::resolve(sender, receiver_queues(ring)), ring);
+            fresh->conn_->connect(fresh->advert());
             return fresh;
         });
     });
     try {
-        check_hello(r->conn_, ring);
+        check_hello(*r->conn_, ring);
     } catch (const std::exception&) {
-        r->conn_.disconnect(); // too late to reject: the sender sees a disconnect
+        r->path_->disconnect(); // too late to reject: the sender sees a disconnect
         throw;
     }
     r->stats_ = StreamStats{};
@@ -81,17 +81,25 @@ std::unique_ptr<FrameReceiver> FrameReceiver::connect(const Endpoint& sender, co
     return r;
 }
 
-FrameReceiver::FrameReceiver(RcConnection conn, const RingConfig& config)
+std::unique_ptr<FrameReceiver> FrameReceiver::over(RcConnection conn, const RingConfig& config) {
+    auto path = std::make_unique<VerbsDatapath>(std::move(conn), config.poll_mode, config.waker.get());
+    RcConnection& c = path->connection();
+    auto r = std::make_unique<FrameReceiver>(std::move(path), config);
+    r->conn_ = &c; // lives in r->path_
+    return r;
+}
+
+FrameReceiver::FrameReceiver(std::unique_ptr<Datapath> path, const RingConfig& config)
     : config_(config),
-      conn_(std::move(conn)),
+      path_(std::move(path)),
       // LOCAL_WRITE | REMOTE_WRITE and nothing more: the sender can write
       // slots, never read this process's memory.
-      ring_(std::in_place, conn_.pd(), std::size_t{config.slots} * config.slot_size,
-            IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
-      control_in_(conn_.pd(), std::size_t{config.slots + 1} * wire::kControlPayloadMax, IBV_ACCESS_LOCAL_WRITE),
-      control_out_(conn_.pd(), wire::kControlPayloadMax, 0),
-      credit_out_(conn_.pd(), kCreditBuffers * std::size_t{config.slots} * wire::kCreditSize, 0),
-      poller_(conn_, config.poll_mode, config.waker.get()),
+      ring_(path_->register_memory(std::size_t{config.slots} * config.slot_size,
+                                   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)),
+      control_in_(path_->register_memory(std::size_t{config.slots + 1} * wire::kControlPayloadMax,
+                                         IBV_ACCESS_LOCAL_WRITE)),
+      control_out_(path_->register_memory(wire::kControlPayloadMax, 0)),
+      credit_out_(path_->register_memory(kCreditBuffers * std::size_t{config.slots} * wire::kCreditSize, 0)),
       slots_(config.slots),
       last_heard_(std::chrono::steady_clock::now()),
       credit_batch_(config.slots),
@@ -105,11 +113,13 @@ FrameReceiver::FrameReceiver(RcConnection conn, const RingConfig& config)
     }
 }
 
-wire::RingAdvertBytes FrameReceiver::advert() const {
-    return wire::encode(wire::RingAdvert{config_.slots, config_.slot_size, ring_->addr(), ring_->rkey(), config_.live});
+wire::RingAdvert FrameReceiver::ring_advert() const noexcept {
+    return wire::RingAdvert{config_.slots, config_.slot_size, ring_->addr(), ring_->rkey(), config_.live};
 }
 
-FrameReceiver::~FrameReceiver() { conn_.disconnect(); }
+wire::RingAdvertBytes FrameReceiver::advert() const { return wire::encode(ring_advert()); }
+
+FrameReceiver::~FrameReceiver() { path_->disconnect(); }
 
 void FrameReceiver::post_recv(std::uint64_t buffer) {
     // A frame's WRITE_WITH_IMM consumes a receive without touching its
@@ -117,25 +127,23 @@ void FrameReceiver::post_recv(std::uint64_t buffer) {
     ibv_sge sge{control_in_.addr() + buffer * wire::kControlPayloadMax,
                 static_cast<std::uint32_t>(wire::kControlPayloadMax), control_in_.lkey()};
     ibv_recv_wr wr{};
-    ibv_recv_wr* bad = nullptr;
     wr.wr_id = buffer;
     wr.sg_list = &sge;
     wr.num_sge = 1;
-    check_rc(ibv_post_recv(conn_.qp(), &wr, &bad), "ibv_post_recv");
+    path_->post_recv(wr, "ibv_post_recv");
 }
 
 void FrameReceiver::send_control(wire::Control kind, std::span<const std::byte> payload) {
     std::copy(payload.begin(), payload.end(), control_out_.bytes().begin());
     ibv_sge sge{control_out_.addr(), static_cast<std::uint32_t>(payload.size()), control_out_.lkey()};
     ibv_send_wr wr{};
-    ibv_send_wr* bad = nullptr;
     wr.wr_id = UINT64_MAX;
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.opcode = IBV_WR_SEND_WITH_IMM;
     wr.imm_data = htonl(wire::encode(kind));
     wr.send_flags = IBV_SEND_SIGNALED;
-    check_rc(ibv_post_send(conn_.qp(), &wr, &bad), "ibv_post_send(control)");
+    path_->post_send(wr, "ibv_post_send(control)");
 }
 
 void FrameReceiver::take_format(std::uint64_t buffer, std::uint32_t length) {
@@ -156,8 +164,8 @@ void FrameReceiver::take_format(std::uint64_t buffer, std::uint32_t length) {
             (f.max_frame_size + static_cast<std::uint32_t>(wire::kSlotHeaderSize) + 4095u) / 4096u * 4096u;
         check_memlock(std::size_t{config_.slots} * slot_size);
         ring_.reset();
-        ring_.emplace(conn_.pd(), std::size_t{config_.slots} * slot_size,
-                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+        ring_.emplace(path_->register_memory(std::size_t{config_.slots} * slot_size,
+                                             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
         config_.slot_size = slot_size;
         slots_ = ReceiverSlots(config_.slots);
         send_control(wire::Control::kRing, advert());

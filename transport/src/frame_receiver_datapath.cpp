@@ -43,7 +43,7 @@ FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle)
         flush_credits();
         wc_next_ = 0;
         wc_count_ = 0;
-        Waited w = poller_.wait(wcs_, last_heard_ + idle);
+        Waited w = path_->wait(wcs_, last_heard_ + idle);
         switch (w.kind) {
         case Waited::kCompletions:
             wc_count_ = w.completions;
@@ -71,7 +71,7 @@ FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle)
 
 std::optional<ReceivedFrame> FrameReceiver::take(const ibv_wc& wc) {
     if (wc.status != IBV_WC_SUCCESS) {
-        poller_.fail(wc, "receiver");
+        path_->fail(wc, "receiver");
     }
     if (wc.opcode == IBV_WC_SEND) { // a signalled credit message (or our ring advert) went out
         if (wc.wr_id != UINT64_MAX) {
@@ -150,8 +150,7 @@ void FrameReceiver::flush_credits() {
     for (std::size_t i = 0; i < batched_; ++i) {
         recv_batch_[i].next = i + 1 < batched_ ? &recv_batch_[i + 1] : nullptr;
     }
-    ibv_recv_wr* bad_recv = nullptr;
-    check_rc(ibv_post_recv(conn_.qp(), recv_batch_.data(), &bad_recv), "ibv_post_recv(list)");
+    path_->post_recv(recv_batch_.front(), "ibv_post_recv(list)");
 
     const std::size_t room = std::size_t{config_.slots} * wire::kCreditSize;
     const std::size_t buffer = credit_msgs_ % kCreditBuffers;
@@ -159,14 +158,13 @@ void FrameReceiver::flush_credits() {
     const std::size_t size = wire::encode_credits({credit_batch_.data(), batched_}, out);
     ibv_sge sge{credit_out_.addr() + buffer * room, static_cast<std::uint32_t>(size), credit_out_.lkey()};
     ibv_send_wr wr{};
-    ibv_send_wr* bad = nullptr;
     wr.wr_id = credit_msgs_;
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.opcode = IBV_WR_SEND_WITH_IMM;
     wr.imm_data = htonl(wire::encode(wire::Control::kCredits));
     wr.send_flags = (credit_msgs_ + 1) % signal_every_ == 0 ? IBV_SEND_SIGNALED : 0;
-    check_rc(ibv_post_send(conn_.qp(), &wr, &bad), "ibv_post_send(credits)");
+    path_->post_send(wr, "ibv_post_send(credits)");
     ++credit_msgs_;
     batched_ = 0;
 }

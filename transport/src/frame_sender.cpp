@@ -32,14 +32,17 @@ ConnectionOptions sender_queues(const SenderOptions& opts) {
     return o;
 }
 
-wire::RingAdvert checked_advert(const RcConnection& c) {
-    const wire::RingAdvert ring = wire::decode_ring_advert(c.peer_private_data());
+wire::RingAdvert checked_advert(const wire::RingAdvert& ring) {
     if (ring.slot_count > FrameSender::kMaxSlots) {
         throw UserError(fmt::format("the receiver offers {} slots, a sender takes at most {}: give the receiver "
                                     "fewer slots",
                                     ring.slot_count, FrameSender::kMaxSlots));
     }
     return ring;
+}
+
+wire::RingAdvert checked_advert(const RcConnection& c) {
+    return checked_advert(wire::decode_ring_advert(c.peer_private_data()));
 }
 
 const wire::SenderHello kHello{FrameSender::kMaxSlots};
@@ -49,7 +52,7 @@ std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, cons
                                                   std::chrono::milliseconds patience) {
     const auto hello = wire::encode(kHello);
     return connect_or_explain_refusal(receiver, "receiver", [&] {
-        return std::make_unique<FrameSender>(connect_with_retry(receiver, sender_queues(opts), patience, hello), opts);
+        return over(connect_with_retry(receiver, sender_queues(opts), patience, hello), opts);
     });
 }
 
@@ -64,30 +67,38 @@ std::unique_ptr<FrameSender> FrameSender::accept_waiting(Listener& listener, con
         return nullptr;
     }
     check_or_refuse(*conn, [&] { checked_advert(*conn); });
-    auto s = std::make_unique<FrameSender>(std::move(*conn), opts);
-    s->conn_.accept_begin(wire::encode(kHello));
+    auto s = over(std::move(*conn), opts);
+    s->conn_->accept_begin(wire::encode(kHello));
     return s;
 }
 
-bool FrameSender::established() { return conn_.accept_done(); }
+bool FrameSender::established() { return conn_ == nullptr || conn_->accept_done(); }
 
 std::unique_ptr<FrameSender> FrameSender::from_request(RcConnection conn, const SenderOptions& opts) {
     check_or_refuse(conn, [&] { checked_advert(conn); });
-    auto s = std::make_unique<FrameSender>(std::move(conn), opts);
-    s->conn_.accept(wire::encode(kHello));
+    auto s = over(std::move(conn), opts);
+    s->conn_->accept(wire::encode(kHello));
     return s;
 }
 
-FrameSender::FrameSender(RcConnection conn, const SenderOptions& opts)
+std::unique_ptr<FrameSender> FrameSender::over(RcConnection conn, const SenderOptions& opts) {
+    const wire::RingAdvert ring = checked_advert(conn);
+    auto path = std::make_unique<VerbsDatapath>(std::move(conn), opts.poll_mode, opts.waker.get());
+    RcConnection& c = path->connection();
+    auto s = std::make_unique<FrameSender>(std::move(path), ring, opts);
+    s->conn_ = &c; // lives in s->path_
+    return s;
+}
+
+FrameSender::FrameSender(std::unique_ptr<Datapath> path, const wire::RingAdvert& ring, const SenderOptions& opts)
     : opts_(opts),
-      conn_(std::move(conn)),
-      ring_(checked_advert(conn_)),
+      path_(std::move(path)),
+      ring_(checked_advert(ring)),
       policy_(opts.policy == Policy::kLive || ring_.live ? Policy::kLive : Policy::kLossless),
-      headers_(conn_.pd(), std::size_t{ring_.slot_count} * wire::kSlotHeaderSize, IBV_ACCESS_LOCAL_WRITE),
+      headers_(path_->register_memory(std::size_t{ring_.slot_count} * wire::kSlotHeaderSize, IBV_ACCESS_LOCAL_WRITE)),
       control_in_size_(std::max(wire::kRingAdvertSize, std::size_t{ring_.slot_count} * wire::kCreditSize)),
-      control_in_(conn_.pd(), std::size_t{ring_.slot_count} * control_in_size_, IBV_ACCESS_LOCAL_WRITE),
-      control_out_(conn_.pd(), wire::kControlPayloadMax, 0),
-      poller_(conn_, opts.poll_mode, opts.waker.get()),
+      control_in_(path_->register_memory(std::size_t{ring_.slot_count} * control_in_size_, IBV_ACCESS_LOCAL_WRITE)),
+      control_out_(path_->register_memory(wire::kControlPayloadMax, 0)),
       credits_(ring_.slot_count),
       last_post_in_slot_(ring_.slot_count, 0),
       in_flight_(ring_.slot_count),
@@ -106,7 +117,7 @@ FrameSender::~FrameSender() {
     if (!opts_.on_done || (retired_before_ == next_post_ && !pending_)) {
         return;
     }
-    conn_.stop_qp(); // the NIC lets go of every payload before the caller gets it back
+    path_->stop(); // the NIC lets go of every payload before the caller gets it back
     for (; retired_before_ < next_post_; ++retired_before_) {
         opts_.on_done(in_flight_[retired_before_ % in_flight_.size()].cookie, FrameFate::kDropped);
     }
@@ -126,11 +137,10 @@ void FrameSender::post_credit_recv(std::uint64_t buffer) {
     ibv_sge sge{control_in_.addr() + buffer * control_in_size_, static_cast<std::uint32_t>(control_in_size_),
                 control_in_.lkey()};
     ibv_recv_wr wr{};
-    ibv_recv_wr* bad = nullptr;
     wr.wr_id = buffer;
     wr.sg_list = &sge;
     wr.num_sge = 1;
-    check_rc(ibv_post_recv(conn_.qp(), &wr, &bad), "ibv_post_recv(credit)");
+    path_->post_recv(wr, "ibv_post_recv(credit)");
 }
 
 void FrameSender::set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout) {
@@ -222,20 +232,19 @@ void FrameSender::finish(std::chrono::milliseconds timeout) {
     while (!end_acked_) {
         pump(deadline, timeout);
     }
-    conn_.disconnect();
+    path_->disconnect();
 }
 
 void FrameSender::post_control(wire::Control kind, std::size_t payload_size) {
     ibv_sge sge{control_out_.addr(), static_cast<std::uint32_t>(payload_size), control_out_.lkey()};
     ibv_send_wr wr{};
-    ibv_send_wr* bad = nullptr;
     wr.sg_list = payload_size ? &sge : nullptr;
     wr.num_sge = payload_size ? 1 : 0;
     wr.wr_id = UINT64_MAX; // the one control message in flight
     wr.opcode = IBV_WR_SEND_WITH_IMM;
     wr.imm_data = htonl(wire::encode(kind));
     wr.send_flags = IBV_SEND_SIGNALED;
-    check_rc(ibv_post_send(conn_.qp(), &wr, &bad), "ibv_post_send(control)");
+    path_->post_send(wr, "ibv_post_send(control)");
     control_in_flight_ = true;
     control_after_ = next_post_;
     last_post_time_ = std::chrono::steady_clock::now();

@@ -16,7 +16,7 @@ namespace rdmastream {
 using Clock = std::chrono::steady_clock;
 
 void FrameSender::pump_now() {
-    const std::size_t n = poller_.poll(wcs_);
+    const std::size_t n = path_->poll(wcs_);
     for (std::size_t i = 0; i < n; ++i) {
         handle(wcs_[i]);
     }
@@ -30,7 +30,7 @@ bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds tim
     // seconds instead of the whole timeout.
     for (;;) {
         const auto keepalive_due = last_post_time_ + opts_.keepalive;
-        Waited w = poller_.wait(wcs_, std::min(deadline, keepalive_due));
+        Waited w = path_->wait(wcs_, std::min(deadline, keepalive_due));
         switch (w.kind) {
         case Waited::kCompletions:
             for (std::size_t i = 0; i < w.completions; ++i) {
@@ -85,7 +85,7 @@ void FrameSender::look_for_events() {
         return;
     }
     next_event_look_ = now + std::chrono::milliseconds(10);
-    take(conn_.events().next(std::chrono::milliseconds(0)));
+    take(path_->next_event());
 }
 
 void FrameSender::keepalive_if_idle() {
@@ -96,7 +96,7 @@ void FrameSender::keepalive_if_idle() {
 
 void FrameSender::handle(const ibv_wc& wc) {
     if (wc.status != IBV_WC_SUCCESS) {
-        poller_.fail(wc, "sender");
+        path_->fail(wc, "sender");
     }
     switch (wc.opcode) {
     case IBV_WC_SEND: // a control message arrived
@@ -245,7 +245,6 @@ void FrameSender::post(const Pending& frame) {
          frame.lkey},
     };
     ibv_send_wr wr{};
-    ibv_send_wr* bad = nullptr;
     wr.wr_id = index;
     wr.sg_list = sge;
     wr.num_sge = frame.payload.empty() ? 1 : 2;
@@ -257,7 +256,7 @@ void FrameSender::post(const Pending& frame) {
     wr.send_flags = ((index + 1) % signal_every_ == 0 || credits_.available() == 0) ? IBV_SEND_SIGNALED : 0;
     wr.wr.rdma.remote_addr = ring_.addr + std::uint64_t{imm.slot} * ring_.slot_size;
     wr.wr.rdma.rkey = ring_.rkey;
-    check_rc(ibv_post_send(conn_.qp(), &wr, &bad), "ibv_post_send(RDMA_WRITE_WITH_IMM)");
+    path_->post_send(wr, "ibv_post_send(RDMA_WRITE_WITH_IMM)");
     // Only a posted frame is ours: a failed post leaves it with the caller.
     ++next_post_;
     last_post_in_slot_[imm.slot] = index;

@@ -37,8 +37,34 @@ RegisteredRegion::RegisteredRegion(ibv_pd* pd, std::size_t size, int access)
                                     "fewer or smaller slots",
                                     size, ibv_get_device_name(pd->context->device), attr.max_mr_size));
     }
+    map();
+    const std::size_t length = round_up(size, huge_ ? kHugePage : kPage);
+    check_memlock(length);
+    ibv_mr* mr = ibv_reg_mr(pd, map_.get(), size, access);
+    if (mr == nullptr) {
+        const int err = errno;
+        // Running out of regions looks like any ENOMEM: name the limit.
+        throw SystemError("ibv_reg_mr", err,
+                          fmt::format("{} bytes; device {} allows {} memory regions in all, each connection uses 4",
+                                      size, ibv_get_device_name(pd->context->device), attr.max_mr));
+    }
+    mr_.reset(mr);
+    lkey_ = mr->lkey;
+    rkey_ = mr->rkey;
+}
+
+RegisteredRegion::RegisteredRegion(std::size_t size, std::uint32_t lkey, std::uint32_t rkey)
+    : size_(size), map_(nullptr, Unmap{0}), lkey_(lkey), rkey_(rkey) {
+    if (size == 0) {
+        throw UserError("cannot register an empty memory region");
+    }
+    map();
+}
+
+void RegisteredRegion::map() {
     // Huge pages only pay off (fewer NIC translation entries) for large
     // regions; MAP_HUGETLB fails cleanly when none are reserved.
+    const std::size_t size = size_;
     void* p = MAP_FAILED;
     std::size_t length = round_up(size, kPage);
     if (size >= kHugePage) {
@@ -56,16 +82,6 @@ RegisteredRegion::RegisteredRegion(ibv_pd* pd, std::size_t size, int access)
         }
     }
     map_ = std::unique_ptr<void, Unmap>(p, Unmap{length});
-    check_memlock(length);
-    ibv_mr* mr = ibv_reg_mr(pd, p, size, access);
-    if (mr == nullptr) {
-        const int err = errno;
-        // Running out of regions looks like any ENOMEM: name the limit.
-        throw SystemError("ibv_reg_mr", err,
-                          fmt::format("{} bytes; device {} allows {} memory regions in all, each connection uses 4",
-                                      size, ibv_get_device_name(pd->context->device), attr.max_mr));
-    }
-    mr_.reset(mr);
 }
 
 } // namespace rdmastream

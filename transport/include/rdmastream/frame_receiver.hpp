@@ -11,7 +11,7 @@
 // stats); RingConfig::waker may be woken from any thread.
 #pragma once
 
-#include "rdmastream/completion_poller.hpp"
+#include "rdmastream/datapath.hpp"
 #include "rdmastream/rc_connection.hpp"
 #include "rdmastream/registered_region.hpp"
 #include "rdmastream/slot_credits.hpp"
@@ -61,9 +61,10 @@ public:
     // Connects to a listening sender, retrying while it is not up yet.
     static std::unique_ptr<FrameReceiver> connect(const Endpoint& sender, const RingConfig& ring,
                                                   std::chrono::milliseconds patience);
-    // Registers the ring on `conn` (resolved or requested, not yet connected).
-    FrameReceiver(RcConnection conn, const RingConfig& config);
-    FrameReceiver(const FrameReceiver&) = delete; // the poller points into the connection
+    // Registers the ring on `path` (over verbs: a connection resolved or
+    // requested, not yet connected; or the tests' in-memory fabric).
+    FrameReceiver(std::unique_ptr<Datapath> path, const RingConfig& config);
+    FrameReceiver(const FrameReceiver&) = delete;
     FrameReceiver& operator=(const FrameReceiver&) = delete;
     // Hangs up before the ring's registration goes: a sender mid-write then
     // learns the receiver left (a disconnect), not a remote access error.
@@ -92,10 +93,12 @@ public:
     const StreamStats& stats() const noexcept { return stats_; }
     const RingConfig& ring() const noexcept { return config_; }
     bool huge_pages() const noexcept { return ring_->huge_pages(); }
-    // The format the sender announced last, if any.
-    const std::optional<wire::StreamFormat>& format() const noexcept { return format_; }
+    // What the sender must know of the ring (sent in the rdma_cm accept or
+    // connect; the in-memory fabric hands it over directly).
+    wire::RingAdvert ring_advert() const noexcept;
 
 private:
+    static std::unique_ptr<FrameReceiver> over(RcConnection conn, const RingConfig& config);
     // Credit messages that may be in flight at once; every half of them is
     // signalled, so a buffer is free again by the time it comes round.
     static constexpr std::uint64_t kCreditBuffers = 8;
@@ -111,14 +114,14 @@ private:
     // One completion; a frame when it is one.
     std::optional<ReceivedFrame> take(const ibv_wc& wc);
     RingConfig config_;
-    RcConnection conn_;                   // declared before what lives on its PD
+    std::unique_ptr<Datapath> path_;       // declared before what lives on it
+    RcConnection* conn_ = nullptr;         // set-up over verbs (accept, connect); null over another datapath
     std::optional<RegisteredRegion> ring_; // replaced when the ring grows
     RegisteredRegion control_in_;          // one kControlPayloadMax buffer per posted receive
     RegisteredRegion control_out_;         // what the receiver's own control messages carry
     // kCreditBuffers buffers of slots * kCreditSize bytes: a credit message's
     // buffer is reused only after the NIC is done with it (credit_acked_).
     RegisteredRegion credit_out_;
-    CompletionPoller poller_;
     ReceiverSlots slots_;
     StreamStats stats_;
     std::array<ibv_wc, 16> wcs_{};

@@ -11,7 +11,7 @@
 // woken from any thread: it interrupts send() and wait_done().
 #pragma once
 
-#include "rdmastream/completion_poller.hpp"
+#include "rdmastream/datapath.hpp"
 #include "rdmastream/rc_connection.hpp"
 #include "rdmastream/registered_region.hpp"
 #include "rdmastream/slot_credits.hpp"
@@ -84,8 +84,10 @@ public:
     // After accept_waiting: whether the connection is up. Throws if the
     // handshake failed. Never blocks.
     bool established();
-    FrameSender(RcConnection conn, const SenderOptions& opts);
-    FrameSender(const FrameSender&) = delete; // the poller points into the connection
+    // Over any datapath (the in-memory fabric of the tests, for one), with
+    // the receiver's ring already known.
+    FrameSender(std::unique_ptr<Datapath> path, const wire::RingAdvert& ring, const SenderOptions& opts);
+    FrameSender(const FrameSender&) = delete;
     FrameSender& operator=(const FrameSender&) = delete;
     // Stops the QP, then reports every frame not yet delivered as dropped
     // (on_done fires exactly once per frame, whatever happens).
@@ -93,8 +95,10 @@ public:
 
     const wire::RingAdvert& ring() const noexcept { return ring_; }
     std::uint32_t max_payload() const noexcept { return ring_.slot_size - std::uint32_t{wire::kSlotHeaderSize}; }
-    // Register payload memory here.
-    ibv_pd* pd() const noexcept { return conn_.pd(); }
+    // Register payload memory here (over verbs; nullptr over another datapath).
+    ibv_pd* pd() const noexcept { return conn_ != nullptr ? conn_->pd() : nullptr; }
+    // Payload memory this sender's datapath can move, over any datapath.
+    RegisteredRegion register_memory(std::size_t size, int access) { return path_->register_memory(size, access); }
 
     // Offers one frame. `payload` must lie in memory registered on pd() with
     // `lkey` and stay unchanged until on_done(cookie, ...) fires. Lossless:
@@ -139,10 +143,12 @@ public:
     // Live if this sender or the receiver asked for it.
     Policy policy() const noexcept { return policy_; }
     // The receiver's address, for messages.
-    std::string peer() const { return conn_.peer_name(); }
+    std::string peer() const { return path_->peer_name(); }
 
 private:
     static std::unique_ptr<FrameSender> from_request(RcConnection conn, const SenderOptions& opts);
+    // A FrameSender over verbs: `conn` carries the receiver's ring advert.
+    static std::unique_ptr<FrameSender> over(RcConnection conn, const SenderOptions& opts);
 
     struct InFlight {
         std::uint64_t cookie = 0;
@@ -180,14 +186,14 @@ private:
     std::uint64_t oldest_undone() const noexcept; // lowest frame number not yet delivered or dropped
 
     SenderOptions opts_;
-    RcConnection conn_;
+    std::unique_ptr<Datapath> path_; // declared before what lives on it
+    RcConnection* conn_ = nullptr;   // set-up over verbs (accept, established); null over another datapath
     wire::RingAdvert ring_;
     Policy policy_;
-    RegisteredRegion headers_;     // one 64-byte header per slot; lives on conn_'s PD
+    RegisteredRegion headers_;     // one 64-byte header per slot
     std::size_t control_in_size_;  // room for a credit message of every slot, or a ring advert
     RegisteredRegion control_in_;  // a buffer per posted receive
     RegisteredRegion control_out_; // what the sender's control messages carry
-    CompletionPoller poller_;
     SenderCredits credits_;
     std::vector<std::uint64_t> last_post_in_slot_; // posted index of the latest write per slot
     std::vector<InFlight> in_flight_;              // by posted index % size: at most one per slot

@@ -17,14 +17,17 @@ public:
     // Checks RLIMIT_MEMLOCK first, so a low limit gives a UserError with the
     // fix rather than ENOMEM from the driver.
     RegisteredRegion(ibv_pd* pd, std::size_t size, int access);
+    // The same memory for an in-process fabric (tests, benchmarks): mapped
+    // alike, registered with no device; the fabric names it by the keys.
+    RegisteredRegion(std::size_t size, std::uint32_t lkey, std::uint32_t rkey);
     RegisteredRegion(RegisteredRegion&&) noexcept = default;
     // No assignment: the defaulted one would unmap the old pages before
     // deregistering them. Replace a region through std::optional instead.
     RegisteredRegion& operator=(RegisteredRegion&&) = delete;
 
     std::span<std::byte> bytes() const noexcept { return {static_cast<std::byte*>(map_.get()), size_}; }
-    std::uint32_t lkey() const noexcept { return mr_->lkey; }
-    std::uint32_t rkey() const noexcept { return mr_->rkey; }
+    std::uint32_t lkey() const noexcept { return lkey_; }
+    std::uint32_t rkey() const noexcept { return rkey_; }
     std::uint64_t addr() const noexcept { return reinterpret_cast<std::uintptr_t>(map_.get()); }
     bool huge_pages() const noexcept { return huge_; }
 
@@ -33,10 +36,13 @@ private:
         std::size_t length;
         void operator()(void* p) const noexcept;
     };
+    void map(); // sets map_ and huge_ for size_ bytes
+
     std::size_t size_;
     bool huge_ = false;
     std::unique_ptr<void, Unmap> map_;
-    MemoryRegion mr_; // declared last: deregistered before the pages go
+    MemoryRegion mr_; // after map_: deregistered before the pages go; empty for fabric memory
+    std::uint32_t lkey_ = 0, rkey_ = 0;
 };
 
 // Throws UserError naming `ulimit -l` when `bytes` more cannot be locked.

@@ -1,0 +1,81 @@
+// The narrow interface between a stream end (FrameSender, FrameReceiver)
+// and what carries its messages: post a write with immediate or a send,
+// post receives, poll and wait for completions, look at connection events.
+// VerbsDatapath is the real one (an RC QP over rdma_cm); tests/harness has an
+// in-memory fabric behind the same calls, so the protocol runs natively,
+// in one process, in milliseconds. The vocabulary is verbs' own (ibv_send_wr,
+// ibv_recv_wr, ibv_wc), so a stream end's code is the same over both.
+//
+// Thread rule: one thread drives a Datapath (the stream end's).
+#pragma once
+
+#include "rdmastream/completion_poller.hpp"
+#include "rdmastream/registered_region.hpp"
+
+#include <chrono>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace rdmastream {
+
+class Datapath {
+public:
+    Datapath() = default;
+    Datapath(const Datapath&) = delete;
+    Datapath& operator=(const Datapath&) = delete;
+    virtual ~Datapath() = default;
+
+    // Memory this datapath can move, with ibv_reg_mr's access flags.
+    virtual RegisteredRegion register_memory(std::size_t size, int access) = 0;
+    // One work request (RDMA_WRITE_WITH_IMM or SEND_WITH_IMM); `what` names
+    // it in the SystemError a refused post throws.
+    virtual void post_send(ibv_send_wr& wr, const char* what) = 0;
+    // A list of receives (linked through `next`).
+    virtual void post_recv(ibv_recv_wr& list, const char* what) = 0;
+    // Up to out.size() completions; never blocks.
+    virtual std::size_t poll(std::span<ibv_wc> out) = 0;
+    // As CompletionPoller::wait: completions, a connection event, a wake of
+    // the stream end's Waker, or the deadline.
+    virtual Waited wait(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline) = 0;
+    // A connection event (the peer hung up, the device went), if one is
+    // waiting; never blocks.
+    virtual std::optional<CmEvent> next_event() = 0;
+    // A failed completion: throws, with what the datapath knows of the cause.
+    [[noreturn]] virtual void fail(const ibv_wc& wc, const char* side) = 0;
+    // Stops the queue pair: nothing touches posted buffers after this.
+    virtual void stop() noexcept = 0;
+    // Hangs up: the peer sees RDMA_CM_EVENT_DISCONNECTED.
+    virtual void disconnect() noexcept = 0;
+    // "198.18.0.2:40123", for messages.
+    virtual std::string peer_name() const = 0;
+};
+
+// The verbs datapath: an RC connection and its completion poller.
+class VerbsDatapath final : public Datapath {
+public:
+    // `waker` (may be null) interrupts wait(); it must outlive this.
+    VerbsDatapath(RcConnection conn, PollMode mode, Waker* waker);
+
+    // Set-up only (accept, connect, private data): the connection itself.
+    RcConnection& connection() noexcept { return conn_; }
+
+    RegisteredRegion register_memory(std::size_t size, int access) override;
+    void post_send(ibv_send_wr& wr, const char* what) override;
+    void post_recv(ibv_recv_wr& list, const char* what) override;
+    std::size_t poll(std::span<ibv_wc> out) override { return poller_.poll(out); }
+    Waited wait(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline) override {
+        return poller_.wait(out, deadline);
+    }
+    std::optional<CmEvent> next_event() override;
+    [[noreturn]] void fail(const ibv_wc& wc, const char* side) override { poller_.fail(wc, side); }
+    void stop() noexcept override { conn_.stop_qp(); }
+    void disconnect() noexcept override { conn_.disconnect(); }
+    std::string peer_name() const override { return conn_.peer_name(); }
+
+private:
+    RcConnection conn_;       // declared first: the poller points into it
+    CompletionPoller poller_;
+};
+
+} // namespace rdmastream
