@@ -53,8 +53,8 @@ RegisteredRegion::RegisteredRegion(ibv_pd* pd, std::size_t size, int access)
     rkey_ = mr->rkey;
 }
 
-RegisteredRegion::RegisteredRegion(std::size_t size, std::uint32_t lkey, std::uint32_t rkey)
-    : size_(size), map_(nullptr, Unmap{0}), lkey_(lkey), rkey_(rkey) {
+RegisteredRegion::RegisteredRegion(std::size_t size, std::uint32_t key, std::shared_ptr<void> registration)
+    : size_(size), map_(nullptr, Unmap{0}), fabric_registration_(std::move(registration)), lkey_(key), rkey_(key) {
     if (size == 0) {
         throw UserError("cannot register an empty memory region");
     }

@@ -18,8 +18,10 @@ public:
     // fix rather than ENOMEM from the driver.
     RegisteredRegion(ibv_pd* pd, std::size_t size, int access);
     // The same memory for an in-process fabric (tests, benchmarks): mapped
-    // alike, registered with no device; the fabric names it by the keys.
-    RegisteredRegion(std::size_t size, std::uint32_t lkey, std::uint32_t rkey);
+    // alike, registered with no device; the fabric names it by `key` (as
+    // lkey and rkey) and forgets it when `registration` goes, which is
+    // before the pages are unmapped.
+    RegisteredRegion(std::size_t size, std::uint32_t key, std::shared_ptr<void> registration);
     RegisteredRegion(RegisteredRegion&&) noexcept = default;
     // No assignment: the defaulted one would unmap the old pages before
     // deregistering them. Replace a region through std::optional instead.
@@ -42,6 +44,7 @@ private:
     bool huge_ = false;
     std::unique_ptr<void, Unmap> map_;
     MemoryRegion mr_; // after map_: deregistered before the pages go; empty for fabric memory
+    std::shared_ptr<void> fabric_registration_; // likewise, for fabric memory
     std::uint32_t lkey_ = 0, rkey_ = 0;
 };
 

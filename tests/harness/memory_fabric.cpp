@@ -1,0 +1,318 @@
+#include "memory_fabric.hpp"
+
+#include "rdmastream/error.hpp"
+
+#include <fmt/format.h>
+
+#include <poll.h>
+
+#include <array>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <vector>
+
+namespace rdmastream::harness {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+// Fixed-capacity FIFO: the fabric allocates nothing per message.
+template <typename T, std::size_t N>
+class Fifo {
+public:
+    bool push(const T& v) {
+        if (count_ == N) return false;
+        items_[(head_ + count_++) % N] = v;
+        return true;
+    }
+    bool empty() const noexcept { return count_ == 0; }
+    T pop() {
+        T v = items_[head_];
+        head_ = (head_ + 1) % N;
+        --count_;
+        return v;
+    }
+
+private:
+    std::array<T, N> items_{};
+    std::size_t head_ = 0, count_ = 0;
+};
+
+struct Recv {
+    std::uint64_t wr_id = 0;
+    ibv_sge sge{}; // one: what the stream ends post
+    bool has_sge = false;
+};
+
+struct Region {
+    int owner = -1;
+    std::byte* base = nullptr;
+    std::size_t size = 0;
+    int access = 0;
+};
+
+constexpr std::size_t kQueue = 4096;
+} // namespace
+
+struct MemoryFabric::State {
+    struct End {
+        bool taken = false;
+        bool down = false; // stopped, hung up, or failed: the QP is in error
+        Fifo<Recv, kQueue> recvs;
+        Fifo<ibv_wc, kQueue> cq;
+        Fifo<CmEvent, 16> events;
+        Waker ready; // a completion or an event arrived
+        std::uint32_t qp_num = 0;
+        std::uint64_t writes = 0, sends = 0; // posted
+    };
+    std::mutex mutex;
+    std::array<End, 2> ends;
+    std::vector<Region> regions; // by key - 1; a forgotten one has owner -1
+    std::uint64_t copy_ns = 0, copied = 0;
+
+    // Both under `mutex`.
+    void complete(int side, const ibv_wc& wc) {
+        if (!ends[side].cq.push(wc)) throw std::logic_error("harness: completion queue overrun");
+        ends[side].ready.wake();
+    }
+    const Region* region(std::uint32_t key, int owner, std::uint64_t addr, std::size_t len, int need) const {
+        if (key == 0 || key > regions.size()) return nullptr;
+        const Region& r = regions[key - 1];
+        const auto base = reinterpret_cast<std::uintptr_t>(r.base);
+        if (r.owner != owner || r.base == nullptr || addr < base || addr - base > r.size || len > r.size - (addr - base) ||
+            (need != 0 && (r.access & need) != need)) {
+            return nullptr;
+        }
+        return &r;
+    }
+};
+
+namespace {
+
+class FabricEnd final : public Datapath {
+public:
+    FabricEnd(std::shared_ptr<MemoryFabric::State> s, int side, PollMode mode, Waker* waker)
+        : s_(std::move(s)), side_(side), peer_(1 - side), mode_(mode), waker_(waker) {}
+
+    ~FabricEnd() override { disconnect(); }
+
+    RegisteredRegion register_memory(std::size_t size, int access) override {
+        std::uint32_t key = 0;
+        {
+            std::lock_guard lock(s_->mutex);
+            s_->regions.push_back(Region{side_, nullptr, size, access});
+            key = static_cast<std::uint32_t>(s_->regions.size());
+        }
+        // Forgotten (by key) when the region goes, before its pages do.
+        std::shared_ptr<void> registration(nullptr, [s = s_, key](void*) {
+            std::lock_guard lock(s->mutex);
+            s->regions[key - 1] = Region{};
+        });
+        RegisteredRegion r(size, key, std::move(registration));
+        std::lock_guard lock(s_->mutex);
+        s_->regions[key - 1].base = r.bytes().data();
+        return r;
+    }
+
+    void post_send(ibv_send_wr& wr, const char* what) override {
+        if (wr.next != nullptr || wr.num_sge > 2 ||
+            (wr.opcode != IBV_WR_RDMA_WRITE_WITH_IMM && wr.opcode != IBV_WR_SEND_WITH_IMM)) {
+            throw SystemError(what, EINVAL, "the harness takes one WRITE_WITH_IMM or SEND_WITH_IMM with <= 2 SGEs");
+        }
+        std::lock_guard lock(s_->mutex);
+        auto& me = s_->ends[side_];
+        auto& peer = s_->ends[peer_];
+        const bool write = wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+        ++(write ? me.writes : me.sends);
+        ibv_wc mine{};
+        mine.wr_id = wr.wr_id;
+        mine.opcode = write ? IBV_WC_RDMA_WRITE : IBV_WC_SEND;
+        mine.qp_num = me.qp_num;
+        mine.status = deliver(wr, me, peer, write);
+        if (mine.status != IBV_WC_SUCCESS) {
+            me.down = true; // an error completion moves the QP to the error state
+        }
+        if (mine.status != IBV_WC_SUCCESS || (wr.send_flags & IBV_SEND_SIGNALED) != 0) {
+            s_->complete(side_, mine);
+        }
+    }
+
+    void post_recv(ibv_recv_wr& list, const char* what) override {
+        std::lock_guard lock(s_->mutex);
+        auto& me = s_->ends[side_];
+        for (ibv_recv_wr* r = &list; r != nullptr; r = r->next) {
+            if (r->num_sge > 1) throw SystemError(what, EINVAL, "the harness takes receives of one SGE");
+            Recv rv{r->wr_id, r->num_sge == 1 ? r->sg_list[0] : ibv_sge{}, r->num_sge == 1};
+            if (me.down) {
+                ibv_wc wc{};
+                wc.wr_id = r->wr_id;
+                wc.status = IBV_WC_WR_FLUSH_ERR;
+                s_->complete(side_, wc);
+            } else if (!me.recvs.push(rv)) {
+                throw SystemError(what, ENOMEM, "receive queue full");
+            }
+        }
+    }
+
+    std::size_t poll(std::span<ibv_wc> out) override {
+        std::lock_guard lock(s_->mutex);
+        auto& cq = s_->ends[side_].cq;
+        std::size_t n = 0;
+        while (n < out.size() && !cq.empty()) out[n++] = cq.pop();
+        return n;
+    }
+
+    Waited wait(std::span<ibv_wc> out, Clock::time_point deadline) override {
+        auto& ready = s_->ends[side_].ready;
+        for (;;) {
+            ready.take();
+            if (std::size_t n = poll(out); n > 0) return {Waited::kCompletions, n, {}};
+            if (auto ev = next_event()) return {Waited::kCmEvent, 0, std::move(ev)};
+            if (waker_ != nullptr && waker_->take()) return {Waited::kWoken, 0, {}};
+            const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+            if (left.count() <= 0) return {};
+            if (mode_ == PollMode::kBusy) continue;
+            sleep(ready, static_cast<int>(left.count()));
+        }
+    }
+
+    std::optional<CmEvent> next_event() override {
+        std::lock_guard lock(s_->mutex);
+        auto& events = s_->ends[side_].events;
+        if (events.empty()) return std::nullopt;
+        return events.pop();
+    }
+
+    [[noreturn]] void fail(const ibv_wc& wc, const char* side) override {
+        throw std::runtime_error(fmt::format("{}: work completion failed: {}", side, describe_failed_wc(wc)));
+    }
+
+    void stop() noexcept override {
+        std::lock_guard lock(s_->mutex);
+        s_->ends[side_].down = true;
+    }
+
+    void disconnect() noexcept override {
+        std::lock_guard lock(s_->mutex);
+        auto& me = s_->ends[side_];
+        if (me.down && hung_up_) return;
+        me.down = true;
+        hung_up_ = true;
+        CmEvent ev;
+        ev.type = RDMA_CM_EVENT_DISCONNECTED;
+        auto& peer = s_->ends[peer_];
+        if (!peer.down && peer.events.push(ev)) peer.ready.wake();
+    }
+
+    std::string peer_name() const override { return fmt::format("harness end {}", peer_); }
+
+private:
+    // Under the mutex. Carries one work request; returns the poster's status.
+    ibv_wc_status deliver(const ibv_send_wr& wr, MemoryFabric::State::End& me, MemoryFabric::State::End& peer,
+                          bool write) {
+        if (me.down) return IBV_WC_WR_FLUSH_ERR;
+        if (peer.down) return IBV_WC_RETRY_EXC_ERR; // nobody acknowledges: RC retries run out
+        std::size_t total = 0;
+        for (int i = 0; i < wr.num_sge; ++i) {
+            const ibv_sge& g = wr.sg_list[i];
+            if (s_->region(g.lkey, side_, g.addr, g.length, 0) == nullptr) return IBV_WC_LOC_PROT_ERR;
+            total += g.length;
+        }
+        if (peer.recvs.empty()) return IBV_WC_RNR_RETRY_EXC_ERR;
+        std::byte* dst = nullptr;
+        if (write) {
+            if (s_->region(wr.wr.rdma.rkey, peer_, wr.wr.rdma.remote_addr, total, IBV_ACCESS_REMOTE_WRITE) == nullptr) {
+                return IBV_WC_REM_ACCESS_ERR;
+            }
+            dst = reinterpret_cast<std::byte*>(wr.wr.rdma.remote_addr);
+        }
+        const Recv rv = peer.recvs.pop();
+        ibv_wc theirs{};
+        theirs.wr_id = rv.wr_id;
+        theirs.qp_num = peer.qp_num;
+        if (!write) {
+            if (total > (rv.has_sge ? rv.sge.length : 0)) {
+                theirs.status = IBV_WC_LOC_LEN_ERR;
+                peer.down = true;
+                s_->complete(peer_, theirs);
+                return IBV_WC_REM_INV_REQ_ERR;
+            }
+            dst = reinterpret_cast<std::byte*>(rv.sge.addr);
+        }
+        const auto t0 = Clock::now();
+        for (int i = 0; i < wr.num_sge; ++i) {
+            std::memcpy(dst, reinterpret_cast<const void*>(wr.sg_list[i].addr), wr.sg_list[i].length);
+            dst += wr.sg_list[i].length;
+        }
+        s_->copy_ns += static_cast<std::uint64_t>(std::chrono::nanoseconds(Clock::now() - t0).count());
+        s_->copied += total;
+        theirs.status = IBV_WC_SUCCESS;
+        theirs.opcode = write ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+        theirs.byte_len = static_cast<std::uint32_t>(total);
+        theirs.imm_data = wr.imm_data;
+        theirs.wc_flags = IBV_WC_WITH_IMM;
+        s_->complete(peer_, theirs);
+        return IBV_WC_SUCCESS;
+    }
+
+    // Sleeps on the end's readiness and the stream end's waker at once.
+    void sleep(Waker& ready, int timeout_ms) {
+        if (!ready.sleep_begin()) return;
+        const bool user = waker_ != nullptr && waker_->sleep_begin();
+        if (waker_ != nullptr && !user) {
+            ready.sleep_end(false);
+            return; // a wake is pending: taken by the caller's loop
+        }
+        pollfd fds[2] = {{ready.fd(), POLLIN, 0}, {user ? waker_->fd() : -1, POLLIN, 0}};
+        ::poll(fds, 2, timeout_ms);
+        ready.sleep_end((fds[0].revents & POLLIN) != 0);
+        if (user) waker_->sleep_end((fds[1].revents & POLLIN) != 0);
+    }
+
+    std::shared_ptr<MemoryFabric::State> s_;
+    int side_, peer_;
+    PollMode mode_;
+    Waker* waker_;
+    bool hung_up_ = false;
+};
+
+} // namespace
+
+MemoryFabric::MemoryFabric() : state_(std::make_shared<State>()) {
+    state_->ends[0].qp_num = 1;
+    state_->ends[1].qp_num = 2;
+}
+
+MemoryFabric::~MemoryFabric() = default;
+
+std::unique_ptr<Datapath> MemoryFabric::end(int side, PollMode mode, Waker* waker) {
+    std::lock_guard lock(state_->mutex);
+    if (side < 0 || side > 1 || state_->ends[side].taken) {
+        throw std::logic_error(fmt::format("harness: end {} is not free", side));
+    }
+    state_->ends[side].taken = true;
+    return std::make_unique<FabricEnd>(state_, side, mode, waker);
+}
+
+std::uint64_t MemoryFabric::copy_ns() const noexcept {
+    std::lock_guard lock(state_->mutex);
+    return state_->copy_ns;
+}
+
+std::uint64_t MemoryFabric::writes_posted(int side) const noexcept {
+    std::lock_guard lock(state_->mutex);
+    return state_->ends[side].writes;
+}
+
+std::uint64_t MemoryFabric::sends_posted(int side) const noexcept {
+    std::lock_guard lock(state_->mutex);
+    return state_->ends[side].sends;
+}
+
+std::uint64_t MemoryFabric::copied_bytes() const noexcept {
+    std::lock_guard lock(state_->mutex);
+    return state_->copied;
+}
+
+} // namespace rdmastream::harness

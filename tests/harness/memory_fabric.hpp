@@ -1,0 +1,51 @@
+// An in-memory stand-in for one RC connection: two Datapaths in one
+// process, so FrameSender and FrameReceiver run against each other natively
+// (no NIC, no kernel) and every protocol state can be driven in
+// milliseconds. It adds to the Soft-RoCE tests; it replaces none of them.
+//
+// What it does as an RC QP pair would: a write with immediate is copied into
+// the peer's registered memory at post time and consumes the peer's oldest
+// posted receive; a send is copied into that receive's buffer; completions
+// arrive in order, the sender's only when signalled (errors always).
+// Keys, bounds, access flags and receive sizes are checked as a NIC checks
+// them, and a fault completes with the status a NIC reports: a missing
+// receive RNR_RETRY_EXC_ERR, a bad rkey or range REM_ACCESS_ERR, a bad lkey
+// LOC_PROT_ERR, a send longer than the receive REM_INV_REQ_ERR, a peer that
+// stopped or hung up RETRY_EXC_ERR, a post on a stopped end WR_FLUSH_ERR.
+// disconnect() gives the peer RDMA_CM_EVENT_DISCONNECTED.
+//
+// Each end may be driven by its own thread; a mutex guards the shared state
+// (the harness's own cost, like its payload copy, which copy_ns() reports).
+#pragma once
+
+#include "rdmastream/datapath.hpp"
+
+#include <cstdint>
+#include <memory>
+
+namespace rdmastream::harness {
+
+class MemoryFabric {
+public:
+    MemoryFabric();
+    ~MemoryFabric();
+    MemoryFabric(MemoryFabric&&) noexcept = default;
+
+    // End 0 or 1, once each. `waker` (may be null) interrupts its waits and
+    // must outlive it; busy mode spins instead of sleeping.
+    std::unique_ptr<Datapath> end(int side, PollMode mode = PollMode::kEvent, Waker* waker = nullptr);
+
+    // The fabric's own payload copies: time and bytes, for the benchmark.
+    std::uint64_t copy_ns() const noexcept;
+    std::uint64_t copied_bytes() const noexcept;
+    // Work requests end `side` posted: writes, and sends (control messages;
+    // from a receiver, its credit messages and ring adverts).
+    std::uint64_t writes_posted(int side) const noexcept;
+    std::uint64_t sends_posted(int side) const noexcept;
+
+    struct State; // shared with the ends
+private:
+    std::shared_ptr<State> state_;
+};
+
+} // namespace rdmastream::harness

@@ -1,0 +1,28 @@
+// A FrameReceiver and a FrameSender joined by a MemoryFabric: what
+// connect/accept make over rdma_cm, minus the handshake (the receiver's ring
+// advert is handed to the sender directly).
+#pragma once
+
+#include "memory_fabric.hpp"
+
+#include "rdmastream/frame_receiver.hpp"
+#include "rdmastream/frame_sender.hpp"
+
+#include <memory>
+
+namespace rdmastream::harness {
+
+struct StreamPair {
+    MemoryFabric fabric;
+    std::unique_ptr<FrameReceiver> rx; // end 0
+    std::unique_ptr<FrameSender> tx;   // end 1; declared last: goes first
+};
+
+inline StreamPair connect_pair(const RingConfig& ring, const SenderOptions& opts) {
+    StreamPair p;
+    p.rx = std::make_unique<FrameReceiver>(p.fabric.end(0, ring.poll_mode, ring.waker.get()), ring);
+    p.tx = std::make_unique<FrameSender>(p.fabric.end(1, opts.poll_mode, opts.waker.get()), p.rx->ring_advert(), opts);
+    return p;
+}
+
+} // namespace rdmastream::harness
