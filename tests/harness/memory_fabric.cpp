@@ -184,6 +184,20 @@ public:
         return events.pop();
     }
 
+    std::optional<CmEvent> wait_event(std::chrono::milliseconds timeout) override {
+        const auto deadline = Clock::now() + timeout;
+        for (;;) {
+            s_->ends[side_].ready.take();
+            if (auto ev = next_event()) return ev;
+            const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+            if (left.count() <= 0) return std::nullopt;
+            Waker* user = waker_;
+            waker_ = nullptr; // only the fabric's own readiness here
+            sleep(s_->ends[side_].ready, static_cast<int>(left.count()));
+            waker_ = user;
+        }
+    }
+
     [[noreturn]] void fail(const ibv_wc& wc, const char* side) override {
         throw std::runtime_error(fmt::format("{}: work completion failed: {}", side, describe_failed_wc(wc)));
     }

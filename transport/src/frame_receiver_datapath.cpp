@@ -55,23 +55,36 @@ FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle)
                                            idle.count(), stats_.frames));
         case Waited::kCmEvent: break;
         }
-        const CmEvent& ev = *w.event;
-        if (ev.type == RDMA_CM_EVENT_DISCONNECTED && ended_) {
+        if (w.event->type == RDMA_CM_EVENT_DISCONNECTED && ended_) {
             return {Arrival::kEnd, {}}; // the sender hung up after ending the stream
         }
-        if (ev.type == RDMA_CM_EVENT_DISCONNECTED) {
-            throw std::runtime_error(fmt::format("receiver: the sender went away after {} frames without ending "
-                                                 "the stream ({}): it was killed, crashed or lost its link",
-                                                 stats_.frames, describe(ev)));
-        }
-        throw std::runtime_error(
-            fmt::format("receiver: connection lost after {} frames: {}", stats_.frames, explain_lost_connection(ev)));
+        lost(*w.event);
     }
+}
+
+void FrameReceiver::lost(const CmEvent& ev) const {
+    if (ev.type == RDMA_CM_EVENT_DISCONNECTED) {
+        throw std::runtime_error(fmt::format("receiver: the sender went away after {} frames without ending "
+                                             "the stream ({}): it was killed, crashed or lost its link",
+                                             stats_.frames, describe(ev)));
+    }
+    throw std::runtime_error(
+        fmt::format("receiver: connection lost after {} frames: {}", stats_.frames, explain_lost_connection(ev)));
+}
+
+void FrameReceiver::failed(const ibv_wc& wc) {
+    // A sender that dies makes our next credit SEND fail (remote operation
+    // error, retries exceeded) as its kernel tears the QP down, often just
+    // before its disconnect arrives: the disconnect says what happened.
+    if (std::optional<CmEvent> ev = path_->wait_event(std::chrono::milliseconds(200))) {
+        lost(*ev);
+    }
+    path_->fail(wc, "receiver");
 }
 
 std::optional<ReceivedFrame> FrameReceiver::take(const ibv_wc& wc) {
     if (wc.status != IBV_WC_SUCCESS) {
-        path_->fail(wc, "receiver");
+        failed(wc);
     }
     if (wc.opcode == IBV_WC_SEND) { // a signalled credit message (or our ring advert) went out
         if (wc.wr_id != UINT64_MAX) {

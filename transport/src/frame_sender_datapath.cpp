@@ -75,6 +75,16 @@ void FrameSender::take(const std::optional<CmEvent>& ev) {
         fmt::format("sender: connection lost after {} frames: {}", next_post_, explain_lost_connection(*ev)));
 }
 
+void FrameSender::failed(const ibv_wc& wc) {
+    // A receiver that dies makes our writes fail (retries exceeded, remote
+    // access error as its ring is deregistered) about when its disconnect
+    // arrives: the disconnect says what happened.
+    if (std::optional<CmEvent> ev = path_->wait_event(std::chrono::milliseconds(200))) {
+        take(ev);
+    }
+    path_->fail(wc, "sender");
+}
+
 void FrameSender::look_for_events() {
     // A hang-up arrives as an rdma_cm event, which only a wait looks at. A
     // sender that never has to wait (a fan-out member with credits to spare)
@@ -96,7 +106,7 @@ void FrameSender::keepalive_if_idle() {
 
 void FrameSender::handle(const ibv_wc& wc) {
     if (wc.status != IBV_WC_SUCCESS) {
-        path_->fail(wc, "sender");
+        failed(wc);
     }
     switch (wc.opcode) {
     case IBV_WC_SEND: // a control message arrived

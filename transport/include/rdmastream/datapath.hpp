@@ -41,6 +41,8 @@ public:
     // A connection event (the peer hung up, the device went), if one is
     // waiting; never blocks.
     virtual std::optional<CmEvent> next_event() = 0;
+    // The same, waiting up to `timeout` for one (error paths only).
+    virtual std::optional<CmEvent> wait_event(std::chrono::milliseconds timeout) = 0;
     // A failed completion: throws, with what the datapath knows of the cause.
     [[noreturn]] virtual void fail(const ibv_wc& wc, const char* side) = 0;
     // Stops the queue pair: nothing touches posted buffers after this.
@@ -68,6 +70,9 @@ public:
         return poller_.wait(out, deadline);
     }
     std::optional<CmEvent> next_event() override;
+    std::optional<CmEvent> wait_event(std::chrono::milliseconds timeout) override {
+        return conn_.events().next(timeout);
+    }
     [[noreturn]] void fail(const ibv_wc& wc, const char* side) override { poller_.fail(wc, side); }
     void stop() noexcept override { conn_.stop_qp(); }
     void disconnect() noexcept override { conn_.disconnect(); }

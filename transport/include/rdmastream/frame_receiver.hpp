@@ -113,6 +113,11 @@ private:
     void flush_credits();
     // One completion; a frame when it is one.
     std::optional<ReceivedFrame> take(const ibv_wc& wc);
+    // The connection is gone (an rdma_cm event): throws what it means.
+    [[noreturn]] void lost(const CmEvent& ev) const;
+    // A failed completion: throws, naming the sender's hang-up if that is
+    // what caused it.
+    [[noreturn]] void failed(const ibv_wc& wc);
     RingConfig config_;
     std::unique_ptr<Datapath> path_;       // declared before what lives on it
     RcConnection* conn_ = nullptr;         // set-up over verbs (accept, connect); null over another datapath

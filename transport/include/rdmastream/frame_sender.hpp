@@ -177,6 +177,9 @@ private:
     bool pump(std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds timeout);
     void pump_now();                       // handles what is ready, never waits
     void take(const std::optional<CmEvent>& ev); // an rdma_cm event: throws on a lost connection
+    // A failed completion: throws, naming the receiver's hang-up if that is
+    // what caused it.
+    [[noreturn]] void failed(const ibv_wc& wc);
     void take_credits(std::span<const std::byte> bytes); // a kCredits message
     void keepalive_if_idle(); // a keepalive when nothing went out for opts_.keepalive
     void look_for_events();   // rdma_cm events (a hang-up), at most every 10 ms
