@@ -198,9 +198,6 @@ public:
         }
     }
 
-    [[noreturn]] void fail(const ibv_wc& wc, const char* side) override {
-        throw std::runtime_error(fmt::format("{}: work completion failed: {}", side, describe_failed_wc(wc)));
-    }
 
     void stop() noexcept override {
         std::lock_guard lock(s_->mutex);
@@ -222,6 +219,10 @@ public:
     std::string peer_name() const override { return fmt::format("harness end {}", peer_); }
 
 private:
+    void throw_failure(const ibv_wc& wc, const char* side) override {
+        throw std::runtime_error(fmt::format("{}: work completion failed: {}", side, describe_failed_wc(wc)));
+    }
+
     // Under the mutex. Carries one work request; returns the poster's status.
     ibv_wc_status deliver(const ibv_send_wr& wr, MemoryFabric::State::End& me, MemoryFabric::State::End& peer,
                           bool write) {

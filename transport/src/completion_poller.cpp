@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace rdmastream {
 
 namespace {
@@ -67,8 +69,8 @@ Waited CompletionPoller::spin(std::span<ibv_wc> out, std::chrono::steady_clock::
         const auto now = Clock::now(); // vDSO: no syscall
         if (now >= next_look) {        // the event fds cost syscalls: once a millisecond
             drain_async_events();
-            if (auto event = conn_.events().next(std::chrono::milliseconds(0))) {
-                return {Waited::kCmEvent, 0, std::move(event)};
+            if (Waited w = event_after_completions(out); w.kind != Waited::kTimeout) {
+                return w;
             }
             if (now >= deadline) {
                 return {};
@@ -114,6 +116,9 @@ std::size_t CompletionPoller::poll(std::span<ibv_wc> out) {
 Waited CompletionPoller::wait(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline) {
     if (std::size_t n = poll(out); n > 0) {
         return {Waited::kCompletions, n, {}};
+    }
+    if (held_event_) {
+        return {Waited::kCmEvent, 0, std::exchange(held_event_, std::nullopt)};
     }
     return mode_ == PollMode::kBusy ? spin(out, deadline) : sleep(out, deadline);
 }
@@ -169,14 +174,26 @@ Waited CompletionPoller::sleep(std::span<ibv_wc> out, std::chrono::steady_clock:
                 return {Waited::kCompletions, n, {}};
             }
         }
-        // Completions first: a peer that hangs up right after its last
-        // message must not hide that message.
         if (fds[1].revents & POLLIN) {
-            if (auto event = conn_.events().next(std::chrono::milliseconds(0))) {
-                return {Waited::kCmEvent, 0, std::move(event)};
+            if (Waited w = event_after_completions(out); w.kind != Waited::kTimeout) {
+                return w;
             }
         }
     }
+}
+
+Waited CompletionPoller::event_after_completions(std::span<ibv_wc> out) {
+    std::optional<CmEvent> event = conn_.events().next(std::chrono::milliseconds(0));
+    if (!event) {
+        return {};
+    }
+    // The event was read after the CQ was last found empty: what the peer
+    // sent before it may have completed since.
+    if (std::size_t n = poll(out); n > 0) {
+        held_event_ = std::move(event);
+        return {Waited::kCompletions, n, {}};
+    }
+    return {Waited::kCmEvent, 0, std::move(event)};
 }
 
 } // namespace rdmastream

@@ -64,11 +64,16 @@ private:
     void drain_async_events();
     Waited spin(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline);
     Waited sleep(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline);
+    // A connection event, unless completions came in just before it: then
+    // those, and the event at the next wait. A peer that hangs up right
+    // after its last message (end of stream) must not hide that message.
+    Waited event_after_completions(std::span<ibv_wc> out);
 
     RcConnection& conn_;
     PollMode mode_;
     Waker* waker_;
     bool armed_ = false;          // a CQ notification is requested and has not fired yet
+    std::optional<CmEvent> held_event_; // read, kept until the completions before it were taken
     unsigned unacked_events_ = 0; // acked in batches; all before the CQ dies
 };
 

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 
 namespace rdmastream {
@@ -44,13 +45,19 @@ public:
     // The same, waiting up to `timeout` for one (error paths only).
     virtual std::optional<CmEvent> wait_event(std::chrono::milliseconds timeout) = 0;
     // A failed completion: throws, with what the datapath knows of the cause.
-    [[noreturn]] virtual void fail(const ibv_wc& wc, const char* side) = 0;
+    [[noreturn]] void fail(const ibv_wc& wc, const char* side) {
+        throw_failure(wc, side);
+        throw std::logic_error("Datapath::throw_failure returned"); // it must throw
+    }
     // Stops the queue pair: nothing touches posted buffers after this.
     virtual void stop() noexcept = 0;
     // Hangs up: the peer sees RDMA_CM_EVENT_DISCONNECTED.
     virtual void disconnect() noexcept = 0;
     // "198.18.0.2:40123", for messages.
     virtual std::string peer_name() const = 0;
+
+protected:
+    virtual void throw_failure(const ibv_wc& wc, const char* side) = 0; // fail(): must throw
 };
 
 // The verbs datapath: an RC connection and its completion poller.
@@ -73,12 +80,13 @@ public:
     std::optional<CmEvent> wait_event(std::chrono::milliseconds timeout) override {
         return conn_.events().next(timeout);
     }
-    [[noreturn]] void fail(const ibv_wc& wc, const char* side) override { poller_.fail(wc, side); }
     void stop() noexcept override { conn_.stop_qp(); }
     void disconnect() noexcept override { conn_.disconnect(); }
     std::string peer_name() const override { return conn_.peer_name(); }
 
 private:
+    void throw_failure(const ibv_wc& wc, const char* side) override { poller_.fail(wc, side); }
+
     RcConnection conn_;       // declared first: the poller points into it
     CompletionPoller poller_;
 };
