@@ -69,7 +69,7 @@ struct MemoryFabric::State {
     std::mutex mutex;
     std::array<End, 2> ends;
     std::vector<Region> regions; // by key - 1; a forgotten one has owner -1
-    std::uint64_t copy_ns = 0, copied = 0;
+    std::uint64_t copied = 0;
 
     // Both under `mutex`.
     void complete(int side, const ibv_wc& wc) {
@@ -255,12 +255,10 @@ private:
             }
             dst = reinterpret_cast<std::byte*>(rv.sge.addr);
         }
-        const auto t0 = Clock::now();
         for (int i = 0; i < wr.num_sge; ++i) {
             std::memcpy(dst, reinterpret_cast<const void*>(wr.sg_list[i].addr), wr.sg_list[i].length);
             dst += wr.sg_list[i].length;
         }
-        s_->copy_ns += static_cast<std::uint64_t>(std::chrono::nanoseconds(Clock::now() - t0).count());
         s_->copied += total;
         theirs.status = IBV_WC_SUCCESS;
         theirs.opcode = write ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
@@ -308,11 +306,6 @@ std::unique_ptr<Datapath> MemoryFabric::end(int side, PollMode mode, Waker* wake
     }
     state_->ends[side].taken = true;
     return std::make_unique<FabricEnd>(state_, side, mode, waker);
-}
-
-std::uint64_t MemoryFabric::copy_ns() const noexcept {
-    std::lock_guard lock(state_->mutex);
-    return state_->copy_ns;
 }
 
 std::uint64_t MemoryFabric::writes_posted(int side) const noexcept {

@@ -15,7 +15,8 @@
 // disconnect() gives the peer RDMA_CM_EVENT_DISCONNECTED.
 //
 // Each end may be driven by its own thread; a mutex guards the shared state
-// (the harness's own cost, like its payload copy, which copy_ns() reports).
+// (the harness's own cost, like its payload copy: a NIC's DMA, here a
+// memcpy on the posting thread).
 #pragma once
 
 #include "rdmastream/datapath.hpp"
@@ -35,8 +36,7 @@ public:
     // must outlive it; busy mode spins instead of sleeping.
     std::unique_ptr<Datapath> end(int side, PollMode mode = PollMode::kEvent, Waker* waker = nullptr);
 
-    // The fabric's own payload copies: time and bytes, for the benchmark.
-    std::uint64_t copy_ns() const noexcept;
+    // Bytes the fabric copied (payloads, headers, messages).
     std::uint64_t copied_bytes() const noexcept;
     // Work requests end `side` posted: writes, and sends (control messages;
     // from a receiver, its credit messages and ring adverts).
