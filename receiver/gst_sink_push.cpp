@@ -22,7 +22,7 @@ constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min(); // no t
 } // namespace
 
 void GstSink::collect_freed() {
-    for (const std::uint16_t slot : buffers_->take_freed_st()) released_.push(slot);
+    for (const std::uint16_t slot : buffers_->take_freed_st()) released_.push_from_loop(slot);
 }
 
 GstPadProbeReturn GstSink::label_frame(GstPad*, GstPadProbeInfo* info, gpointer self) {

@@ -27,9 +27,14 @@ public:
           waker_(std::make_shared<Waker>()) {}
 
     void push(std::uint16_t slot) noexcept {
+        push_from_loop(slot);
+        waker_->wake(); // no syscall unless the receive loop sleeps
+    }
+    // The same from the receive loop's own thread, which is awake: no wake,
+    // so its next wait does not return at once for nothing.
+    void push_from_loop(std::uint16_t slot) noexcept {
         pending_[slot].fetch_add(1, std::memory_order_release);
         any_.store(true, std::memory_order_release);
-        waker_->wake(); // no syscall unless the receive loop sleeps
     }
 
     // What interrupts the receive loop's wait: a pushed slot, a freed
