@@ -70,7 +70,13 @@ SenderOptions FanoutSender::member_options() {
 void FanoutSender::frame_done(std::uint64_t token, FrameFate fate) {
     Outstanding& o = outstanding_[token % kOutstanding];
     o.delivered = o.delivered || fate == FrameFate::kDelivered;
-    if (--o.remaining == 0 && opts_.on_done) {
+    if (--o.remaining != 0) {
+        return;
+    }
+    if (!o.delivered) {
+        ++stats_.drops;
+    }
+    if (opts_.on_done) {
         opts_.on_done(o.cookie, o.delivered ? FrameFate::kDelivered : FrameFate::kDropped);
     }
 }
@@ -243,8 +249,30 @@ void FanoutSender::set_format(const wire::StreamFormat& format, std::chrono::mil
 }
 
 void FanoutSender::progress() {
-    admit(); // joiners move on while the caller only services the stream (pacing, waiting)
+    admit(); // joiners move on while the caller only services the stream (pacing, waiting, dropping)
     for_each_member([](FrameSender& s) { s.progress(); });
+}
+
+bool FanoutSender::has_lossless_member() const noexcept {
+    return std::any_of(members_.begin(), members_.end(), [](const std::unique_ptr<Member>& m) {
+        return m->sender->policy() == Policy::kLossless;
+    });
+}
+
+bool FanoutSender::member_has_free_slot() const noexcept {
+    return std::any_of(members_.begin(), members_.end(),
+                       [](const std::unique_ptr<Member>& m) { return m->sender->credits_available() > 0; });
+}
+
+bool FanoutSender::can_take_frame() {
+    if (has_lossless_member()) {
+        return true; // send() waits for its slot: it takes every frame
+    }
+    // Live credits are current only after progress(), which also posts a
+    // frame a member kept pending (it takes the slot before a new one could)
+    // and may admit a lossless joiner.
+    progress();
+    return has_lossless_member() || member_has_free_slot();
 }
 
 void FanoutSender::finish(std::chrono::milliseconds timeout) {

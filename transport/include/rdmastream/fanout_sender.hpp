@@ -58,6 +58,15 @@ public:
     // Admits joiners, then services every receiver (credits, completions,
     // keepalives). Never blocks.
     void progress();
+    // Whether send() would post a frame now to at least one receiver: a
+    // lossless one (send() waits for its slot) or a live one with a free
+    // slot. Services the receivers first when it must look at credits. A
+    // caller that has to write a frame before offering it (a copy) asks
+    // first, so that it never writes a frame every receiver would drop.
+    bool can_take_frame();
+    // Counts a frame the caller dropped without offering it, because
+    // can_take_frame() said no: it is in stats().drops.
+    void drop_unoffered() noexcept { ++stats_.drops; }
     // Ends the stream for every receiver.
     void finish(std::chrono::milliseconds timeout);
 
@@ -69,7 +78,8 @@ public:
         bool left = false; // dropped mid-stream (failed, left or stuck): stats up to then
     };
     std::vector<ReceiverStats> receiver_stats() const;
-    // Frames offered, frames dropped for every receiver.
+    // Frames offered; drops: frames no receiver got (every one dropped it,
+    // or none was connected, or the caller dropped it unoffered).
     const StreamStats& stats() const noexcept { return stats_; }
 
 private:
@@ -96,6 +106,8 @@ private:
     void accept_requests();   // every request the listener holds becomes a Joiner
     std::size_t advance_joiners(); // returns how many joined the stream
     bool advance(Joiner& j); // true once j may take frames; throws if it failed
+    bool has_lossless_member() const noexcept;
+    bool member_has_free_slot() const noexcept; // current after progress()
     // A frame's memory is free once every receiver it went to is done with it.
     struct Outstanding {
         std::uint64_t cookie = 0;
