@@ -70,6 +70,8 @@ public:
     }
 
     void progress() override { fan_.progress(); }
+    bool takes_frame_now() override { return fan_.can_take_frame(); }
+    void drop_unoffered() override { fan_.drop_unoffered(); }
 
     void wait_done(std::uint64_t number, std::chrono::milliseconds timeout) override {
         const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -87,7 +89,7 @@ public:
     }
 
     void finish(std::chrono::milliseconds timeout) override { fan_.finish(timeout); }
-    const StreamStats& stats() const noexcept override { return fan_.stats(); }
+    StreamStats stats() const noexcept override { return fan_.stats(); }
 
     std::vector<PeerReport> receivers() const override {
         std::vector<PeerReport> out;

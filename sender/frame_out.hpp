@@ -40,12 +40,25 @@ public:
     virtual void set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout) = 0;
     // Credits, completions, keepalives, receivers joining; never blocks.
     virtual void progress() = 0;
+    // Whether send() would post a frame now rather than keep it pending
+    // (where the live policy may drop it): always under lossless (send()
+    // waits for a slot); under live, when a slot is free. Services the
+    // connections first if it must look at credits. The session asks before
+    // writing a frame (a copy or a conversion), so that it never writes one
+    // that would be thrown away.
+    virtual bool takes_frame_now() = 0;
+    // Counts a frame the session dropped without offering it (after
+    // takes_frame_now() said no) in stats().drops; its number is skipped,
+    // so receivers count it as a gap.
+    virtual void drop_unoffered() = 0;
     // Returns once frame `number`'s memory is free (on_done has fired for it).
     virtual void wait_done(std::uint64_t number, std::chrono::milliseconds timeout) = 0;
     // Ends the stream for every receiver.
     virtual void finish(std::chrono::milliseconds timeout) = 0;
 
-    virtual const StreamStats& stats() const noexcept = 0;
+    // By value: a single connection adds the frames dropped unoffered to the
+    // transport's own counts (a handful of integers, no allocation).
+    virtual StreamStats stats() const noexcept = 0;
     // One entry per receiver for the summary; empty for a single connection
     // (the stream's own stats are that receiver's).
     virtual std::vector<PeerReport> receivers() const = 0;

@@ -169,7 +169,7 @@ private:
 
     // A free entry for the next frame: the oldest one, once the transport is done with it.
     std::size_t take_entry() {
-        const std::size_t i = sent_ % in_flight_.size();
+        const std::size_t i = offered_ % in_flight_.size();
         if (in_flight_[i].busy) tx_->wait_done(in_flight_[i].number, idle());
         return i;
     }
@@ -190,36 +190,50 @@ private:
         return copies_->chunk(entry);
     }
 
-    Payload prepare(AVFrame* picture, std::size_t entry) {
-        const auto src_fmt = static_cast<AVPixelFormat>(picture->format);
-        if (target_ != AV_PIX_FMT_NONE && target_ != src_fmt) {
-            const PayloadLayout layout = written_layout(target_, picture->width, picture->height);
-            sws_.reset(sws_getCachedContext(sws_.release(), picture->width, picture->height, src_fmt,
-                                            picture->width, picture->height, target_, SWS_BICUBIC,
+    bool needs_conversion(const AVFrame& picture) const noexcept {
+        return target_ != AV_PIX_FMT_NONE && target_ != static_cast<AVPixelFormat>(picture.format);
+    }
+
+    // The payload of a picture the decoder wrote into a registered chunk: it
+    // costs nothing to offer. nullopt when rdmasend must write it (a copy or
+    // a conversion).
+    std::optional<Payload> payload_of_decoded(const AVFrame& picture) {
+        if (o_.force_copy || needs_conversion(picture)) {
+            return std::nullopt;
+        }
+        const auto in_place = pool_->locate(picture);
+        return in_place ? payload_in_place(picture, in_place->chunk, in_place->lkey) : std::nullopt;
+    }
+
+    // `picture` moves into the entry: its chunk stays out of the decoder's reuse until on_done.
+    Payload keep_in_place(AVFrame* picture, std::size_t entry, const Payload& p) {
+        av_frame_move_ref(in_flight_[entry].picture.get(), picture);
+        ++counters_.zero_copy;
+        path_ = "decoder -> registered pool (zero-copy)";
+        return p;
+    }
+
+    // Converts (--pix-fmt) or copies the picture into the entry's registered chunk.
+    Payload write_picture(const AVFrame& picture, std::size_t entry) {
+        const auto src_fmt = static_cast<AVPixelFormat>(picture.format);
+        if (needs_conversion(picture)) {
+            const PayloadLayout layout = written_layout(target_, picture.width, picture.height);
+            sws_.reset(sws_getCachedContext(sws_.release(), picture.width, picture.height, src_fmt,
+                                            picture.width, picture.height, target_, SWS_BICUBIC,
                                             nullptr, nullptr, nullptr));
             if (!sws_) {
                 throw UserError(fmt::format("--pix-fmt {}: libswscale cannot convert {} to it", o_.pix_fmt,
                                             av_get_pix_fmt_name(src_fmt)));
             }
             const auto chunk = written_chunk(entry, layout);
-            convert_picture(sws_.get(), *picture, chunk, layout);
+            convert_picture(sws_.get(), picture, chunk, layout);
             ++counters_.converted;
             path_ = "decoder -> libswscale into a registered buffer (one conversion)";
             return Payload{chunk.first(layout.size), copies_->lkey(), layout};
         }
-        if (!o_.force_copy) {
-            if (const auto in_place = pool_->locate(*picture)) {
-                if (auto p = payload_in_place(*picture, in_place->chunk, in_place->lkey)) {
-                    av_frame_move_ref(in_flight_[entry].picture.get(), picture); // lives until on_done
-                    ++counters_.zero_copy;
-                    path_ = "decoder -> registered pool (zero-copy)";
-                    return *p;
-                }
-            }
-        }
-        const PayloadLayout layout = written_layout(src_fmt, picture->width, picture->height);
+        const PayloadLayout layout = written_layout(src_fmt, picture.width, picture.height);
         const auto chunk = written_chunk(entry, layout);
-        copy_picture(*picture, chunk, layout);
+        copy_picture(picture, chunk, layout);
         ++counters_.copied;
         path_ = o_.force_copy ? "decoder -> one copy into a registered buffer (--no-zero-copy)"
                 : source_->zero_copy_capable()
@@ -249,21 +263,45 @@ private:
         std::fprintf(stderr, "rdmasend: format %u: %s, %u-byte frames\n", f.id, f.caps.c_str(), f.max_frame_size);
     }
 
+    // The live policy decides before anything is written. A frame the
+    // transport cannot post at once would become its pending frame, to be
+    // dropped when the next one comes: a copy (or conversion) for nothing,
+    // once per decoded frame while the receiver lags. So a frame that needs
+    // writing and finds no free slot is dropped here, unwritten, and the
+    // next one gets the slot that comes home. Keeping the newest picture (a
+    // reference) pending here instead, to write it once a slot is free,
+    // would cost more code for little: unpaced, the next picture is decoded
+    // at once; paced, the connection is serviced when the pacer wakes, at
+    // the next picture's due time (or every 100 ms below 10 frames/s), and
+    // that picture is newer. A picture decoded in place costs nothing to
+    // offer: the transport's own live policy handles it as before. Either
+    // way the receiver sees the drop as a gap in the frame numbers.
     void send(AVFrame* picture, const FrameMeta& meta) {
-        const AVRational sar = source_->sample_aspect_ratio(*picture);
-        const double progress = source_->progress(picture->best_effort_timestamp);
+        counters_.progress = source_->progress(picture->best_effort_timestamp);
+        // Paced first: the decision below must see the slots that came home meanwhile.
+        pacer_.wait(sent_, meta.pts, [this] { tx_->progress(); });
+        const std::optional<Payload> decoded = payload_of_decoded(*picture);
+        if (!decoded && !tx_->takes_frame_now()) {
+            tx_->drop_unoffered();
+            frame_handled();
+            return;
+        }
+        const AVRational sar = source_->sample_aspect_ratio(*picture); // before the picture moves into the entry
         const std::size_t entry = take_entry();
-        const Payload p = prepare(picture, entry); // in place: `picture` moves into the entry
+        const Payload p = decoded ? keep_in_place(picture, entry, *decoded) : write_picture(*picture, entry);
         if (!announced_ || !same_layout(*announced_, p.layout)) {
             announce(p.layout, sar);
         }
-        pacer_.wait(sent_, meta.pts, [this] { tx_->progress(); });
         InFlight& f = in_flight_[entry];
         f.busy = true;
         f.number = tx_->send(p.bytes, p.lkey, meta, entry, idle());
-        ++sent_;
-        counters_.progress = progress;
+        ++offered_;
         counters_.path = path_;
+        frame_handled();
+    }
+
+    void frame_handled() {
+        ++sent_;
         report_.tick(tx_->stats(), counters_);
     }
 
@@ -278,7 +316,8 @@ private:
     Pacer pacer_{o_.pacing, o_.fps};
     std::optional<PayloadLayout> announced_;
     unsigned format_id_ = 0;
-    std::uint64_t sent_ = 0;
+    std::uint64_t sent_ = 0;    // frames taken from the input: offered, or dropped unoffered (--frames, pacing)
+    std::uint64_t offered_ = 0; // frames handed to tx_: the table's entries go round by it, as FanoutOut's do
     std::int64_t next_pts_ = 0; // where the next frame would start, for inputs without timestamps
     FrameCounters counters_;
     const char* path_ = "";

@@ -29,11 +29,23 @@ public:
         tx_->set_format(format, timeout);
     }
     void progress() override { tx_->progress(); }
+    bool takes_frame_now() override {
+        if (tx_->policy() == Policy::kLossless) {
+            return true;
+        }
+        tx_->progress(); // credits home; a frame kept pending takes a free slot before ours could
+        return tx_->credits_available() > 0;
+    }
+    // FrameSender numbers only the frames it is offered, so the receiver
+    // does not see these as gaps in the frame numbers (it does see the
+    // transport's own live drops). That needs a FrameSender call that
+    // skips a number and counts a drop, without a payload.
+    void drop_unoffered() override { tx_->skip_frame(); }
     void wait_done(std::uint64_t number, std::chrono::milliseconds timeout) override {
         tx_->wait_done(number, timeout);
     }
     void finish(std::chrono::milliseconds timeout) override { tx_->finish(timeout); }
-    const StreamStats& stats() const noexcept override { return tx_->stats(); }
+    StreamStats stats() const noexcept override { return tx_->stats(); }
     std::vector<PeerReport> receivers() const override { return {}; }
 
 private:

@@ -12,10 +12,17 @@ namespace rdmastream {
 
 namespace {
 // The device the fan-out's memory lives on: the listener's, if it is bound
-// to an address; else the named one; else the only one there is.
+// to an address; else the named one; else the only one there is. A named
+// device is checked here, once: a wrong one fails at start, not per joiner.
 ibv_context* pick_device(const Listener& listener, const std::string& name) {
-    if (listener.device() != nullptr) {
-        return listener.device();
+    if (ibv_context* bound = listener.device(); bound != nullptr) {
+        const std::string got = ibv_get_device_name(bound->device);
+        if (!name.empty() && name != got) {
+            throw UserError(fmt::format("the listening address is on RDMA device {}, not {}: listen on an address "
+                                        "of {} (see `rdma link show`), or drop the device option",
+                                        got, name, name));
+        }
+        return bound;
     }
     int n = 0;
     ibv_context** list = rdma_get_devices(&n);
@@ -46,6 +53,7 @@ FanoutSender::FanoutSender(Listener& listener, const SenderOptions& opts, LogFn 
       opts_(opts),
       log_(std::move(log)),
       pd_(make_shared_pd(pick_device(listener, opts.device))),
+      member_opts_(member_options()),
       outstanding_(kOutstanding) {}
 
 FanoutSender::~FanoutSender() {
@@ -62,7 +70,13 @@ SenderOptions FanoutSender::member_options() {
 void FanoutSender::frame_done(std::uint64_t token, FrameFate fate) {
     Outstanding& o = outstanding_[token % kOutstanding];
     o.delivered = o.delivered || fate == FrameFate::kDelivered;
-    if (--o.remaining == 0 && opts_.on_done) {
+    if (--o.remaining != 0) {
+        return;
+    }
+    if (!o.delivered) {
+        ++stats_.drops;
+    }
+    if (opts_.on_done) {
         opts_.on_done(o.cookie, o.delivered ? FrameFate::kDelivered : FrameFate::kDropped);
     }
 }
@@ -82,23 +96,52 @@ void FanoutSender::for_each_member(Fn&& fn) {
 }
 
 std::size_t FanoutSender::admit() {
-    // New requests are accepted at once; the handshake and the format then
-    // complete over later calls, so a joiner costs the others no wait.
-    for (;;) {
+    if (request_seen()) {
+        accept_requests();
+    }
+    return joining_.empty() ? 0 : advance_joiners();
+}
+
+bool FanoutSender::request_seen() {
+    // admit() runs for every frame, and nobody joining is the common case:
+    // a clock read (vDSO, no syscall) decides whether to look at all.
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_listener_look_) {
+        return false;
+    }
+    next_listener_look_ = now + kListenerLook;
+    return listener_readable();
+}
+
+bool FanoutSender::listener_readable() {
+    pollfd pfd{listener_.fd(), POLLIN, 0};
+    return ::poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN) != 0;
+}
+
+void FanoutSender::accept_requests() {
+    // Only while the listener holds an event: each accept_waiting() costs
+    // syscalls (and, with a device named, a device listing), so it is never
+    // called to find out that there is nothing. New requests are accepted at
+    // once; the handshake and the format then complete over later admit()
+    // calls, so a joiner costs the others no wait.
+    do {
         std::unique_ptr<FrameSender> s;
         try {
-            s = FrameSender::accept_waiting(listener_, member_options());
+            s = FrameSender::accept_waiting(listener_, member_opts_);
         } catch (const std::exception& e) {
             if (log_) log_(fmt::format("a receiver could not join: {}", e.what()));
             continue;
         }
-        if (!s) break;
+        if (!s) continue; // an event that was not a connect request
         auto j = std::make_unique<Joiner>();
         j->peer = s->peer();
         j->sender = std::move(s);
         j->deadline = std::chrono::steady_clock::now() + kJoinPatience;
         joining_.push_back(std::move(j));
-    }
+    } while (listener_readable());
+}
+
+std::size_t FanoutSender::advance_joiners() {
     std::size_t joined = 0;
     for (auto it = joining_.begin(); it != joining_.end();) {
         Joiner& j = **it;
@@ -151,15 +194,21 @@ bool FanoutSender::advance(Joiner& j) {
 
 void FanoutSender::wait_for_receivers(std::size_t count, std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (members_.size() < count) {
-        admit();
-        if (members_.size() >= count) break;
+    for (;;) {
+        advance_joiners();
+        if (members_.size() >= count) {
+            return;
+        }
         if (std::chrono::steady_clock::now() >= deadline) {
             throw std::runtime_error(fmt::format("only {} of {} receivers connected within {} ms", members_.size(),
                                                  count, timeout.count()));
         }
+        // Sleeps until a request comes; joiners on their way move on through
+        // advance_joiners(), so look again soon while there are any.
         pollfd pfd{listener_.fd(), POLLIN, 0};
-        ::poll(&pfd, 1, joining_.empty() ? 100 : 1); // joiners move on through admit()
+        if (::poll(&pfd, 1, joining_.empty() ? 100 : 1) > 0 && (pfd.revents & POLLIN) != 0) {
+            accept_requests();
+        }
     }
 }
 
@@ -200,7 +249,36 @@ void FanoutSender::set_format(const wire::StreamFormat& format, std::chrono::mil
 }
 
 void FanoutSender::progress() {
+    admit(); // joiners move on while the caller only services the stream (pacing, waiting, dropping)
     for_each_member([](FrameSender& s) { s.progress(); });
+}
+
+bool FanoutSender::has_lossless_member() const noexcept {
+    return std::any_of(members_.begin(), members_.end(), [](const std::unique_ptr<Member>& m) {
+        return m->sender->policy() == Policy::kLossless;
+    });
+}
+
+bool FanoutSender::member_has_free_slot() const noexcept {
+    return std::any_of(members_.begin(), members_.end(),
+                       [](const std::unique_ptr<Member>& m) { return m->sender->credits_available() > 0; });
+}
+
+void FanoutSender::drop_unoffered() noexcept {
+    ++stats_.drops;
+    ++next_token_; // frame numbers are the stream's: a joiner starts at the next one
+    for (const auto& m : members_) m->sender->skip_frame();
+}
+
+bool FanoutSender::can_take_frame() {
+    if (has_lossless_member()) {
+        return true; // send() waits for its slot: it takes every frame
+    }
+    // Live credits are current only after progress(), which also posts a
+    // frame a member kept pending (it takes the slot before a new one could)
+    // and may admit a lossless joiner.
+    progress();
+    return has_lossless_member() || member_has_free_slot();
 }
 
 void FanoutSender::finish(std::chrono::milliseconds timeout) {

@@ -21,9 +21,6 @@ namespace {
 // The QP is made before the advert says how many slots the ring has, so it
 // is sized for the largest ring a sender takes.
 ConnectionOptions sender_queues(const SenderOptions& opts) {
-    if (!opts.device.empty()) {
-        check_device_exists(opts.device);
-    }
     ConnectionOptions o;
     o.device = opts.device;
     o.shared_pd = opts.shared_pd;
@@ -50,6 +47,9 @@ const wire::SenderHello kHello{FrameSender::kMaxSlots};
 
 std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, const SenderOptions& opts,
                                                   std::chrono::milliseconds patience) {
+    if (!opts.device.empty()) {
+        check_device_exists(opts.device); // once; a passive side checks each request's device instead
+    }
     const auto hello = wire::encode(kHello);
     return connect_or_explain_refusal(receiver, "receiver", [&] {
         return over(connect_with_retry(receiver, sender_queues(opts), patience, hello), opts);

@@ -123,6 +123,14 @@ public:
     // and grew its ring if it had to). Neither blocks.
     void begin_format(const wire::StreamFormat& format);
     bool format_settled();
+    // A frame the caller dropped without offering it (live, no free slot,
+    // and it would have had to copy the frame first): counted as offered and
+    // dropped, so the next frame's number leaves the gap a receiver counts.
+    // No on_done: nothing was handed over.
+    void skip_frame() noexcept {
+        ++next_number_;
+        ++stats_.drops;
+    }
     // Numbers this sender's frames from `first` on (a receiver joining a
     // running stream sees the stream's frame numbers). Before the first send.
     void start_numbering_at(std::uint64_t first);
