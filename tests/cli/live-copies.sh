@@ -43,6 +43,10 @@ check_copies() {
 if [ "$role" = recv ]; then
   "$bin/rdmarecv" --listen :18680 --policy live --slots 2 --gst "$slow" -q --stats-json "$out/live-recv.json" \
     2>"$out/live-recv.log" || fail "the live rdmarecv exited $? (see $out/live-recv.log)"
+  # The frames the sender dropped unwritten still used their numbers: gaps here.
+  gaps=$(json_number "$out/live-recv.json" gaps 2)
+  [ "${gaps:-0}" -gt 0 ] && echo "ok single: the receiver counted $gaps gaps" ||
+    fail "the receiver counted no gaps: frames dropped before the copy took no number"
   json=$out/live-fan-send.json
   "$bin/rdmasend" "$source" --listen=:18681 --receivers 1 --frames $frames -q --stats-json "$json" \
     2>"$out/live-fan-send.log" || fail "the fan-out rdmasend exited $? (see $out/live-fan-send.log)"
