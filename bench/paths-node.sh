@@ -4,9 +4,9 @@
 # every sending side, step by step in the same order; each step has its own
 # port, so a sender can only ever reach its own step's receiver.
 #
-#   paths-node.sh BUILD-DIR CLIP-DIR POLL SIZE:N1:N2... 
+#   paths-node.sh BUILD-DIR CLIP-DIR POLL PATH,... SIZE:N1:N2...
 #
-# For each SIZE (64k, 1080p, 4k) and each path, two runs, of N1 and N2
+# For each SIZE (64k, 1080p, 4k) and each PATH, two runs, of N1 and N2
 # frames (perftest: iterations), so that start-up cancels out of the
 # per-frame CPU figures:
 #   perftest  ib_write_bw -R -s BYTES (the ceiling)
@@ -22,15 +22,15 @@ BENCH_NAME=paths
 # shellcheck source=node-lib.sh
 source "$here/node-lib.sh"
 
-(($# >= 4)) || fail "usage: paths-node.sh BUILD-DIR CLIP-DIR POLL SIZE:N1:N2..."
+(($# >= 5)) || fail "usage: paths-node.sh BUILD-DIR CLIP-DIR POLL PATH,... SIZE:N1:N2..."
 build=$1 clips=$2 poll=$3
-shift 3
+IFS=, read -r -a paths <<<"$4"
+shift 4
 node=${RDMABED_NODE:?run by scripts/softroce/rdmabed}
 addr=${RDMABED_SERVER_ADDR:?}
 dev=${RDMABED_DEVICE:-}
 raw=${RDMABED_OUT:?}/raw
 mkdir -p "$raw"
-paths=(perftest bench cli gst tcp)
 devopt=()
 [[ -n $dev ]] && devopt=(-d "$dev")
 

@@ -70,6 +70,17 @@ def bed_of(d):
     return json.loads(p.read_text()) if p.exists() else {}
 
 
+def host_line(d):
+    """The host under the bed: its cores, accelerator and load (the machine may be shared)."""
+    p = d / "host.json"
+    if not p.exists():
+        return ""
+    h = json.loads(p.read_text())
+    return (f"Host: {h.get('host_cpus', '?')} cores, {h.get('accel', '?')}, load average "
+            f"{h.get('loadavg_before', '?')} before and {h.get('loadavg_after', '?')} after the "
+            f"{h.get('bed_seconds', '?')} s run.")
+
+
 def subtitle(bed):
     topo = {"one": "one guest", "two": "two guests"}.get(bed.get("topology"), bed.get("topology", "?"))
     if bed.get("mode") == "host":
@@ -132,7 +143,8 @@ def main():
     def num(v, fmt):
         return "n/a" if v is None else format(v, fmt)
 
-    md = [f"Bed: {subtitle(bed)}; kernel {bed.get('kernel', '?')}, {bed.get('cpus', '?')} vCPU(s) per guest.", "",
+    md = [f"Bed: {subtitle(bed)}; kernel {bed.get('kernel', '?')}, {bed.get('cpus', '?')} vCPU(s) per guest. "
+          f"{host_line(d)}", "",
           "| frame size (bytes) | path | frames (short, long) | Gb/s | vs ib_write_bw | sender CPU ms/frame "
           "| receiver CPU ms/frame | receiver CPU vs TCP | sender / receiver CPU s (long run) | copies (sender, receiver) |",
           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]

@@ -4,14 +4,17 @@
 # I420 and 4K I420, with each side's CPU. Not a test: it asserts nothing.
 #
 # Usage: bench/paths.sh [--topology one|two] [--mtu BYTES] [--poll event|busy]
-#                       [--mb MB] [--sizes "64k 1080p 4k"] [--mode auto|host|guest]
-#                       [--out DIR]
+#                       [--mb MB] [--sizes "64k 1080p 4k"]
+#                       [--paths "perftest bench cli gst tcp"]
+#                       [--mode auto|host|guest] [--out DIR]
 #   --topology  the test bed's (default one: both ends in one guest; two:
 #               two guests joined by a wire)
 #   --mtu       the bed's netdev MTU (default: rdmabed's, 9000)
 #   --poll      completion mode of the CLIs and elements (default event)
 #   --mb        megabytes of frames in the longer run of each path (default
-#               600 with one guest, 200 with two); the shorter run is a quarter
+#               400 with one guest, 120 with two); the shorter run is a quarter
+#   --paths     which paths to run (default all; the ratios need perftest,
+#               the CPU ratio tcp)
 #   --out       folder for the results (default BUILD/bench-paths-TOPOLOGY)
 # Writes DIR/paths.jsonl (one JSON object per size and path), DIR/paths.md
 # (the table), DIR/paths.png (throughput against frame size) and DIR/raw/
@@ -19,7 +22,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-topology=one mtu='' poll=event mb='' sizes="64k 1080p 4k" mode=auto out=''
+topology=one mtu='' poll=event mb='' sizes="64k 1080p 4k" paths="perftest bench cli gst tcp" mode=auto out=''
 while (($#)); do
   case $1 in
     --topology) topology=${2:?}; shift 2 ;;
@@ -27,18 +30,22 @@ while (($#)); do
     --poll) poll=${2:?}; shift 2 ;;
     --mb) mb=${2:?}; shift 2 ;;
     --sizes) sizes=${2:?}; shift 2 ;;
+    --paths) paths=${2:?}; shift 2 ;;
     --mode) mode=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
-    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "paths: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 [[ $topology =~ ^(one|two)$ ]] || { echo "paths: --topology must be one or two" >&2; exit 2; }
 [[ $poll =~ ^(event|busy)$ ]] || { echo "paths: --poll must be event or busy" >&2; exit 2; }
+for p in $paths; do
+  [[ $p =~ ^(perftest|bench|cli|gst|tcp)$ ]] || { echo "paths: unknown path '$p' (perftest bench cli gst tcp)" >&2; exit 2; }
+done
 [[ -z $mb || $mb =~ ^[1-9][0-9]*$ ]] || { echo "paths: --mb must be a number of megabytes" >&2; exit 2; }
 if [[ -z $mb ]]; then
-  mb=600
-  [[ $topology == two ]] && mb=200
+  mb=400
+  [[ $topology == two ]] && mb=120
 fi
 # RDMASTREAM_BUILD_DIR may be absolute or relative to the project.
 build=${RDMASTREAM_BUILD_DIR:-build}
@@ -59,9 +66,9 @@ RDMASTREAM_BUILD_DIR=$build bash scripts/build.sh >/dev/null
 specs=()
 for name in $sizes; do
   case $name in
-    64k) bytes=65536 pix=gray geom=256x256 clip_frames=60 ;;
-    1080p) bytes=3110400 pix=yuv420p geom=1920x1080 clip_frames=20 ;;
-    4k) bytes=12441600 pix=yuv420p geom=3840x2160 clip_frames=8 ;;
+    64k) bytes=65536 ;;
+    1080p) bytes=3110400 ;;
+    4k) bytes=12441600 ;;
     *) echo "paths: unknown size '$name' (64k, 1080p, 4k)" >&2; exit 2 ;;
   esac
   n2=$((mb * 1000000 / bytes))
@@ -69,24 +76,22 @@ for name in $sizes; do
   n1=$((n2 / 4))
   ((n1 >= 5)) || n1=5
   specs+=("$name:$n1:$n2")
-  # rdmasend's source: a short raw clip it loops (made here once, natively).
-  clip=$build/bench-clips/$name.y4m
-  if [[ ! -s $clip ]]; then
-    mkdir -p "$build/bench-clips"
-    echo "paths: making the clip $clip ($clip_frames frames of $geom $pix)"
-    ffmpeg -nostdin -loglevel error -y -f lavfi -i "color=c=black:s=$geom:r=60" -frames:v "$clip_frames" \
-      -pix_fmt "$pix" -f yuv4mpegpipe "$clip.tmp"
-    mv "$clip.tmp" "$clip"
-  fi
+  bench/make-clip.sh "$name" "$build/bench-clips"
 done
 echo "paths: topology $topology, poll $poll, runs of ${specs[*]} (size:short:long frames), results in $out"
 
 bed=(scripts/softroce/rdmabed --mode "$mode" --topology "$topology" --timeout 1500 --out "$out")
 [[ -n $mtu ]] && bed+=(--mtu "$mtu")
-node="$root/bench/paths-node.sh $build $build/bench-clips $poll ${specs[*]}"
+node="$root/bench/paths-node.sh $build $build/bench-clips $poll ${paths// /,} ${specs[*]}"
 started=$SECONDS
+# This machine may be shared: what else ran shows in its load around the run.
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 "${bed[@]}" --node0 "$node" --node1 "$node"
 echo "paths: the bed ran for $((SECONDS - started)) s"
+printf '{"host_cpus":%s,"loadavg_before":"%s","loadavg_after":"%s","bed_seconds":%s,"accel":"%s"}\n' \
+  "$(nproc)" "$load_before" "$(cut -d' ' -f1-3 /proc/loadavg)" "$((SECONDS - started))" \
+  "$(sed -n 2p "${RDMASTREAM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdmastream}/softroce/accel" 2>/dev/null || echo '?')" \
+  >"$out/host.json"
 
 python3 bench/paths-report.py "$out"
 gnuplot -e "datafile='$out/paths.dat'; outfile='$out/paths.png'; subtitle='$(python3 bench/paths-report.py --subtitle "$out")'" \
