@@ -4,15 +4,18 @@
     paths-report.py DIR             writes DIR/paths.jsonl, DIR/paths.md, DIR/paths.dat
     paths-report.py --subtitle DIR  prints the plot's subtitle (the bed it ran on)
 
-Per size and path: the throughput of the longer run as the path itself
-measures it (ib_write_bw's BW average; rdmastream-bench's first send to
-finish; rdmarecv's stats; for GStreamer the benchrate tracer's first to last
-buffer into fakesink), and CPU (user + sys) of each side: the longer run's
-total, and per frame the difference between the two runs over the
-difference of their frame counts, so that start-up cancels out.
+Per size and path, each figure is the median over the rounds (the paths
+ran interleaved, round after round): the throughput of the longer run as
+the path itself measures it (ib_write_bw's BW average; rdmastream-bench's
+first send to finish; rdmarecv's stats; for GStreamer the benchrate
+tracer's first to last buffer into fakesink), and CPU (user + sys) of each
+side: the longer run's total, and per frame the difference between the two
+runs of a round over the difference of their frame counts, so that
+start-up cancels out.
 """
 import json
 import pathlib
+import statistics
 import sys
 
 SIZES = {"64k": 65536, "1080p": 3110400, "4k": 12441600}
@@ -40,16 +43,23 @@ def read_time(p):
 
 
 def runs(raw):
-    """{(name, path): [n1, n2]} from the file names NAME.PATH.N.nodeK.time."""
+    """{(name, path): ([n1, n2], [rounds])} from the file names NAME.PATH.N.rR.nodeK.time."""
     found = {}
     for f in raw.glob("*.node1.time"):
-        name, path, n = f.name.split(".")[:3]
-        found.setdefault((name, path), set()).add(int(n))
-    return {k: sorted(v) for k, v in found.items()}
+        name, path, n, r = f.name.split(".")[:4]
+        ns, rs = found.setdefault((name, path), (set(), set()))
+        ns.add(int(n))
+        rs.add(int(r[1:]))
+    return {k: (sorted(ns), sorted(rs)) for k, (ns, rs) in found.items()}
 
 
-def gbps_of(raw, name, path, n):
-    base = raw / f"{name}.{path}.{n}"
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def gbps_of(raw, name, path, n, r):
+    base = raw / f"{name}.{path}.{n}.r{r}"
     if path == "perftest":  # the client's table: #bytes #iterations BW-peak BW-average MsgRate
         for line in open(f"{base}.node1.log"):
             f = line.split()
@@ -105,28 +115,33 @@ def main():
     for name in SIZES:
         per_path = {}
         for path in PATHS:
-            ns = found.get((name, path))
-            if not ns:
+            if (name, path) not in found:
                 continue
+            ns, rounds = found[(name, path)]
             n1, n2 = ns[0], ns[-1]
+            gbps = [gbps_of(raw, name, path, n2, r) for r in rounds]
             row = {"topology": bed.get("topology"), "mode": bed.get("mode"), "mtu": bed.get("mtu"),
                    "active_mtu": bed.get("active_mtu"), "poll": bed.get("poll"), "size": name,
                    "bytes": SIZES[name], "path": path, "what": NAMES[path], "frames": [n1, n2],
-                   "gbps": gbps_of(raw, name, path, n2)}
+                   "rounds": len(rounds), "gbps": median(gbps), "gbps_rounds": gbps}
             for side, node in (("recv", 0), ("send", 1)):
-                c1, _ = read_time(raw / f"{name}.{path}.{n1}.node{node}.time")
-                c2, w2 = read_time(raw / f"{name}.{path}.{n2}.node{node}.time")
-                row[f"{side}_cpu_s"] = round(c2, 3)
-                row[f"{side}_wall_s"] = round(w2, 3)
-                row[f"{side}_cpu_ms_per_frame"] = round((c2 - c1) / (n2 - n1) * 1e3, 3) if n2 > n1 else None
+                total, per_frame = [], []
+                for r in rounds:
+                    c1, _ = read_time(raw / f"{name}.{path}.{n1}.r{r}.node{node}.time")
+                    c2, _ = read_time(raw / f"{name}.{path}.{n2}.r{r}.node{node}.time")
+                    total.append(c2)
+                    per_frame.append((c2 - c1) / (n2 - n1) * 1e3 if n2 > n1 else None)
+                row[f"{side}_cpu_s"] = round(median(total), 3)
+                pf = median(per_frame)
+                row[f"{side}_cpu_ms_per_frame"] = round(pf, 3) if pf is not None else None
             if path == "cli":
-                s = json.load(open(raw / f"{name}.cli.{n2}.node1.json"))
-                r = json.load(open(raw / f"{name}.cli.{n2}.node0.json"))
-                row["send_copies"] = s.get("copies")
-                row["send_zero_copy_frames"] = s.get("zero_copy_frames")
-                row["send_path"] = s.get("path")
-                row["recv_copies"] = r.get("copies")
-                row["sender_gbps"] = s.get("gbps")
+                s = [json.load(open(raw / f"{name}.cli.{n2}.r{r}.node1.json")) for r in rounds]
+                v = [json.load(open(raw / f"{name}.cli.{n2}.r{r}.node0.json")) for r in rounds]
+                row["send_copies"] = max(x.get("copies", 0) for x in s)
+                row["send_zero_copy_frames"] = max(x.get("zero_copy_frames", 0) for x in s)
+                row["send_path"] = s[-1].get("path")
+                row["recv_copies"] = max(x.get("copies", 0) for x in v)
+                row["sender_gbps"] = median([x.get("gbps") for x in s])
             per_path[path] = row
         ceiling = per_path.get("perftest", {}).get("gbps")
         tcp_recv = per_path.get("tcp", {}).get("recv_cpu_ms_per_frame")
@@ -145,17 +160,19 @@ def main():
 
     md = [f"Bed: {subtitle(bed)}; kernel {bed.get('kernel', '?')}, {bed.get('cpus', '?')} vCPU(s) per guest. "
           f"{host_line(d)}", "",
+          f"Medians over {rows[0]['rounds']} interleaved rounds; Gb/s of each round in brackets.", "",
           "| frame size (bytes) | path | frames (short, long) | Gb/s | vs ib_write_bw | sender CPU ms/frame "
           "| receiver CPU ms/frame | receiver CPU vs TCP | sender / receiver CPU s (long run) | copies (sender, receiver) |",
           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for row in rows:
         copies = ""
         if row["path"] == "cli":
-            copies = f"{row['send_copies']} of {row['frames'][1]}, {row['recv_copies']}"
+            copies = f"{row['send_copies']} of {row['frames'][1]} (no DR1), {row['recv_copies']}"
         elif row["path"] == "gst":
             copies = "0, 0 (pool)"
         md.append(f"| {LABELS[row['size']]} | {row['what']} | {row['frames'][0]}, {row['frames'][1]} "
-                  f"| {num(row['gbps'], '.3f')} | {num(row['ratio_to_ib_write_bw'], '.2f')} "
+                  f"| {num(row['gbps'], '.3f')} ({', '.join(num(g, '.2f') for g in row['gbps_rounds'])}) "
+                  f"| {num(row['ratio_to_ib_write_bw'], '.2f')} "
                   f"| {num(row['send_cpu_ms_per_frame'], '.2f')} | {num(row['recv_cpu_ms_per_frame'], '.2f')} "
                   f"| {num(row['recv_cpu_ratio_to_tcp'], '.2f')} | {row['send_cpu_s']:.2f} / {row['recv_cpu_s']:.2f} "
                   f"| {copies} |")

@@ -4,7 +4,7 @@
 # I420 and 4K I420, with each side's CPU. Not a test: it asserts nothing.
 #
 # Usage: bench/paths.sh [--topology one|two] [--mtu BYTES] [--poll event|busy]
-#                       [--mb MB] [--sizes "64k 1080p 4k"]
+#                       [--mb MB] [--rounds R] [--sizes "64k 1080p 4k"]
 #                       [--paths "perftest bench cli gst tcp"]
 #                       [--mode auto|host|guest] [--out DIR]
 #   --topology  the test bed's (default one: both ends in one guest; two:
@@ -12,7 +12,9 @@
 #   --mtu       the bed's netdev MTU (default: rdmabed's, 9000)
 #   --poll      completion mode of the CLIs and elements (default event)
 #   --mb        megabytes of frames in the longer run of each path (default
-#               400 with one guest, 120 with two); the shorter run is a quarter
+#               150 with one guest, 50 with two); the shorter run is a quarter
+#   --rounds    how often each path runs, interleaved with the others
+#               (default 3); the report gives each figure's median
 #   --paths     which paths to run (default all; the ratios need perftest,
 #               the CPU ratio tcp)
 #   --out       folder for the results (default BUILD/bench-paths-TOPOLOGY)
@@ -22,13 +24,14 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-topology=one mtu='' poll=event mb='' sizes="64k 1080p 4k" paths="perftest bench cli gst tcp" mode=auto out=''
+topology=one mtu='' poll=event mb='' rounds=3'' sizes="64k 1080p 4k" paths="perftest bench cli gst tcp" mode=auto out=''
 while (($#)); do
   case $1 in
     --topology) topology=${2:?}; shift 2 ;;
     --mtu) mtu=${2:?}; shift 2 ;;
     --poll) poll=${2:?}; shift 2 ;;
     --mb) mb=${2:?}; shift 2 ;;
+    --rounds) rounds=${2:?}; shift 2 ;;
     --sizes) sizes=${2:?}; shift 2 ;;
     --paths) paths=${2:?}; shift 2 ;;
     --mode) mode=${2:?}; shift 2 ;;
@@ -42,10 +45,11 @@ done
 for p in $paths; do
   [[ $p =~ ^(perftest|bench|cli|gst|tcp)$ ]] || { echo "paths: unknown path '$p' (perftest bench cli gst tcp)" >&2; exit 2; }
 done
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "paths: --rounds must be a positive number" >&2; exit 2; }
 [[ -z $mb || $mb =~ ^[1-9][0-9]*$ ]] || { echo "paths: --mb must be a number of megabytes" >&2; exit 2; }
 if [[ -z $mb ]]; then
-  mb=400
-  [[ $topology == two ]] && mb=120
+  mb=150
+  [[ $topology == two ]] && mb=50
 fi
 # RDMASTREAM_BUILD_DIR may be absolute or relative to the project.
 build=${RDMASTREAM_BUILD_DIR:-build}
@@ -62,7 +66,7 @@ echo "paths: building into $build"
 RDMASTREAM_BUILD_DIR=$build bash scripts/build.sh >/dev/null
 
 # Frame counts: the longer run carries about MB megabytes, the shorter a
-# quarter of that; at least 20 and 5 frames (ib_write_bw's minimum).
+# quarter of that; at least 12 and 5 frames (ib_write_bw's minimum is 5).
 specs=()
 for name in $sizes; do
   case $name in
@@ -72,17 +76,17 @@ for name in $sizes; do
     *) echo "paths: unknown size '$name' (64k, 1080p, 4k)" >&2; exit 2 ;;
   esac
   n2=$((mb * 1000000 / bytes))
-  ((n2 >= 20)) || n2=20
+  ((n2 >= 12)) || n2=12
   n1=$((n2 / 4))
   ((n1 >= 5)) || n1=5
   specs+=("$name:$n1:$n2")
   bench/make-clip.sh "$name" "$build/bench-clips"
 done
-echo "paths: topology $topology, poll $poll, runs of ${specs[*]} (size:short:long frames), results in $out"
+echo "paths: topology $topology, poll $poll, $rounds rounds of ${specs[*]} (size:short:long frames), results in $out"
 
 bed=(scripts/softroce/rdmabed --mode "$mode" --topology "$topology" --timeout 1500 --out "$out")
 [[ -n $mtu ]] && bed+=(--mtu "$mtu")
-node="$root/bench/paths-node.sh $build $build/bench-clips $poll ${paths// /,} ${specs[*]}"
+node="$root/bench/paths-node.sh $build $build/bench-clips $poll $rounds ${paths// /,} ${specs[*]}"
 started=$SECONDS
 # This machine may be shared: what else ran shows in its load around the run.
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
