@@ -14,7 +14,7 @@
 #   --mb        megabytes of frames in the longer run of each path (default
 #               150 with one guest, 50 with two); the shorter run is a quarter
 #   --rounds    how often each path runs, interleaved with the others
-#               (default 3); the report gives each figure's median
+#               (default 2); the report gives each figure's median (of 2: the mean)
 #   --paths     which paths to run (default all; the ratios need perftest,
 #               the CPU ratio tcp)
 #   --out       folder for the results (default BUILD/bench-paths-TOPOLOGY)
@@ -24,7 +24,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-topology=one mtu='' poll=event mb='' rounds=3'' sizes="64k 1080p 4k" paths="perftest bench cli gst tcp" mode=auto out=''
+topology=one mtu='' poll=event mb='' rounds=2'' sizes="64k 1080p 4k" paths="perftest bench cli gst tcp" mode=auto out=''
 while (($#)); do
   case $1 in
     --topology) topology=${2:?}; shift 2 ;;
