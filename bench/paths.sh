@@ -24,7 +24,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-topology=one mtu='' poll=event mb='' rounds=2'' sizes="64k 1080p 4k" paths="perftest bench cli gst tcp" mode=auto out=''
+topology=one mtu='' poll=event mb='' rounds=2 sizes="64k 1080p 4k" paths="perftest bench cli gst tcp" mode=auto out=''
 while (($#)); do
   case $1 in
     --topology) topology=${2:?}; shift 2 ;;
