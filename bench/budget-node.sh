@@ -14,6 +14,8 @@
 #   KIND.POLL.N.nodeK.sys     "COUNT NAME" per system call; write(2)s to the
 #                             uverbs device split by verbs command (rxe's
 #                             doorbell is a write of IB_USER_VERBS_CMD_POST_SEND)
+#   KIND.POLL.N.nodeK.win     the same between the first and the last doorbell,
+#                             after a line "doorbells N"
 #   KIND.POLL.N.nodeK.malloc  malloc_count's line(s) at exit
 #   KIND.POLL.N.nodeK.{log,time,json}
 #   KIND.POLL.N.nodeK.failed  if the program failed: its status and last line.
@@ -49,20 +51,25 @@ if ((node == 1)); then
   cp "$clips/$name.y4m" "/tmp/bench-$name.y4m" || fail "cannot copy the clip $clips/$name.y4m"
 fi
 
-# Counts system calls by name from an strace -f -y -x log. A write(2) to
+# Counts system calls by name from an strace -f -y -x log, into OUT (the
+# whole run) and WIN (the window from the first to the last rxe doorbell,
+# first line "doorbells N": the window spans N - 1 doorbell intervals, i.e.
+# frames, without start-up, connecting and tear-down). A write(2) to
 # /dev/infiniband/uverbsN carries a verbs command, one to rdma_cm an rdma_cm
 # command; the first 4 bytes are the command's number (uapi headers
 # rdma/ib_user_verbs.h and rdma/rdma_user_cm.h), shown here by name.
-count_syscalls() { # LOG OUT
-  awk '
+count_syscalls() { # LOG OUT WIN
+  awk -v out="$2" -v win="$3" '
     BEGIN {
       verbs[23] = "REQ_NOTIFY_CQ"; verbs[28] = "POST_SEND (rxe doorbell)"; verbs[29] = "POST_RECV"
       cm[10] = "DISCONNECT"; cm[12] = "GET_EVENT"
     }
-    $2 ~ /^<\.\.\./ || $2 ~ /^(\+\+\+|---)/ { next }   # a resumed call (counted at its start), an exit, a signal
-    {
+    # The call a log line starts ("" for a resumed call, counted at its
+    # start, an exit or a signal).
+    function call(   name, dev, h, n) {
+      if ($2 ~ /^<\.\.\./ || $2 ~ /^(\+\+\+|---)/) return ""
       name = $2; sub(/\(.*/, "", name)
-      if (name !~ /^[a-z_0-9]+$/) next
+      if (name !~ /^[a-z_0-9]+$/) return ""
       dev = $2 ~ /<\/dev\/infiniband\/uverbs[0-9]+>/ ? "uverbs" : $2 ~ /<\/dev\/infiniband\/rdma_cm>/ ? "rdma_cm" : ""
       if (name == "write" && dev != "" && match($0, /"\\x[0-9a-f][0-9a-f]/)) {
         h = substr($0, RSTART + 3, 2)   # hex digits, by hand: mawk has no strtonum
@@ -73,9 +80,23 @@ count_syscalls() { # LOG OUT
       # rdma-core sends most verbs commands (ibv_req_notify_cq among them) as
       # RDMA_VERBS_IOCTL; which one it is sits in the argument, not decoded here.
       if (name == "ioctl" && dev == "uverbs") name = "ioctl(uverbs RDMA_VERBS_IOCTL)"
-      c[name]++
+      return name
     }
-    END { for (k in c) print c[k], k }' "$1" | sort -rn >"$2"
+    NR == FNR {   # first pass: where the doorbells are
+      if (call() == "write(uverbs POST_SEND (rxe doorbell))") { if (!first) first = FNR; last = FNR; bells++ }
+      next
+    }
+    {
+      name = call()
+      if (name == "") next
+      all[name]++
+      if (FNR > first && FNR <= last) inside[name]++
+    }
+    END {
+      for (k in all) print all[k], k | ("sort -rn >" out)
+      print "doorbells", bells + 0 >win
+      for (k in inside) print inside[k], k >win
+    }' "$1" "$1"
 }
 
 traced() { # PREFIX WHAT CMD...: CMD under strace with the heap counter
@@ -84,7 +105,7 @@ traced() { # PREFIX WHAT CMD...: CMD under strace with the heap counter
   rm -f "$prefix.malloc" "$prefix.failed"
   timed "$prefix" strace -f -qq -y -x -s 8 -o "$log" \
     -E LD_PRELOAD="$preload" -E MALLOC_COUNT_OUT="$prefix.malloc" -E G_SLICE=always-malloc "$@" || rc=$?
-  count_syscalls "$log" "$prefix.sys"
+  count_syscalls "$log" "$prefix.sys" "$prefix.win"
   rm -f "$log"
   if ((rc != 0)); then
     printf '%s exited %s: %s\n' "$what" "$rc" "$(grep -v '^$' "$prefix.log" | tail -n 1)" >"$prefix.failed"

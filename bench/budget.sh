@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The per-frame budget: system calls (by name, rxe's doorbell apart) and heap
 # calls per frame at each end of the CLIs and of the GStreamer elements, with
-# event and with busy polling. Steady state: two runs of different lengths,
-# the difference of the counts over the difference of the frame counts.
-# Not a test: it asserts nothing.
+# event and with busy polling. Steady state: in the longer of two runs, the
+# counts between each process's first and last rxe doorbell over the
+# doorbells in between; the difference between the two runs over the
+# difference of their frame counts is kept as a check. Not a test: it
+# asserts nothing.
 #
 # Usage: bench/budget.sh [--topology one|two] [--mtu BYTES] [--size 64k|1080p|4k]
 #                        [--frames N1,N2] [--polls "event busy"]

@@ -12,16 +12,27 @@
 // One JSON line is appended to MALLOC_COUNT_OUT (stderr when unset) when the
 // process exits normally, and another each time it gets SIGUSR2 (if the
 // program has not claimed SIGUSR2 itself), with "when":"exit" or "signal".
-// Per-frame figures come from two runs of different lengths: the difference
-// of the totals divided by the difference of the frame counts, so start-up
-// and tear-down cancel out. GLib's slice allocator caches memory per thread:
-// run GStreamer with G_SLICE=always-malloc so that its allocations show.
+//
+// The steady state, two ways:
+// * "window": the counts between the first and the last rxe doorbell of the
+//   process, with "doorbells" the number of doorbells. On Soft-RoCE every
+//   ibv_post_send ends in rdma-core's rxe provider writing a 32-byte
+//   IB_USER_VERBS_CMD_POST_SEND command to the uverbs fd (post_send_db());
+//   this library also wraps write(2) to see those. A sender posts once per
+//   frame, a receiver once per credit, so window / (doorbells - 1) is per
+//   frame, without start-up, connecting or tear-down. (On other devices
+//   there are no such writes: the window stays empty.)
+// * two runs of different lengths: the difference of the totals over the
+//   difference of the frame counts.
+// GLib's slice allocator caches memory per thread: run GStreamer with
+// G_SLICE=always-malloc so that its allocations show.
 //
 // Only glibc's malloc is supported (it exports the __libc_* entry points).
 #include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -30,6 +41,7 @@
 #include <unistd.h>
 
 extern "C" {
+ssize_t __write(int, const void*, std::size_t);
 void* __libc_malloc(std::size_t);
 void* __libc_calloc(std::size_t, std::size_t);
 void* __libc_realloc(void*, std::size_t);
@@ -43,8 +55,31 @@ enum Counter { kMalloc, kCalloc, kRealloc, kAligned, kFree, kNew, kDelete, kCoun
 constexpr const char* kNames[kCount] = {"malloc", "calloc", "realloc", "aligned", "free", "new", "delete"};
 
 std::atomic<unsigned long long> g_counts[kCount];
+// The counters at the first and at the latest doorbell (see above). Plain
+// relaxed copies: a doorbell racing an allocation on another thread may
+// land one count on either side, which per frame is noise.
+std::atomic<unsigned long long> g_first[kCount], g_last[kCount], g_doorbells;
 
 inline void bump(Counter c) noexcept { g_counts[c].fetch_add(1, std::memory_order_relaxed); }
+
+// rdma-core's struct ibv_post_send: a 32-byte command, IB_USER_VERBS_CMD_POST_SEND (28), in_words 8.
+bool is_rxe_doorbell(const void* buf, std::size_t n) noexcept {
+    if (n != 32 || buf == nullptr) return false;
+    std::uint32_t command;
+    std::uint16_t in_words;
+    std::memcpy(&command, buf, sizeof command);
+    std::memcpy(&in_words, static_cast<const char*>(buf) + 4, sizeof in_words);
+    return command == 28 && in_words == 8;
+}
+
+void on_doorbell() noexcept {
+    const bool first = g_doorbells.fetch_add(1, std::memory_order_relaxed) == 0;
+    for (int i = 0; i < kCount; ++i) {
+        const auto v = g_counts[i].load(std::memory_order_relaxed);
+        if (first) g_first[i].store(v, std::memory_order_relaxed);
+        g_last[i].store(v, std::memory_order_relaxed);
+    }
+}
 
 // Formatting without the heap or stdio: usable from a signal handler.
 struct Line {
@@ -94,7 +129,17 @@ void report(const char* when) noexcept {
         l.add("\":");
         l.add(g_counts[i].load(std::memory_order_relaxed));
     }
-    l.add("}\n");
+    l.add(",\"doorbells\":");
+    l.add(g_doorbells.load(std::memory_order_relaxed));
+    l.add(",\"window\":{");
+    for (int i = 0; i < kCount; ++i) {
+        if (i > 0) l.add(",");
+        l.add("\"");
+        l.add(kNames[i]);
+        l.add("\":");
+        l.add(g_last[i].load(std::memory_order_relaxed) - g_first[i].load(std::memory_order_relaxed));
+    }
+    l.add("}}\n");
     const char* path = getenv("MALLOC_COUNT_OUT");
     const int fd = path != nullptr ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : 2;
     if (fd >= 0) {
@@ -149,6 +194,11 @@ void counted_delete(void* p) noexcept {
 } // namespace
 
 extern "C" {
+
+ssize_t write(int fd, const void* buf, std::size_t n) {
+    if (is_rxe_doorbell(buf, n)) on_doorbell();
+    return __write(fd, buf, n);
+}
 
 void* malloc(std::size_t size) {
     bump(kMalloc);
