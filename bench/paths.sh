@@ -12,7 +12,7 @@
 #   --mtu       the bed's netdev MTU (default: rdmabed's, 9000)
 #   --poll      completion mode of the CLIs and elements (default event)
 #   --mb        megabytes of frames in the longer run of each path (default
-#               150 with one guest, 50 with two); the shorter run is a quarter
+#               150 with one guest, 100 with two); the shorter run is a quarter
 #   --rounds    how often each path runs, interleaved with the others
 #               (default 2); the report gives each figure's median (of 2: the mean)
 #   --paths     which paths to run (default all; the ratios need perftest,
@@ -49,7 +49,7 @@ done
 [[ -z $mb || $mb =~ ^[1-9][0-9]*$ ]] || { echo "paths: --mb must be a number of megabytes" >&2; exit 2; }
 if [[ -z $mb ]]; then
   mb=150
-  [[ $topology == two ]] && mb=50
+  [[ $topology == two ]] && mb=100
 fi
 # RDMASTREAM_BUILD_DIR may be absolute or relative to the project.
 build=${RDMASTREAM_BUILD_DIR:-build}
