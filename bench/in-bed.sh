@@ -13,8 +13,19 @@ devopt=()
 budget=$((150 * 1024 * 1024)) # bytes per throughput run: seconds each under emulation
 port=20000
 
-wait_port() { # perftest's client does not retry: give its server a moment to listen
-  sleep 1
+# perftest's client does not retry: run it again while its server is not
+# listening yet ("Unable to perform rdma_client function"), for at most 30 s.
+perftest_client() { # OUT CMD...
+  local out=$1 deadline=$((SECONDS + 30))
+  shift
+  until "$@" >"$out" 2>&1; do
+    if ((SECONDS >= deadline)) || ! grep -q "Unable to perform rdma_client function" "$out"; then
+      echo "in-bed: $* failed:" >&2
+      tail -n 5 "$out" >&2
+      return 1
+    fi
+    sleep 0.2
+  done
 }
 
 for size in "$@"; do
@@ -24,16 +35,14 @@ for size in "$@"; do
   port=$((port + 1))
   ib_write_bw -R "${devopt[@]}" -p "$port" -s "$size" -n "$iters" -F --report_gbits >/tmp/bw_srv.txt 2>&1 &
   srv=$!
-  wait_port
-  ib_write_bw -R "${devopt[@]}" -p "$port" -s "$size" -n "$iters" -F --report_gbits "$addr" >/tmp/bw.txt 2>&1
+  perftest_client /tmp/bw.txt ib_write_bw -R "${devopt[@]}" -p "$port" -s "$size" -n "$iters" -F --report_gbits "$addr"
   wait "$srv" || true
   ref_gbps=$(awk -v s="$size" '$1 == s { print $4 }' /tmp/bw.txt | tail -n 1)
 
   port=$((port + 1))
   ib_write_lat -R "${devopt[@]}" -p "$port" -s "$size" -n "$lat_iters" -F >/tmp/lat_srv.txt 2>&1 &
   srv=$!
-  wait_port
-  ib_write_lat -R "${devopt[@]}" -p "$port" -s "$size" -n "$lat_iters" -F "$addr" >/tmp/lat.txt 2>&1
+  perftest_client /tmp/lat.txt ib_write_lat -R "${devopt[@]}" -p "$port" -s "$size" -n "$lat_iters" -F "$addr"
   wait "$srv" || true
   # columns: #bytes #iterations t_min t_max t_typical t_avg ...
   ref_lat_us=$(awk -v s="$size" '$1 == s { print $5 }' /tmp/lat.txt | tail -n 1)

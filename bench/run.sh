@@ -8,7 +8,10 @@
 # Writes JSON lines to FILE (default build/bench-results.jsonl) and prints a table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${RDMASTREAM_BUILD_DIR:-build}/bench-results.jsonl
+# RDMASTREAM_BUILD_DIR may be absolute or relative to the project.
+build=${RDMASTREAM_BUILD_DIR:-build}
+[[ $build == /* ]] || build=$PWD/$build
+out=$build/bench-results.jsonl
 mode=auto
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -21,8 +24,8 @@ while [ $# -gt 0 ]; do
 done
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(65536 1048576 3110400 12441600)
-bash scripts/build.sh >/dev/null
-bench=$PWD/${RDMASTREAM_BUILD_DIR:-build}/bench/rdmastream-bench
+RDMASTREAM_BUILD_DIR=$build bash scripts/build.sh >/dev/null
+bench=$build/bench/rdmastream-bench
 results=$(mktemp -d)
 trap 'rm -rf "$results"' EXIT
 scripts/softroce/rdmabed --mode "$mode" --topology one --timeout 1200 --out "$results" \

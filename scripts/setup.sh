@@ -19,6 +19,8 @@ PACKAGES=(
   libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libgtest-dev libgmock-dev
   # the Soft-RoCE test bed: QEMU guests booting Debian's kernel with rdma_rxe
   qemu-system-x86 busybox-static iproute2 kmod cpio
+  # the benchmark (bench/): per-side CPU, system calls per frame, the plot
+  time strace gnuplot-nox
 )
 
 missing=()

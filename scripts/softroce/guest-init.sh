@@ -56,7 +56,8 @@ mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 rdmabed "$share" \
 
 [[ -r $share/job.sh ]] || fail "no job.sh in the share"
 # job.sh sets RDMABED_{GUEST,NODES,TOPOLOGY,CWD,MODDIR,KVER,ADDR_n,CMD_n,
-# SHELL,BUDGET,LOCAL_ADDR,PEER_ADDR} and exports the node environment.
+# SHELL,BUDGET,LOCAL_ADDR,PEER_ADDR} and exports the node environment
+# (RDMABED_MTU among it).
 # shellcheck source=/dev/null
 source "$share/job.sh"
 if [[ ${RDMABED_TRACE:-0} == 1 ]]; then # rdmabed: env RDMABED_TRACE=1
@@ -134,6 +135,10 @@ else
   [[ -n $netdev ]] || fail "no virtio NIC appeared"
 fi
 ip addr add "$RDMABED_LOCAL_ADDR/24" dev "$netdev" || fail "ip addr add"
+# Before rxe binds to it: rxe derives its port's active MTU from the
+# netdev's (9000 -> 4096-byte RoCE packets, 1500 -> 1024). Both guests of
+# --topology two get the same value, so the wire carries it both ways.
+ip link set "$netdev" mtu "${RDMABED_MTU:?}" || fail "ip link set $netdev mtu $RDMABED_MTU"
 ip link set "$netdev" up || fail "ip link set up"
 rdma link add rxe0 type rxe netdev "$netdev" || fail "rdma link add rxe0"
 export RDMABED_DEVICE=rxe0
@@ -143,7 +148,9 @@ for _ in $(seq 50); do # GIDs are filled in from netdev events
   sleep 0.1
 done
 export RDMABED_GID_INDEX
-say "rxe0 on $netdev $RDMABED_LOCAL_ADDR (gid index ${RDMABED_GID_INDEX:-?})"
+RDMABED_ACTIVE_MTU=$(rdmabed_active_mtu rxe0) || RDMABED_ACTIVE_MTU=
+export RDMABED_ACTIVE_MTU
+say "rxe0 on $netdev $RDMABED_LOCAL_ADDR (gid index ${RDMABED_GID_INDEX:-?}), netdev MTU $RDMABED_MTU, active MTU ${RDMABED_ACTIVE_MTU:-?}"
 
 if [[ $RDMABED_TOPOLOGY == two ]]; then
   # Do not let a test race the wire: wait until the other guest answers.

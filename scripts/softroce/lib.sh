@@ -24,3 +24,13 @@ rdmabed_gid_index() {
   done
   return 1
 }
+
+# rdmabed_active_mtu DEV
+# Prints the active MTU of DEV port 1 in bytes as verbs report it (rxe: the
+# netdev's MTU less the RoCE headers, rounded down to 256..4096; 9000 -> 4096,
+# 1500 -> 1024); fails if ibv_devinfo says nothing.
+rdmabed_active_mtu() {
+  local m
+  m=$(ibv_devinfo -d "$1" -i 1 2>/dev/null | awk '$1 == "active_mtu:" { print $2; exit }')
+  [[ -n $m ]] && echo "$m"
+}

@@ -139,7 +139,9 @@ modlist() {
 }
 mapfile -t kos < <(modlist)
 ((${#kos[@]})) || die "cannot resolve initramfs modules"
-sha=$( { sha256sum "$here/initramfs-init" "$bb"; printf '%s\n' "$kver" "${kos[@]}"; } | sha256sum | cut -d' ' -f1)
+# Contents only, not paths: worktrees of the project at other paths share
+# this cache, and must not rebuild the initramfs for each other.
+sha=$( { sha256sum <"$here/initramfs-init"; sha256sum <"$bb"; printf '%s\n' "$kver" "${kos[@]}"; } | sha256sum | cut -d' ' -f1)
 if [[ ! -s $cache/initramfs.cpio.gz || $(cat "$cache/initramfs.sha" 2>/dev/null) != "$sha" ]]; then
   log "building initramfs"
   root=$(mktemp -d "${TMPDIR:-/tmp}/rdmabed-initramfs.XXXXXX")
@@ -161,8 +163,8 @@ if [[ ! -s $cache/initramfs.cpio.gz || $(cat "$cache/initramfs.sha" 2>/dev/null)
   done
   # busybox cpio, so no cpio package is needed; -R 0:0 since we may not be root.
   (cd "$root" && find . | LC_ALL=C sort | busybox cpio -o -H newc -R 0:0 2>/dev/null) \
-    | gzip -1 >"$cache/initramfs.cpio.gz.tmp"
-  mv "$cache/initramfs.cpio.gz.tmp" "$cache/initramfs.cpio.gz"
+    | gzip -1 >"$cache/initramfs.cpio.gz.tmp.$$"
+  mv "$cache/initramfs.cpio.gz.tmp.$$" "$cache/initramfs.cpio.gz"
   echo "$sha" >"$cache/initramfs.sha"
 fi
 
