@@ -67,10 +67,17 @@ Waited CompletionPoller::spin(std::span<ibv_wc> out, std::chrono::steady_clock::
             return {Waited::kWoken, 0, {}};
         }
         const auto now = Clock::now(); // vDSO: no syscall
-        if (now >= next_look) {        // the event fds cost syscalls: once a millisecond
-            drain_async_events();
-            if (Waited w = event_after_completions(out); w.kind != Waited::kTimeout) {
-                return w;
+        if (now >= next_look) {        // the event fds cost a syscall: one poll(2) of both, once a millisecond
+            pollfd fds[2] = {{conn_.events().fd(), POLLIN, 0}, {conn_.device()->async_fd, POLLIN, 0}};
+            if (::poll(fds, 2, 0) > 0) {
+                if (fds[1].revents & POLLIN) {
+                    drain_async_events();
+                }
+                if (fds[0].revents & POLLIN) {
+                    if (Waited w = event_after_completions(out); w.kind != Waited::kTimeout) {
+                        return w;
+                    }
+                }
             }
             if (now >= deadline) {
                 return {};
