@@ -29,8 +29,10 @@ bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds tim
     // of ours can turn that into a failed completion (RC retry) within
     // seconds instead of the whole timeout.
     for (;;) {
-        const auto keepalive_due = last_post_time_ + opts_.keepalive;
-        Waited w = path_->wait(wcs_, std::min(deadline, keepalive_due));
+        // The next timer: with a control message in flight no keepalive can
+        // go, so its acknowledgement limit; otherwise the keepalive's due time.
+        const auto timer = control_in_flight_ ? control_posted_at_ + opts_.ack_limit : last_post_time_ + opts_.keepalive;
+        Waited w = path_->wait(wcs_, std::min(deadline, timer));
         switch (w.kind) {
         case Waited::kCompletions:
             for (std::size_t i = 0; i < w.completions; ++i) {
