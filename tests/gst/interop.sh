@@ -54,7 +54,9 @@ gst-to-cli-recv)
     same_frames rdmarecv "$out/cli.md5" "$out/ref.md5"
     ;;
 gst-to-cli-send)
-    "$GST_RDMA_CHECK" "$1 ! rdmasink host=$RDMABED_SERVER_ADDR"
+    # As patient as the receiver (it listens for 60 s): a guest on a busy
+    # host can take longer than rdmasink's default 10 s to start rdmarecv.
+    "$GST_RDMA_CHECK" "$1 ! rdmasink host=$RDMABED_SERVER_ADDR connect-timeout=60000"
     ;;
 *)
     echo "usage: interop.sh cli-to-gst|gst-to-cli recv|send ..." >&2
