@@ -1,7 +1,7 @@
 // wire::decode_stream_format on any kFormat payload. An accepted format has
 // a non-zero id, a frame size a slot can hold, at most kMaxPlanes planes
-// starting inside the frame and printable caps; it means the same after a
-// round trip.
+// starting inside the frame and printable caps whose brackets nest at most
+// kMaxCapsNesting deep; it means the same after a round trip.
 #include "fuzz_input.hpp"
 
 #include "rdmastream/wire.hpp"
@@ -23,8 +23,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         FUZZ_CHECK(f->planes[i].offset < f->max_frame_size);
     }
     FUZZ_CHECK(f->caps.size() <= wire::kMaxCapsLength);
+    std::size_t depth = 0;
     for (const char c : f->caps) {
         FUZZ_CHECK(c >= 0x20 && c < 0x7f);
+        if (c == '(' || c == '[' || c == '{' || c == '<') FUZZ_CHECK(++depth <= wire::kMaxCapsNesting);
+        if ((c == ')' || c == ']' || c == '}' || c == '>') && depth > 0) --depth;
     }
     std::array<std::byte, wire::kControlPayloadMax> out{};
     const std::size_t n = wire::encode(*f, out);
