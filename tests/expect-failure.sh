@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # expect-failure.sh REGEX CMD [ARGS...]
 # Passes when CMD fails AND its output matches REGEX: a deliberate fault must
-# be caught, and caught for the right reason. Output is passed through.
+# be caught, and caught for the right reason. Output is passed through. A
+# sanitizer report (scripts/test-sanitize.sh) is never the expected failure.
 set -uo pipefail
 regex=$1
 shift
@@ -11,6 +12,10 @@ trap 'rm -f "$log"' EXIT
 status=${PIPESTATUS[0]}
 if [ "$status" -eq 0 ]; then
     echo "expect-failure: '$*' succeeded, but it was meant to fail with /$regex/" >&2
+    exit 1
+fi
+if grep -Eq -- 'ERROR: (Address|Leak)Sanitizer|SUMMARY: UndefinedBehaviorSanitizer|: runtime error: ' "$log"; then
+    echo "expect-failure: failed (status $status) with a sanitizer report, which no test expects" >&2
     exit 1
 fi
 if ! grep -Eq -- "$regex" "$log"; then

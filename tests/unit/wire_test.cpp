@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 namespace wire = rdmastream::wire;
@@ -250,6 +251,26 @@ TEST(StreamFormat, RefusesWhatCannotBeTrue) {
     v = encoded(i420());
     v[0] = std::byte{0};
     EXPECT_THROW(wire::decode_stream_format(v), ProtocolError);
+}
+
+// fuzz_caps_agree: caps of 20 nested structures ("...,f=[w,f=[w,...]]")
+// kept gst_caps_from_string busy for 18 s and 175 MB (exponential in the
+// depth); rdmasrc parses a sender's caps on its streaming thread.
+TEST(StreamFormat, RefusesCapsNestedDeeperThanGStreamerParsesQuickly) {
+    auto nested = [](std::size_t depth) {
+        auto f = i420();
+        f.caps = "video/x-raw";
+        for (std::size_t i = 0; i < depth; ++i) f.caps += ",f=[w";
+        f.caps += ",T=(buffer)er";
+        f.caps += std::string(depth, ']');
+        return encoded(f);
+    };
+    EXPECT_NO_THROW(wire::decode_stream_format(nested(wire::kMaxCapsNesting - 1))); // "(buffer)" is one more
+    EXPECT_THROW(wire::decode_stream_format(nested(wire::kMaxCapsNesting)), ProtocolError);
+    EXPECT_THROW(wire::decode_stream_format(nested(20)), ProtocolError);
+    auto f = i420();
+    f.caps = "video/x-raw(memory:SystemMemory), format=(string)I420, s=[a, b=(int)<1, 2>]"; // 3 deep
+    EXPECT_EQ(wire::decode_stream_format(encoded(f)).caps, f.caps);
 }
 
 TEST(SlotHeader, CarriesTheFormatId) {

@@ -250,6 +250,16 @@ StreamFormat decode_stream_format(std::span<const std::byte> bytes) {
         }
         f.caps.push_back(static_cast<char>(c));
     }
+    std::size_t depth = 0;
+    for (const char c : f.caps) {
+        if (c == '(' || c == '[' || c == '{' || c == '<') {
+            if (++depth > kMaxCapsNesting) {
+                throw ProtocolError(fmt::format("stream format: caps nest brackets more than {} deep", kMaxCapsNesting));
+            }
+        } else if ((c == ')' || c == ']' || c == '}' || c == '>') && depth > 0) {
+            --depth;
+        }
+    }
     return f;
 }
 

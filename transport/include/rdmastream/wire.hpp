@@ -115,6 +115,10 @@ struct PlaneLayout {
 };
 inline constexpr std::size_t kMaxPlanes = 4;
 inline constexpr std::size_t kMaxCapsLength = 900;
+// Brackets ((), [], {}, <>) in the caps nest at most this deep: GStreamer's
+// caps parser takes time and memory exponential in the nesting of
+// structures (1.22: 20 levels of "[", 175 bytes, 18 s and 175 MB).
+inline constexpr std::size_t kMaxCapsNesting = 8;
 inline constexpr std::size_t kControlPayloadMax = 1024; // receive buffer per control message
 struct StreamFormat {
     std::uint16_t id = 0;              // non-zero, changes with every new format

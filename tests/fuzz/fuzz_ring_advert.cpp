@@ -1,0 +1,24 @@
+// wire::decode_ring_advert on any bytes (the accept's private data, padded
+// by the CM). An accepted ring is within the limits and its address range
+// does not wrap; it means the same after a round trip.
+#include "fuzz_input.hpp"
+
+#include "rdmastream/wire.hpp"
+
+namespace wire = rdmastream::wire;
+using rdmastream::fuzz::accepted;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const auto a = accepted([&] { return wire::decode_ring_advert(rdmastream::fuzz::as_bytes(data, size)); });
+    if (!a) {
+        return 0;
+    }
+    FUZZ_CHECK(a->slot_count >= 1 && a->slot_count <= wire::kMaxSlots);
+    FUZZ_CHECK(a->slot_size > wire::kSlotHeaderSize && a->slot_size <= wire::kMaxSlotSize);
+    FUZZ_CHECK(a->addr != 0);
+    FUZZ_CHECK(a->addr + std::uint64_t{a->slot_count} * a->slot_size > a->addr); // no wrap
+    const wire::RingAdvert b = wire::decode_ring_advert(wire::encode(*a));
+    FUZZ_CHECK(b.slot_count == a->slot_count && b.slot_size == a->slot_size && b.addr == a->addr &&
+               b.rkey == a->rkey && b.live == a->live);
+    return 0;
+}

@@ -1,0 +1,18 @@
+// wire::decode_sender_hello on any bytes (the rdma_cm connect request's
+// private data). What it accepts must mean the same after a round trip.
+#include "fuzz_input.hpp"
+
+#include "rdmastream/wire.hpp"
+
+namespace wire = rdmastream::wire;
+using rdmastream::fuzz::accepted;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const auto h = accepted([&] { return wire::decode_sender_hello(rdmastream::fuzz::as_bytes(data, size)); });
+    if (!h) {
+        return 0;
+    }
+    FUZZ_CHECK(h->max_slots != 0);
+    FUZZ_CHECK(wire::decode_sender_hello(wire::encode(*h)).max_slots == h->max_slots);
+    return 0;
+}

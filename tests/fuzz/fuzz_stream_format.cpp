@@ -1,0 +1,41 @@
+// wire::decode_stream_format on any kFormat payload. An accepted format has
+// a non-zero id, a frame size a slot can hold, at most kMaxPlanes planes
+// starting inside the frame and printable caps whose brackets nest at most
+// kMaxCapsNesting deep; it means the same after a round trip.
+#include "fuzz_input.hpp"
+
+#include "rdmastream/wire.hpp"
+
+#include <array>
+
+namespace wire = rdmastream::wire;
+using rdmastream::fuzz::accepted;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const auto f = accepted([&] { return wire::decode_stream_format(rdmastream::fuzz::as_bytes(data, size)); });
+    if (!f) {
+        return 0;
+    }
+    FUZZ_CHECK(f->id != 0);
+    FUZZ_CHECK(f->max_frame_size >= 1 && f->max_frame_size <= wire::kMaxSlotSize - wire::kSlotHeaderSize);
+    FUZZ_CHECK(f->plane_count <= wire::kMaxPlanes);
+    for (std::size_t i = 0; i < f->plane_count; ++i) {
+        FUZZ_CHECK(f->planes[i].offset < f->max_frame_size);
+    }
+    FUZZ_CHECK(f->caps.size() <= wire::kMaxCapsLength);
+    std::size_t depth = 0;
+    for (const char c : f->caps) {
+        FUZZ_CHECK(c >= 0x20 && c < 0x7f);
+        if (c == '(' || c == '[' || c == '{' || c == '<') FUZZ_CHECK(++depth <= wire::kMaxCapsNesting);
+        if ((c == ')' || c == ']' || c == '}' || c == '>') && depth > 0) --depth;
+    }
+    std::array<std::byte, wire::kControlPayloadMax> out{};
+    const std::size_t n = wire::encode(*f, out);
+    const wire::StreamFormat g = wire::decode_stream_format(std::span(out).first(n));
+    FUZZ_CHECK(g.id == f->id && g.max_frame_size == f->max_frame_size && g.plane_count == f->plane_count &&
+               g.caps == f->caps);
+    for (std::size_t i = 0; i < f->plane_count; ++i) {
+        FUZZ_CHECK(g.planes[i].offset == f->planes[i].offset && g.planes[i].stride == f->planes[i].stride);
+    }
+    return 0;
+}
