@@ -17,6 +17,8 @@ PACKAGES=(
   gstreamer1.0-x # pango: textoverlay burns frame numbers and latency into the demo
   # libraries we use instead of hand-written code, and the test framework
   libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libgtest-dev libgmock-dev
+  # the keyed MAC of the pre-shared key handshake (transport/src/peer_auth.cpp)
+  libsodium-dev
   # fuzzing (tests/fuzz/run.sh): clang's libFuzzer and sanitizer runtimes
   clang-16 libclang-rt-16-dev llvm-16
   # the Soft-RoCE test bed: QEMU guests booting Debian's kernel with rdma_rxe

@@ -125,7 +125,7 @@ void FanoutSender::accept_requests() {
     // once; the handshake and the format then complete over later admit()
     // calls, so a joiner costs the others no wait.
     do {
-        std::unique_ptr<FrameSender> s;
+        std::unique_ptr<FrameSender::Joining> s;
         try {
             s = FrameSender::accept_waiting(listener_, member_opts_);
         } catch (const std::exception& e) {
@@ -135,7 +135,7 @@ void FanoutSender::accept_requests() {
         if (!s) continue; // an event that was not a connect request
         auto j = std::make_unique<Joiner>();
         j->peer = s->peer();
-        j->sender = std::move(s);
+        j->joining = std::move(s);
         j->deadline = std::chrono::steady_clock::now() + kJoinPatience;
         joining_.push_back(std::move(j));
     } while (listener_readable());
@@ -177,9 +177,10 @@ std::size_t FanoutSender::advance_joiners() {
 }
 
 bool FanoutSender::advance(Joiner& j) {
-    if (!j.established) {
-        if (!j.sender->established()) return false;
-        j.established = true;
+    if (!j.sender) {
+        j.sender = j.joining->finish(); // the handshake: key proofs, the receiver's ring
+        if (!j.sender) return false;
+        j.joining.reset();
     }
     // A late joiner learns the stream's format (the latest, if it changed
     // while this one was on its way) before its first frame.

@@ -1,10 +1,12 @@
 // FrameReceiver set-up, either direction: accept a sender that dials in, or
-// connect to a listening sender. The ring is registered before the
-// connection is made, since its advert travels in the rdma_cm private data.
+// connect to a listening sender. The hellos travel in the rdma_cm private
+// data; then the handshake (handshake.hpp) checks the sender's key proof,
+// and only then is the ring registered and its advert sent.
 // The per-frame code is in frame_receiver_datapath.cpp.
 #include "rdmastream/frame_receiver.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream/handshake.hpp"
 #include "refuse_on_error.hpp"
 
 #include <arpa/inet.h>
@@ -20,7 +22,8 @@ ConnectionOptions receiver_queues(const RingConfig& ring) {
     ConnectionOptions o;
     o.device = ring.device;
     // One receive per write in flight (credits bound those to the slot
-    // count) plus one for the end-of-stream message.
+    // count) plus one for the end-of-stream message; during the handshake,
+    // one for the sender's key proof.
     o.recv_wr = ring.slots + 1;
     o.send_wr = 2 * ring.slots + 2; // credit SENDs, signalled every slots/2
     return o;
@@ -37,13 +40,28 @@ void check_config(const RingConfig& ring) {
     check_memlock(std::size_t{ring.slots} * ring.slot_size);
 }
 
+// A connection on its way to becoming a FrameReceiver.
+struct Setup {
+    std::unique_ptr<VerbsDatapath> path;
+    std::unique_ptr<Handshake> handshake; // after path: goes first
+};
+
+// Before the connection is made: the handshake posts its receive.
+Setup setup(RcConnection conn, const RingConfig& ring) {
+    Setup s;
+    s.path = std::make_unique<VerbsDatapath>(std::move(conn), ring.poll_mode, ring.waker.get());
+    s.handshake = std::make_unique<Handshake>(*s.path, wire::Role::kReceiver, ring.slots, ring.key);
+    return s;
+}
+
 // The sender's hello, checked against this ring. Throws ProtocolError or UserError.
-void check_hello(const RcConnection& conn, const RingConfig& ring) {
-    const wire::SenderHello hello = wire::decode_sender_hello(conn.peer_private_data());
-    if (ring.slots > hello.max_slots) {
+void take_hello(Setup& s, const RingConfig& ring) {
+    RcConnection& c = s.path->connection();
+    s.handshake->take_peer_hello(c.peer_private_data(), c.peer_name());
+    if (ring.slots > s.handshake->peer_slots()) {
         throw UserError(fmt::format("the receiver's ring has {} slots, the sender takes at most {}: start the "
                                     "receiver with fewer slots",
-                                    ring.slots, hello.max_slots));
+                                    ring.slots, s.handshake->peer_slots()));
     }
 }
 } // namespace
@@ -51,41 +69,43 @@ void check_hello(const RcConnection& conn, const RingConfig& ring) {
 std::unique_ptr<FrameReceiver> FrameReceiver::accept(Listener& listener, const RingConfig& ring,
                                                      std::chrono::milliseconds timeout) {
     check_config(ring);
-    RcConnection conn = listener.wait_request(receiver_queues(ring), timeout);
-    check_or_refuse(conn, [&] { check_hello(conn, ring); });
-    auto r = over(std::move(conn), ring);
-    r->conn_->accept(r->advert());
-    r->stats_ = StreamStats{};
-    r->last_heard_ = std::chrono::steady_clock::now();
-    return r;
+    Setup s = setup(listener.wait_request(receiver_queues(ring), timeout), ring);
+    RcConnection& c = s.path->connection();
+    check_or_refuse(c, [&] { take_hello(s, ring); });
+    c.accept(s.handshake->hello());
+    s.handshake->run(c.options().step_timeout);
+    s.handshake.reset(); // through: none of its work requests is left
+    return over(std::move(s.path), ring);
 }
 
 std::unique_ptr<FrameReceiver> FrameReceiver::connect(const Endpoint& sender, const RingConfig& ring,
                                                       std::chrono::milliseconds patience) {
     check_config(ring);
-    auto r = connect_or_explain_refusal(sender, "sender", [&] {
+    Setup s = connect_or_explain_refusal(sender, "sender", [&] {
         return retry_connect(sender, patience, [&] {
-            auto fresh = over(RcConnection::resolve(sender, receiver_queues(ring)), ring);
-            fresh->conn_->connect(fresh->advert());
+            Setup fresh = setup(RcConnection::resolve(sender, receiver_queues(ring)), ring);
+            fresh.path->connection().connect(fresh.handshake->hello());
             return fresh;
         });
     });
     try {
-        check_hello(*r->conn_, ring);
+        take_hello(s, ring);
+        s.handshake->run(s.path->connection().options().step_timeout);
     } catch (const std::exception&) {
-        r->path_->disconnect(); // too late to reject: the sender sees a disconnect
+        s.path->disconnect(); // too late to reject: the sender sees a disconnect
         throw;
     }
-    r->stats_ = StreamStats{};
-    r->last_heard_ = std::chrono::steady_clock::now();
-    return r;
+    s.handshake.reset();
+    return over(std::move(s.path), ring);
 }
 
-std::unique_ptr<FrameReceiver> FrameReceiver::over(RcConnection conn, const RingConfig& config) {
-    auto path = std::make_unique<VerbsDatapath>(std::move(conn), config.poll_mode, config.waker.get());
+std::unique_ptr<FrameReceiver> FrameReceiver::over(std::unique_ptr<VerbsDatapath> path, const RingConfig& config) {
     RcConnection& c = path->connection();
     auto r = std::make_unique<FrameReceiver>(std::move(path), config);
     r->conn_ = &c; // lives in r->path_
+    r->announce_ring();
+    r->stats_ = StreamStats{};
+    r->last_heard_ = std::chrono::steady_clock::now();
     return r;
 }
 
@@ -118,6 +138,8 @@ wire::RingAdvert FrameReceiver::ring_advert() const noexcept {
 }
 
 wire::RingAdvertBytes FrameReceiver::advert() const { return wire::encode(ring_advert()); }
+
+void FrameReceiver::announce_ring() { send_control(wire::Control::kRing, advert()); }
 
 FrameReceiver::~FrameReceiver() { path_->disconnect(); }
 

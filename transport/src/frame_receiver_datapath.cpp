@@ -104,6 +104,7 @@ std::optional<ReceivedFrame> FrameReceiver::take(const ibv_wc& wc) {
         case wire::Control::kFormat: take_format(wc.wr_id, wc.byte_len); return std::nullopt;
         case wire::Control::kRing:
         case wire::Control::kCredits: break;
+        case wire::Control::kAuth: throw ProtocolError("the sender sent a key proof after the handshake");
         }
         throw ProtocolError("the sender sent a ring advert or credits: only receivers send those");
     }

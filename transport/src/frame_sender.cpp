@@ -1,10 +1,12 @@
 // FrameSender set-up and shutdown, either direction: connect to a listening
-// receiver, or accept a receiver that dials in. The sender's hello travels
-// one way, the receiver's ring advert the other, in the rdma_cm private data.
-// The per-frame code is in frame_sender_datapath.cpp.
+// receiver, or accept a receiver that dials in. The hellos travel in the
+// rdma_cm private data; then the handshake (handshake.hpp: key proofs, the
+// receiver's ring advert) runs over the connection before the FrameSender
+// is made. The per-frame code is in frame_sender_datapath.cpp.
 #include "rdmastream/frame_sender.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream/handshake.hpp"
 #include "refuse_on_error.hpp"
 
 #include <arpa/inet.h>
@@ -29,20 +31,39 @@ ConnectionOptions sender_queues(const SenderOptions& opts) {
     return o;
 }
 
-wire::RingAdvert checked_advert(const wire::RingAdvert& ring) {
-    if (ring.slot_count > FrameSender::kMaxSlots) {
+void check_slots(std::uint32_t slots) {
+    if (slots > FrameSender::kMaxSlots) {
         throw UserError(fmt::format("the receiver offers {} slots, a sender takes at most {}: give the receiver "
                                     "fewer slots",
-                                    ring.slot_count, FrameSender::kMaxSlots));
+                                    slots, FrameSender::kMaxSlots));
     }
+}
+
+wire::RingAdvert checked_advert(const wire::RingAdvert& ring) {
+    check_slots(ring.slot_count);
     return ring;
 }
 
-wire::RingAdvert checked_advert(const RcConnection& c) {
-    return checked_advert(wire::decode_ring_advert(c.peer_private_data()));
+// A connection on its way to becoming a FrameSender.
+struct Setup {
+    std::unique_ptr<VerbsDatapath> path;
+    std::unique_ptr<Handshake> handshake; // after path: goes first
+};
+
+// Before the connection is made: the handshake posts its receives.
+Setup setup(RcConnection conn, const SenderOptions& opts) {
+    Setup s;
+    s.path = std::make_unique<VerbsDatapath>(std::move(conn), opts.poll_mode, opts.waker.get());
+    s.handshake = std::make_unique<Handshake>(*s.path, wire::Role::kSender, FrameSender::kMaxSlots, opts.key);
+    return s;
 }
 
-const wire::SenderHello kHello{FrameSender::kMaxSlots};
+// The receiver's hello, from its connect request or accept.
+void take_hello(Setup& s) {
+    RcConnection& c = s.path->connection();
+    s.handshake->take_peer_hello(c.peer_private_data(), c.peer_name());
+    check_slots(s.handshake->peer_slots());
+}
 } // namespace
 
 std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, const SenderOptions& opts,
@@ -50,10 +71,21 @@ std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, cons
     if (!opts.device.empty()) {
         check_device_exists(opts.device); // once; a passive side checks each request's device instead
     }
-    const auto hello = wire::encode(kHello);
-    return connect_or_explain_refusal(receiver, "receiver", [&] {
-        return over(connect_with_retry(receiver, sender_queues(opts), patience, hello), opts);
+    Setup s = connect_or_explain_refusal(receiver, "receiver", [&] {
+        return retry_connect(receiver, patience, [&] {
+            Setup fresh = setup(RcConnection::resolve(receiver, sender_queues(opts)), opts);
+            fresh.path->connection().connect(fresh.handshake->hello());
+            return fresh;
+        });
     });
+    try {
+        take_hello(s);
+        s.handshake->run(s.path->connection().options().step_timeout);
+    } catch (const std::exception&) {
+        s.path->disconnect(); // too late to reject: the receiver sees a disconnect
+        throw;
+    }
+    return over(std::move(s.path), std::move(s.handshake), opts);
 }
 
 std::unique_ptr<FrameSender> FrameSender::accept(Listener& listener, const SenderOptions& opts,
@@ -61,29 +93,48 @@ std::unique_ptr<FrameSender> FrameSender::accept(Listener& listener, const Sende
     return from_request(listener.wait_request(sender_queues(opts), timeout), opts);
 }
 
-std::unique_ptr<FrameSender> FrameSender::accept_waiting(Listener& listener, const SenderOptions& opts) {
+std::unique_ptr<FrameSender::Joining> FrameSender::accept_waiting(Listener& listener, const SenderOptions& opts) {
     auto conn = listener.try_request(sender_queues(opts));
     if (!conn) {
         return nullptr;
     }
-    check_or_refuse(*conn, [&] { checked_advert(*conn); });
-    auto s = over(std::move(*conn), opts);
-    s->conn_->accept_begin(wire::encode(kHello));
-    return s;
+    Setup s = setup(std::move(*conn), opts);
+    RcConnection& c = s.path->connection();
+    check_or_refuse(c, [&] { take_hello(s); });
+    c.accept_begin(s.handshake->hello());
+    return std::unique_ptr<Joining>(new Joining(std::move(s.path), std::move(s.handshake), opts));
 }
 
-bool FrameSender::established() { return conn_ == nullptr || conn_->accept_done(); }
+FrameSender::Joining::Joining(std::unique_ptr<VerbsDatapath> path, std::unique_ptr<Handshake> handshake,
+                              const SenderOptions& opts)
+    : opts_(opts), peer_(path->peer_name()), path_(std::move(path)), handshake_(std::move(handshake)) {}
+
+FrameSender::Joining::~Joining() = default;
+
+std::unique_ptr<FrameSender> FrameSender::Joining::finish() {
+    if (!established_) {
+        if (!path_->connection().accept_done()) return nullptr;
+        established_ = true;
+    }
+    if (!handshake_->step()) {
+        return nullptr;
+    }
+    return over(std::move(path_), std::move(handshake_), opts_);
+}
 
 std::unique_ptr<FrameSender> FrameSender::from_request(RcConnection conn, const SenderOptions& opts) {
-    check_or_refuse(conn, [&] { checked_advert(conn); });
-    auto s = over(std::move(conn), opts);
-    s->conn_->accept(wire::encode(kHello));
-    return s;
+    Setup s = setup(std::move(conn), opts);
+    RcConnection& c = s.path->connection();
+    check_or_refuse(c, [&] { take_hello(s); });
+    c.accept(s.handshake->hello());
+    s.handshake->run(c.options().step_timeout);
+    return over(std::move(s.path), std::move(s.handshake), opts);
 }
 
-std::unique_ptr<FrameSender> FrameSender::over(RcConnection conn, const SenderOptions& opts) {
-    const wire::RingAdvert ring = checked_advert(conn);
-    auto path = std::make_unique<VerbsDatapath>(std::move(conn), opts.poll_mode, opts.waker.get());
+std::unique_ptr<FrameSender> FrameSender::over(std::unique_ptr<VerbsDatapath> path,
+                                               std::unique_ptr<Handshake> handshake, const SenderOptions& opts) {
+    const wire::RingAdvert ring = handshake->ring();
+    handshake.reset(); // through: none of its work requests is left
     RcConnection& c = path->connection();
     auto s = std::make_unique<FrameSender>(std::move(path), ring, opts);
     s->conn_ = &c; // lives in s->path_

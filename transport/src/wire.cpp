@@ -42,38 +42,127 @@ constexpr std::size_t kHdrMagic = 0, kHdrSize = 4, kHdrFlags = 6, kHdrSeq = 8, k
 } // namespace
 
 namespace {
+// The version before the length: an older peer's shorter message is told
+// apart from a truncated one.
+void check_version(std::uint16_t version) {
+    if (version != kProtocolVersion) {
+        throw ProtocolError(fmt::format("peer speaks rdmastream protocol {}, this is {}: upgrade {} (both ends "
+                                        "must run the same protocol)",
+                                        version, kProtocolVersion, version < kProtocolVersion ? "it" : "this end"));
+    }
+}
+
 void check_magic_and_version(std::span<const std::byte> bytes, std::size_t need, std::uint32_t want_magic,
                              const char* what) {
-    if (bytes.size() < need) {
+    if (bytes.size() < 6) {
         throw ProtocolError(fmt::format("{} too short: {} bytes, need {}", what, bytes.size(), need));
     }
     if (auto magic = load_le<std::uint32_t>(bytes, 0); magic != want_magic) {
         throw ProtocolError(fmt::format("{} has bad magic {:#010x}: the peer is not rdmastream", what, magic));
     }
-    if (auto version = load_le<std::uint16_t>(bytes, 4); version != kProtocolVersion) {
-        throw ProtocolError(fmt::format("peer speaks protocol version {}, this build speaks {}: run the same "
-                                        "rdmastream version on both ends",
-                                        version, kProtocolVersion));
+    check_version(load_le<std::uint16_t>(bytes, 4));
+    if (bytes.size() < need) {
+        throw ProtocolError(fmt::format("{} too short: {} bytes, need {}", what, bytes.size(), need));
     }
 }
+
+// Hello layout (both directions): magic, version, flags, a count, reserved, nonce.
+constexpr std::size_t kHelloFlags = 6, kHelloCount = 8, kHelloReserved = 12, kHelloNonce = 16;
+constexpr std::uint16_t kHelloFlagKey = 1;
+static_assert(kHelloNonce + kNonceSize == kSenderHelloSize);
+
+HelloBytes encode_hello(std::uint32_t magic, std::uint32_t count, bool has_key, const Nonce& nonce) {
+    HelloBytes out{};
+    store_le<std::uint32_t>(out, 0, magic);
+    store_le<std::uint16_t>(out, 4, kProtocolVersion);
+    store_le<std::uint16_t>(out, kHelloFlags, has_key ? kHelloFlagKey : 0);
+    store_le<std::uint32_t>(out, kHelloCount, count);
+    std::copy(nonce.begin(), nonce.end(), out.begin() + kHelloNonce);
+    return out;
+}
+
+// Checks the flags and reserved bytes, takes the nonce; returns whether the
+// peer has a key.
+bool decode_hello_rest(std::span<const std::byte> bytes, Nonce& nonce, const char* what) {
+    const auto flags = load_le<std::uint16_t>(bytes, kHelloFlags);
+    if ((flags & ~kHelloFlagKey) != 0) {
+        throw ProtocolError(fmt::format("{} has unknown flags {:#06x}", what, flags));
+    }
+    if (load_le<std::uint32_t>(bytes, kHelloReserved) != 0) {
+        throw ProtocolError(fmt::format("{}: reserved bytes 12..15 are not zero", what));
+    }
+    std::copy(bytes.begin() + kHelloNonce, bytes.begin() + kHelloNonce + kNonceSize, nonce.begin());
+    return (flags & kHelloFlagKey) != 0;
+}
+
+// Key proof layout.
+constexpr std::size_t kProofRole = 6, kProofReserved = 7, kProofMac = 8;
+static_assert(kProofMac + kMacSize == kKeyProofSize);
 } // namespace
 
-std::array<std::byte, kSenderHelloSize> encode(const SenderHello& hello) {
-    std::array<std::byte, kSenderHelloSize> out{};
-    store_le<std::uint32_t>(out, 0, kHelloMagic);
-    store_le<std::uint16_t>(out, 4, kProtocolVersion);
-    store_le<std::uint32_t>(out, 8, hello.max_slots);
-    return out;
+const char* name(Role role) noexcept { return role == Role::kSender ? "sender" : "receiver"; }
+
+HelloBytes encode(const SenderHello& hello) {
+    return encode_hello(kHelloMagic, hello.max_slots, hello.has_key, hello.nonce);
 }
 
 SenderHello decode_sender_hello(std::span<const std::byte> bytes) {
     check_magic_and_version(bytes, kSenderHelloSize, kHelloMagic, "sender hello");
     SenderHello h;
-    h.max_slots = load_le<std::uint32_t>(bytes, 8);
+    h.max_slots = load_le<std::uint32_t>(bytes, kHelloCount);
     if (h.max_slots == 0) {
         throw ProtocolError("sender hello takes no slots");
     }
+    h.has_key = decode_hello_rest(bytes, h.nonce, "sender hello");
     return h;
+}
+
+HelloBytes encode(const ReceiverHello& hello) {
+    return encode_hello(kReceiverHelloMagic, hello.slot_count, hello.has_key, hello.nonce);
+}
+
+ReceiverHello decode_receiver_hello(std::span<const std::byte> bytes) {
+    // Up to version 2 a receiver's private data was its ring advert.
+    if (bytes.size() >= 6 && load_le<std::uint32_t>(bytes, 0) == kAdvertMagic) {
+        check_version(load_le<std::uint16_t>(bytes, 4));
+    }
+    check_magic_and_version(bytes, kReceiverHelloSize, kReceiverHelloMagic, "receiver hello");
+    ReceiverHello h;
+    h.slot_count = load_le<std::uint32_t>(bytes, kHelloCount);
+    if (h.slot_count == 0 || h.slot_count > kMaxSlots) {
+        throw ProtocolError(fmt::format("receiver hello has {} slots (allowed 1..{})", h.slot_count, kMaxSlots));
+    }
+    h.has_key = decode_hello_rest(bytes, h.nonce, "receiver hello");
+    return h;
+}
+
+std::array<std::byte, kKeyProofSize> encode(const KeyProof& proof) {
+    std::array<std::byte, kKeyProofSize> out{};
+    store_le<std::uint32_t>(out, 0, kKeyProofMagic);
+    store_le<std::uint16_t>(out, 4, kProtocolVersion);
+    out[kProofRole] = static_cast<std::byte>(proof.role);
+    std::copy(proof.mac.begin(), proof.mac.end(), out.begin() + kProofMac);
+    return out;
+}
+
+KeyProof decode_key_proof(std::span<const std::byte> bytes, Role from) {
+    check_magic_and_version(bytes, kKeyProofSize, kKeyProofMagic, "key proof");
+    const auto role = static_cast<std::uint8_t>(bytes[kProofRole]);
+    if (role != static_cast<std::uint8_t>(Role::kSender) && role != static_cast<std::uint8_t>(Role::kReceiver)) {
+        throw ProtocolError(fmt::format("key proof names role {} (1 sender, 2 receiver)", role));
+    }
+    if (bytes[kProofReserved] != std::byte{0}) {
+        throw ProtocolError("key proof: reserved byte 7 is not zero");
+    }
+    KeyProof p;
+    p.role = static_cast<Role>(role);
+    if (p.role != from) {
+        throw ProtocolError(fmt::format("the {} sent a key proof made for the {} role: a proof of ours reflected "
+                                        "back, not one of its own",
+                                        name(from), name(p.role)));
+    }
+    std::copy(bytes.begin() + kProofMac, bytes.begin() + kProofMac + kMacSize, p.mac.begin());
+    return p;
 }
 
 std::array<std::byte, kRejectSize> encode(const Reject& reject) {
@@ -161,7 +250,7 @@ std::uint32_t encode(Control kind) noexcept {
 Control decode_control(std::uint32_t value) {
     const std::uint32_t kind = value >> 16;
     if ((value & 0xffffu) != kControlSlot || kind < static_cast<std::uint32_t>(Control::kEndOfStream) ||
-        kind > static_cast<std::uint32_t>(Control::kCredits)) {
+        kind > static_cast<std::uint32_t>(Control::kAuth)) {
         throw ProtocolError(fmt::format("unknown control message {:#010x}", value));
     }
     return static_cast<Control>(value >> 16);

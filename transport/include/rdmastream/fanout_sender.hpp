@@ -91,10 +91,10 @@ private:
     // A receiver on its way in: accepted, not yet established or not yet
     // holding the stream's format. Gets no frames until it is a Member.
     struct Joiner {
-        std::unique_ptr<FrameSender> sender;
+        std::unique_ptr<FrameSender::Joining> joining; // until the handshake is through
+        std::unique_ptr<FrameSender> sender;           // then
         std::string peer;
         std::chrono::steady_clock::time_point deadline;
-        bool established = false;
         std::uint16_t format_id = 0; // the format posted to it, 0: none yet
     };
     static constexpr std::chrono::seconds kJoinPatience{5};

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "rdmastream/datapath.hpp"
+#include "rdmastream/peer_auth.hpp"
 #include "rdmastream/rc_connection.hpp"
 #include "rdmastream/registered_region.hpp"
 #include "rdmastream/slot_credits.hpp"
@@ -38,6 +39,10 @@ struct RingConfig {
     // Interrupts wait_frame() from any thread (a slot freed downstream,
     // unlock, Ctrl-C); empty: nothing interrupts it but the timeout.
     std::shared_ptr<Waker> waker;
+    // A pre-shared key the sender must prove before it learns where the
+    // ring is (handshake.hpp); null: no authentication, and a sender with a
+    // key refuses this receiver.
+    std::shared_ptr<const PresharedKey> key;
 };
 
 // A frame in the ring; valid until release(slot).
@@ -61,8 +66,8 @@ public:
     // Connects to a listening sender, retrying while it is not up yet.
     static std::unique_ptr<FrameReceiver> connect(const Endpoint& sender, const RingConfig& ring,
                                                   std::chrono::milliseconds patience);
-    // Registers the ring on `path` (over verbs: a connection resolved or
-    // requested, not yet connected; or the tests' in-memory fabric).
+    // Registers the ring on `path` (over verbs: a connection through its
+    // handshake; or the tests' in-memory fabric) and posts its receives.
     FrameReceiver(std::unique_ptr<Datapath> path, const RingConfig& config);
     FrameReceiver(const FrameReceiver&) = delete;
     FrameReceiver& operator=(const FrameReceiver&) = delete;
@@ -93,12 +98,16 @@ public:
     const StreamStats& stats() const noexcept { return stats_; }
     const RingConfig& ring() const noexcept { return config_; }
     bool huge_pages() const noexcept { return ring_->huge_pages(); }
-    // What the sender must know of the ring (sent in the rdma_cm accept or
-    // connect; the in-memory fabric hands it over directly).
+    // What the sender must know of the ring: the last step of the
+    // handshake sends it (announce_ring), once the sender proved the key.
     wire::RingAdvert ring_advert() const noexcept;
+    // Sends the ring advert to the sender (a kRing message): once, right
+    // after the handshake is through and before anything else.
+    void announce_ring();
 
 private:
-    static std::unique_ptr<FrameReceiver> over(RcConnection conn, const RingConfig& config);
+    // A FrameReceiver over verbs on a connection through its handshake.
+    static std::unique_ptr<FrameReceiver> over(std::unique_ptr<VerbsDatapath> path, const RingConfig& config);
     // Credit messages that may be in flight at once; every half of them is
     // signalled, so a buffer is free again by the time it comes round.
     static constexpr std::uint64_t kCreditBuffers = 8;

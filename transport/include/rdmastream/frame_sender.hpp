@@ -12,6 +12,7 @@
 #pragma once
 
 #include "rdmastream/datapath.hpp"
+#include "rdmastream/peer_auth.hpp"
 #include "rdmastream/rc_connection.hpp"
 #include "rdmastream/registered_region.hpp"
 #include "rdmastream/slot_credits.hpp"
@@ -62,7 +63,13 @@ struct SenderOptions {
     // empty: only the timeout ends a wait. set_format() and finish() wait
     // through wakes (they are bounded by their timeouts).
     std::shared_ptr<Waker> waker;
+    // A pre-shared key both ends must prove before the receiver's ring is
+    // sent (handshake.hpp); null: no authentication, and a receiver with a
+    // key refuses this sender.
+    std::shared_ptr<const PresharedKey> key;
 };
+
+class Handshake;
 
 class FrameSender {
 public:
@@ -76,14 +83,30 @@ public:
     // Waits for a receiver to dial in (its ring advert comes with the request).
     static std::unique_ptr<FrameSender> accept(Listener& listener, const SenderOptions& opts,
                                                std::chrono::milliseconds timeout);
+    // A receiver accepted but not through the handshake yet (a fan-out's
+    // joiner): finish() gives the FrameSender once it is.
+    class Joining {
+    public:
+        // nullptr until the connection is up, the key proven both ways and
+        // the receiver's ring advert in; throws if the handshake failed.
+        // Never blocks.
+        std::unique_ptr<FrameSender> finish();
+        std::string peer() const { return peer_; }
+        ~Joining();
+
+    private:
+        friend class FrameSender;
+        Joining(std::unique_ptr<VerbsDatapath> path, std::unique_ptr<Handshake> handshake, const SenderOptions& opts);
+        SenderOptions opts_;
+        std::string peer_;
+        std::unique_ptr<VerbsDatapath> path_;
+        std::unique_ptr<Handshake> handshake_; // after path_: goes first
+        bool established_ = false;
+    };
     // A receiver already waiting (nullptr if none is), accepted without
-    // waiting for the handshake to finish: send nothing until established()
-    // says it has (one round trip). For a fan-out that must not stall the
-    // others while someone joins. Never blocks.
-    static std::unique_ptr<FrameSender> accept_waiting(Listener& listener, const SenderOptions& opts);
-    // After accept_waiting: whether the connection is up. Throws if the
-    // handshake failed. Never blocks.
-    bool established();
+    // waiting for the handshake to finish (a few round trips). For a fan-out
+    // that must not stall the others while someone joins. Never blocks.
+    static std::unique_ptr<Joining> accept_waiting(Listener& listener, const SenderOptions& opts);
     // Over any datapath (the in-memory fabric of the tests, for one), with
     // the receiver's ring already known.
     FrameSender(std::unique_ptr<Datapath> path, const wire::RingAdvert& ring, const SenderOptions& opts);
@@ -155,8 +178,9 @@ public:
 
 private:
     static std::unique_ptr<FrameSender> from_request(RcConnection conn, const SenderOptions& opts);
-    // A FrameSender over verbs: `conn` carries the receiver's ring advert.
-    static std::unique_ptr<FrameSender> over(RcConnection conn, const SenderOptions& opts);
+    // A FrameSender over verbs, once `handshake` on `path` is through.
+    static std::unique_ptr<FrameSender> over(std::unique_ptr<VerbsDatapath> path, std::unique_ptr<Handshake> handshake,
+                                             const SenderOptions& opts);
 
     struct InFlight {
         std::uint64_t cookie = 0;

@@ -20,22 +20,67 @@ inline constexpr std::uint32_t kAdvertMagic = 0x534d4452; // "RDMS" read as byte
 inline constexpr std::uint32_t kSlotMagic = 0x464d4452;   // "RDMF"
 inline constexpr std::uint32_t kHelloMagic = 0x484d4452;  // "RDMH"
 inline constexpr std::uint32_t kRejectMagic = 0x584d4452; // "RDMX"
-// 2: credits travel coalesced, as a kCredits control message listing slots
-// (version 1 sent one SEND per slot with the slot in the immediate).
-inline constexpr std::uint16_t kProtocolVersion = 2;
+inline constexpr std::uint32_t kReceiverHelloMagic = 0x524d4452; // "RDMR"
+inline constexpr std::uint32_t kKeyProofMagic = 0x504d4452;      // "RDMP"
+// 3: hellos both ways with nonces, key proofs, and the ring advert as the
+// receiver's first message once the connection is up (never in the rdma_cm
+// private data). 2: credits travel coalesced, as a kCredits control message
+// listing slots (version 1 sent one SEND per slot with the slot in the
+// immediate).
+inline constexpr std::uint16_t kProtocolVersion = 3;
 
 // Limits a decoder enforces; a peer advertising more is refused.
 inline constexpr std::uint32_t kMaxSlots = 4096;        // slot index fits 16 bits with room
 inline constexpr std::uint64_t kMaxSlotSize = 1ull << 30; // 1 GiB
 inline constexpr std::size_t kSlotHeaderSize = 64;
 
-// Sender -> receiver, in the rdma_cm connect request's private data.
+// The two ends of a stream, as the handshake names them (the byte that
+// key proofs bind, so that one end's proof never passes for the other's).
+enum class Role : std::uint8_t { kSender = 1, kReceiver = 2 };
+const char* name(Role role) noexcept; // "sender", "receiver"
+
+// A hello's fresh random bytes: each end's proof covers both ends' nonces,
+// so no proof is good for another connection.
+inline constexpr std::size_t kNonceSize = 32;
+using Nonce = std::array<std::byte, kNonceSize>;
+
+// Sender -> receiver, in the private data of whichever rdma_cm message the
+// sender sends (connect or accept). Fits the 56 bytes a connect request takes.
 struct SenderHello {
     std::uint32_t max_slots = 0; // the largest ring this sender's queues take
+    bool has_key = false;        // this sender authenticates with a pre-shared key
+    Nonce nonce{};
 };
-inline constexpr std::size_t kSenderHelloSize = 16;
-std::array<std::byte, kSenderHelloSize> encode(const SenderHello& hello);
+inline constexpr std::size_t kSenderHelloSize = 48;
+using HelloBytes = std::array<std::byte, kSenderHelloSize>;
+HelloBytes encode(const SenderHello& hello);
 SenderHello decode_sender_hello(std::span<const std::byte> bytes);
+
+// Receiver -> sender, the same way. Only the ring's slot count: its address
+// and rkey come later, in the ring advert, once the sender proved the key.
+struct ReceiverHello {
+    std::uint32_t slot_count = 0; // the ring's; its advert must say the same
+    bool has_key = false;
+    Nonce nonce{};
+};
+inline constexpr std::size_t kReceiverHelloSize = 48;
+static_assert(kReceiverHelloSize == kSenderHelloSize);
+HelloBytes encode(const ReceiverHello& hello);
+// A version 2 receiver's ring advert here is refused for its version.
+ReceiverHello decode_receiver_hello(std::span<const std::byte> bytes);
+
+// Either end, during the handshake (a kAuth control message): the MAC,
+// under the pre-shared key, of the two hellos and the role of the end that
+// sends it (peer_auth.hpp).
+inline constexpr std::size_t kMacSize = 32;
+struct KeyProof {
+    Role role = Role::kSender; // whose proof this is
+    std::array<std::byte, kMacSize> mac{};
+};
+inline constexpr std::size_t kKeyProofSize = 40;
+std::array<std::byte, kKeyProofSize> encode(const KeyProof& proof);
+// Refuses a proof that claims a role other than `from` (ours, reflected).
+KeyProof decode_key_proof(std::span<const std::byte> bytes, Role from);
 
 // Either side refusing a connection: the rdma_reject private data, a reason
 // a person can read. Fits the 148 bytes an IB CM REJ carries.
@@ -50,8 +95,9 @@ std::array<std::byte, kRejectSize> encode(const Reject& reject);
 // nullopt when the bytes are not an rdmastream reject (e.g. a CM's own).
 std::optional<Reject> decode_reject(std::span<const std::byte> bytes);
 
-// Receiver -> sender, in the rdma_cm accept private data (fits the 196 bytes
-// RC allows; the CM may pad what arrives, so decoders accept longer input).
+// Receiver -> sender: a kRing control message, the receiver's first once the
+// connection is up (and the sender proved the key, where there is one), and
+// again whenever the ring grows. Decoders accept longer input (padding).
 struct RingAdvert {
     std::uint32_t slot_count = 0;
     std::uint32_t slot_size = 0; // bytes per slot, header included
@@ -87,6 +133,7 @@ enum class Control : std::uint16_t {
     kFormat = 3,      // sender -> receiver, payload: a StreamFormat
     kRing = 4,        // receiver -> sender, payload: a RingAdvert for the new ring
     kCredits = 5,     // receiver -> sender, payload: the credits (see encode_credits)
+    kAuth = 6,        // either way, during the handshake only, payload: a KeyProof
 };
 inline constexpr std::uint16_t kControlSlot = 0xffff;
 std::uint32_t encode(Control kind) noexcept;
