@@ -32,6 +32,7 @@ std::unique_ptr<FrameReceiver> open_receiver(const ReceiveOptions& o, const Conn
     ring.poll_mode = poll_mode(o.connection);
     ring.live = o.connection.policy == "live"; // the sender drops frames rather than wait for us
     ring.waker = std::move(waker);
+    ring.key = load_key(o.connection, "rdmarecv");
     if (plan.listen) {
         Listener listener(plan.endpoint);
         std::fprintf(stderr, "rdmarecv: listening on %s:%u, %u slots of %u bytes\n",

@@ -141,6 +141,7 @@ private:
         oo.sender.policy = o_.connection.policy == "live" ? Policy::kLive : Policy::kLossless;
         oo.sender.device = o_.connection.device;
         oo.sender.poll_mode = poll_mode(o_.connection);
+        oo.sender.key = load_key(o_.connection, "rdmasend");
         oo.sender.on_done = [this](std::uint64_t cookie, FrameFate) {
             InFlight& f = in_flight_[cookie];
             av_frame_unref(f.picture.get()); // the chunk goes back once the decoder is done with it too

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+
 namespace rdmastream::cli {
 
 void add_connection_flags(CLI::App& app, ConnectionFlags& f, bool listens_by_default) {
@@ -44,6 +46,20 @@ void add_connection_flags(CLI::App& app, ConnectionFlags& f, bool listens_by_def
     app.add_option("--idle-timeout", f.idle_timeout, "seconds without progress before giving up on the peer")
         ->check(CLI::Range(0.01, 100000.0))
         ->capture_default_str();
+    app.add_option("--key-file", f.key_file,
+                   "authenticate with the pre-shared key in FILE (32 to 1024 bytes, e.g. `head -c 32 /dev/urandom "
+                   "> FILE`, mode 600): both ends prove they hold it before the ring is shared, and a peer without "
+                   "it is refused; the other end needs the same file")
+        ->type_name("FILE");
+}
+
+std::shared_ptr<const PresharedKey> load_key(const ConnectionFlags& f, const char* prog) {
+    if (f.key_file.empty()) {
+        return nullptr;
+    }
+    return PresharedKey::from_file(f.key_file, [prog](const std::string& w) {
+        std::fprintf(stderr, "%s: %s\n", prog, w.c_str());
+    });
 }
 
 ConnectionPlan connection_plan(const CLI::App& app, const ConnectionFlags& f, bool listens_by_default) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "rdmastream/completion_poller.hpp"
+#include "rdmastream/peer_auth.hpp"
 #include "rdmastream/rc_connection.hpp"
 
 #include <CLI/CLI.hpp>
@@ -22,6 +23,7 @@ struct ConnectionFlags {
     std::uint32_t slots = 8;
     double connect_timeout = 60; // seconds to wait for the peer
     double idle_timeout = 30;    // seconds without a frame before giving up
+    std::string key_file;        // --key-file: a pre-shared key both ends must prove; empty: none
 };
 
 struct ConnectionPlan {
@@ -30,7 +32,7 @@ struct ConnectionPlan {
 };
 
 // Adds --listen, --connect, -d/--device, --policy, --poll, --slots,
-// --connect-timeout, --idle-timeout. `listens_by_default` says which side this program takes
+// --connect-timeout, --idle-timeout, --key-file. `listens_by_default` says which side this program takes
 // when neither --listen nor --connect is given.
 void add_connection_flags(CLI::App& app, ConnectionFlags& flags, bool listens_by_default);
 
@@ -43,6 +45,10 @@ std::chrono::milliseconds to_ms(double seconds);
 // Adds --stats-json FILE, -q/--quiet and -v/--verbose, as both programs
 // report.
 void add_report_flags(CLI::App& app, std::string& stats_json, bool& quiet, bool& verbose);
+
+// --key-file's key (null without one); a file open to group or others is
+// warned about on stderr as `PROG: warning: ...`. Throws UserError for a bad file.
+std::shared_ptr<const PresharedKey> load_key(const ConnectionFlags& flags, const char* prog);
 
 // --poll as the transport's PollMode.
 PollMode poll_mode(const ConnectionFlags& flags);
