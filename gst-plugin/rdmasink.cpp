@@ -18,6 +18,8 @@
  */
 #include "rdmasink.hpp"
 
+#include "rdmakey.hpp"
+
 #include "rdmaallocator.hpp"
 
 #include "rdmastream/error.hpp"
@@ -44,6 +46,7 @@ enum {
     PROP_DEVICE,
     PROP_POLL_MODE,
     PROP_STATS,
+    PROP_KEY_FILE,
 };
 
 // GLib's type macros expand to C casts; nothing else here needs the exemption.
@@ -107,6 +110,7 @@ static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
     opts.on_done = [out = state->outstanding](std::uint64_t cookie, FrameFate) { frame_done(*out, cookie); };
     const Endpoint ep{s.host, static_cast<std::uint16_t>(s.port)};
     try {
+        opts.key = load_key_file(GST_ELEMENT(self), s.key_file);
         if (s.role == Role::kConnect) {
             if (s.host.empty()) {
                 throw UserError("role=connect needs the receiver's address: set the host property");
@@ -290,6 +294,7 @@ static void gst_rdma_sink_set_property(GObject* object, guint prop_id, const GVa
     case PROP_OFFER_POOL: s.offer_pool = g_value_get_boolean(value) != FALSE; break;
     case PROP_DEVICE: s.device = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
     case PROP_POLL_MODE: s.poll_mode = static_cast<PollMode>(g_value_get_enum(value)); break;
+    case PROP_KEY_FILE: s.key_file = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
     }
     GST_OBJECT_UNLOCK(self);
@@ -309,6 +314,7 @@ static void gst_rdma_sink_get_property(GObject* object, guint prop_id, GValue* v
     case PROP_OFFER_POOL: g_value_set_boolean(value, s.offer_pool); break;
     case PROP_DEVICE: g_value_set_string(value, s.device.c_str()); break;
     case PROP_POLL_MODE: g_value_set_enum(value, static_cast<int>(s.poll_mode)); break;
+    case PROP_KEY_FILE: g_value_set_string(value, s.key_file.c_str()); break;
     case PROP_STATS: {
         // The streaming thread publishes counters under the object lock.
         g_value_take_boxed(value, stats_structure(*self->published));
@@ -381,6 +387,7 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
                              kSinkDefaultOfferPool, rw));
     install_device_property(gobject_class, PROP_DEVICE, rw);
     install_poll_mode_property(gobject_class, PROP_POLL_MODE, rw);
+    install_key_file_property(gobject_class, PROP_KEY_FILE, rw);
     g_object_class_install_property(
         gobject_class, PROP_STATS,
         g_param_spec_boxed("stats", "Statistics",

@@ -49,6 +49,7 @@ struct SinkSettings {
     bool offer_pool = kSinkDefaultOfferPool;
     std::string device;
     PollMode poll_mode = PollMode::kEvent;
+    std::string key_file; // empty: no authentication
 };
 
 // Counters the "stats" property shows; the streaming thread publishes a

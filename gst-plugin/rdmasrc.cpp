@@ -18,6 +18,8 @@
  */
 #include "rdmasrc.hpp"
 
+#include "rdmakey.hpp"
+
 #include "rdmastream/error.hpp"
 
 GST_DEBUG_CATEGORY(gst_rdma_src_debug);
@@ -38,6 +40,7 @@ enum {
     PROP_DEVICE,
     PROP_POLL_MODE,
     PROP_STATS,
+    PROP_KEY_FILE,
 };
 
 // GLib's type macros expand to C casts; nothing else here needs the exemption.
@@ -181,6 +184,7 @@ static void gst_rdma_src_set_property(GObject* object, guint prop_id, const GVal
     case PROP_TIMEOUT: s.timeout_ms = g_value_get_uint(value); break;
     case PROP_DEVICE: s.device = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
     case PROP_POLL_MODE: s.poll_mode = static_cast<PollMode>(g_value_get_enum(value)); break;
+    case PROP_KEY_FILE: s.key_file = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
     }
     GST_OBJECT_UNLOCK(self);
@@ -200,6 +204,7 @@ static void gst_rdma_src_get_property(GObject* object, guint prop_id, GValue* va
     case PROP_TIMEOUT: g_value_set_uint(value, s.timeout_ms); break;
     case PROP_DEVICE: g_value_set_string(value, s.device.c_str()); break;
     case PROP_POLL_MODE: g_value_set_enum(value, static_cast<int>(s.poll_mode)); break;
+    case PROP_KEY_FILE: g_value_set_string(value, s.key_file.c_str()); break;
     case PROP_STATS: g_value_take_boxed(value, stats_structure(*self->published)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
     }
@@ -271,6 +276,7 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                           1, G_MAXUINT, kSrcDefaultTimeoutMs, rw));
     install_device_property(gobject_class, PROP_DEVICE, rw);
     install_poll_mode_property(gobject_class, PROP_POLL_MODE, rw);
+    install_key_file_property(gobject_class, PROP_KEY_FILE, rw);
     g_object_class_install_property(
         gobject_class, PROP_STATS,
         g_param_spec_boxed("stats", "Statistics",

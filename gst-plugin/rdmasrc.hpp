@@ -46,6 +46,7 @@ struct SrcSettings {
     guint timeout_ms = kSrcDefaultTimeoutMs;
     std::string device;
     PollMode poll_mode = PollMode::kEvent;
+    std::string key_file; // empty: no authentication
 };
 
 struct SrcCounters {

@@ -5,6 +5,8 @@
 // allocation, and no syscall but the transport's CQ poll and credit sends.
 #include "rdmasrc.hpp"
 
+#include "rdmakey.hpp"
+
 #include "rdmastream/error.hpp"
 #include "rdmastream_gst/video_meta.hpp"
 
@@ -40,6 +42,7 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     ring.poll_mode = s.poll_mode;
     ring.device = s.device;
     ring.waker = *self->waker;
+    ring.key = load_key_file(GST_ELEMENT(self), s.key_file);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.connect_timeout_ms);
     std::unique_ptr<FrameReceiver> r;
     while (!r) {

@@ -1,0 +1,19 @@
+// The key-file property both elements share: a pre-shared key the peer must
+// prove before the ring is shared (rdmastream/handshake.hpp).
+#pragma once
+
+#include "rdmastream/peer_auth.hpp"
+
+#include <gst/gst.h>
+
+#include <memory>
+#include <string>
+
+namespace rdmastream::gst {
+
+void install_key_file_property(GObjectClass* klass, guint id, GParamFlags flags);
+// The key in `path` (null when empty). A file open to group or others posts
+// a warning message on `element`; a bad file throws UserError naming it.
+std::shared_ptr<const PresharedKey> load_key_file(GstElement* element, const std::string& path);
+
+} // namespace rdmastream::gst
