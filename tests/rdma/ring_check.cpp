@@ -59,11 +59,17 @@ struct Options {
     int expect_format_changes = -1;
     std::string poll = "event";
     std::string device;
+    std::string key_file; // a pre-shared key both ends prove; empty: none
     unsigned receivers = 0; // > 0: fan-out to this many (the sender listens)
     double fps = 0;
     bool late_join = false;
     std::uint64_t rejoin_after = 0;
 };
+
+std::shared_ptr<const rs::PresharedKey> key(const Options& o) {
+    if (o.key_file.empty()) return nullptr;
+    return rs::PresharedKey::from_file(o.key_file, [](const std::string& w) { std::fprintf(stderr, "%s\n", w.c_str()); });
+}
 
 rs::PollMode poll_mode(const Options& o) { return o.poll == "busy" ? rs::PollMode::kBusy : rs::PollMode::kEvent; }
 
@@ -86,7 +92,8 @@ void report(const char* verb, const rs::StreamStats& s, const Options& o) {
 // The connection objects belong to main (rx, tx): an error is printed there
 // before they are torn down, since teardown may wait on the kernel's CM.
 int run_receiver(const Options& o, std::unique_ptr<rs::FrameReceiver>& rx) {
-    const rs::RingConfig ring{o.slots, o.slot_size, poll_mode(o), o.device, o.policy == "live", {}};
+    const rs::RingConfig ring{o.slots, o.slot_size, poll_mode(o), o.device, o.policy == "live", {},
+                              key(o)};
     auto join = [&] {
         if (o.reverse) {
             rx = rs::FrameReceiver::connect(rs::Endpoint{o.addr, o.port}, ring, ms(o.connect_timeout));
@@ -202,6 +209,7 @@ rs::SenderOptions sender_options(const Options& o, std::vector<bool>& busy) {
     so.policy = o.policy == "live" ? rs::Policy::kLive : rs::Policy::kLossless;
     so.poll_mode = poll_mode(o);
     so.device = o.device;
+    so.key = key(o);
     so.on_done = [&busy](std::uint64_t buffer, rs::FrameFate) { busy[buffer] = false; };
     return so;
 }
@@ -373,6 +381,7 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"event", "busy"}))
         ->capture_default_str();
     app.add_option("-d,--device", o.device, "RDMA device to use (default: the one the route picks)");
+    app.add_option("--key-file", o.key_file, "authenticate with the pre-shared key in FILE (both ends)");
     app.add_option("--receivers", o.receivers,
                    "sender: listen on --addr and stream to this many receivers at once (fan-out); more may join")
         ->check(CLI::Range(1u, 64u));

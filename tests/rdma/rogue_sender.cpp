@@ -25,19 +25,50 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
     ConnectionOptions copts;
     copts.recv_wr = 256;
     copts.send_wr = 256;
-    auto hello = wire::encode(wire::SenderHello{copts.recv_wr});
+    // Protocol 3, no key: our hello in the connect request; the receiver's
+    // hello comes back with its accept, its ring advert as its first message.
+    auto hello = wire::encode(wire::SenderHello{copts.recv_wr, false, {}});
     if (fault == "bad-hello") {
         hello[0] = std::byte{'X'}; // not our magic: the receiver must refuse, and say why
     }
-    std::optional<RcConnection> connected;
+    // The connection and the buffer the advert lands in (it goes first).
+    struct Connected {
+        RcConnection conn;
+        RegisteredRegion advert_in;
+    };
+    std::optional<Connected> connected;
     try {
-        connected.emplace(connect_with_retry(receiver, copts, connect_timeout, hello));
+        connected.emplace(retry_connect(receiver, connect_timeout, [&] {
+            RcConnection c = RcConnection::resolve(receiver, copts);
+            RegisteredRegion in(c.pd(), 4096, IBV_ACCESS_LOCAL_WRITE);
+            ibv_sge sge{in.addr(), 64, in.lkey()};
+            ibv_recv_wr wr{};
+            ibv_recv_wr* bad = nullptr;
+            wr.sg_list = &sge;
+            wr.num_sge = 1;
+            check_rc(ibv_post_recv(c.qp(), &wr, &bad), "ibv_post_recv(advert)");
+            c.connect(hello);
+            return Connected{std::move(c), std::move(in)};
+        }));
     } catch (const CmEventError& e) {
         const auto why = e.event() ? wire::decode_reject(e.event()->private_bytes()) : std::nullopt;
         throw std::runtime_error(why ? "the receiver refused the connection: " + why->text : e.what());
     }
-    RcConnection& conn = *connected;
-    const wire::RingAdvert ring = wire::decode_ring_advert(conn.peer_private_data());
+    RcConnection& conn = connected->conn;
+    const wire::ReceiverHello their_hello = wire::decode_receiver_hello(conn.peer_private_data());
+    CompletionPoller poller(conn);
+    const wire::RingAdvert ring = [&] {
+        std::array<ibv_wc, 1> wc{};
+        const Waited w = poller.wait(wc, std::chrono::steady_clock::now() + connect_timeout);
+        if (w.kind != Waited::kCompletions || wc[0].status != IBV_WC_SUCCESS || wc[0].opcode != IBV_WC_RECV ||
+            wire::decode_control(ntohl(wc[0].imm_data)) != wire::Control::kRing) {
+            throw std::runtime_error("rogue-sender: the receiver's first message is not its ring advert");
+        }
+        return wire::decode_ring_advert(connected->advert_in.bytes().first(wc[0].byte_len));
+    }();
+    if (ring.slot_count != their_hello.slot_count) {
+        throw std::runtime_error("rogue-sender: the ring advert's slot count differs from the hello's");
+    }
     // Receives for the receiver's credit messages (a list of slots each).
     const std::size_t credit_room = std::size_t{ring.slot_count} * wire::kCreditSize;
     RegisteredRegion credits_in(conn.pd(), std::size_t{ring.slot_count} * credit_room, IBV_ACCESS_LOCAL_WRITE);
@@ -56,7 +87,6 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
     std::vector<wire::SlotImm> credit_list(ring.slot_count);
     std::printf("rogue-sender: connected; frame 1 will have fault '%s'\n", fault.c_str());
     std::fflush(stdout);
-    CompletionPoller poller(conn);
     if (fault == "rnr") {
         // More messages than the receiver posted receives for, while it is
         // frozen and cannot post more: the NIC answers "receiver not ready"
