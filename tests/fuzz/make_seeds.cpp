@@ -85,8 +85,19 @@ wire::StreamFormat raw_format(const std::string& caps_text, std::uint32_t stride
 }
 
 void wire_seeds() {
-    write("fuzz_sender_hello", "eight", bytes_of(wire::encode(wire::SenderHello{8})));
-    write("fuzz_sender_hello", "max", bytes_of(wire::encode(wire::SenderHello{wire::kMaxSlots})));
+    wire::Nonce nonce{};
+    for (std::size_t i = 0; i < nonce.size(); ++i) nonce[i] = std::byte(static_cast<unsigned char>(i * 7 + 1));
+    write("fuzz_sender_hello", "eight", bytes_of(wire::encode(wire::SenderHello{8, false, nonce})));
+    write("fuzz_sender_hello", "max_key", bytes_of(wire::encode(wire::SenderHello{wire::kMaxSlots, true, nonce})));
+    write("fuzz_receiver_hello", "eight", bytes_of(wire::encode(wire::ReceiverHello{8, false, nonce})));
+    Bytes accept_data = bytes_of(wire::encode(wire::ReceiverHello{4096, true, nonce}));
+    accept_data.resize(196); // the IB CM pads private data
+    write("fuzz_receiver_hello", "max_key_padded", accept_data);
+    wire::KeyProof proof{wire::Role::kSender, {}};
+    for (std::size_t i = 0; i < proof.mac.size(); ++i) proof.mac[i] = std::byte(static_cast<unsigned char>(255 - i));
+    write("fuzz_key_proof", "sender", bytes_of(wire::encode(proof)));
+    proof.role = wire::Role::kReceiver;
+    write("fuzz_key_proof", "receiver", bytes_of(wire::encode(proof)));
 
     write("fuzz_reject", "config", bytes_of(wire::encode(wire::Reject{wire::RejectReason::kConfig,
                                                                       "the receiver offers 300 slots"})));
@@ -102,7 +113,7 @@ void wire_seeds() {
     write("fuzz_slot_imm", "slot0", cat({le32(wire::encode(wire::SlotImm{0, 65535})), le32(1)}));
 
     for (auto kind : {wire::Control::kEndOfStream, wire::Control::kKeepalive, wire::Control::kFormat,
-                      wire::Control::kRing, wire::Control::kCredits}) {
+                      wire::Control::kRing, wire::Control::kCredits, wire::Control::kAuth}) {
         write("fuzz_control", "kind" + std::to_string(static_cast<int>(kind)), le32(wire::encode(kind)));
     }
 

@@ -1,0 +1,20 @@
+// wire::decode_receiver_hello on any bytes (the private data of the
+// receiver's rdma_cm connect or accept). What it accepts must mean the same
+// after a round trip.
+#include "fuzz_input.hpp"
+
+#include "rdmastream/wire.hpp"
+
+namespace wire = rdmastream::wire;
+using rdmastream::fuzz::accepted;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const auto h = accepted([&] { return wire::decode_receiver_hello(rdmastream::fuzz::as_bytes(data, size)); });
+    if (!h) {
+        return 0;
+    }
+    FUZZ_CHECK(h->slot_count >= 1 && h->slot_count <= wire::kMaxSlots);
+    const auto again = wire::decode_receiver_hello(wire::encode(*h));
+    FUZZ_CHECK(again.slot_count == h->slot_count && again.has_key == h->has_key && again.nonce == h->nonce);
+    return 0;
+}
