@@ -243,7 +243,14 @@ void Handshake::wait_for_our_proof() {
 }
 
 void Handshake::lost(const CmEvent& ev) {
-    drain(); // a proof that came before the hang-up explains it better (a key mismatch)
+    // A proof that came before the hang-up explains it better (a key
+    // mismatch); what the hang-up flushed explains nothing.
+    for (std::size_t n = wcs_.size(); n == wcs_.size();) {
+        n = path_.poll(wcs_);
+        for (std::size_t i = 0; i < n; ++i) {
+            if (wcs_[i].status == IBV_WC_SUCCESS) handle(wcs_[i]);
+        }
+    }
     if (ev.type == RDMA_CM_EVENT_DISCONNECTED) {
         throw std::runtime_error(fmt::format("{} hung up during the handshake{}", peer_label(),
                                              key_ ? ": it may have refused our key (its log says why)" : ""));
