@@ -21,6 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case wire::Control::kFormat:
     case wire::Control::kRing:
     case wire::Control::kCredits:
+    case wire::Control::kAuth:
         break;
     default:
         rdmastream::fuzz::fail("decode_control returned an unknown kind", __FILE__, __LINE__);

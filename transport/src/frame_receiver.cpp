@@ -73,7 +73,7 @@ std::unique_ptr<FrameReceiver> FrameReceiver::accept(Listener& listener, const R
     RcConnection& c = s.path->connection();
     check_or_refuse(c, [&] { take_hello(s, ring); });
     c.accept(s.handshake->hello());
-    s.handshake->run(c.options().step_timeout);
+    s.handshake->run(Handshake::kPatience);
     s.handshake.reset(); // through: none of its work requests is left
     return over(std::move(s.path), ring);
 }
@@ -90,7 +90,7 @@ std::unique_ptr<FrameReceiver> FrameReceiver::connect(const Endpoint& sender, co
     });
     try {
         take_hello(s, ring);
-        s.handshake->run(s.path->connection().options().step_timeout);
+        s.handshake->run(Handshake::kPatience);
     } catch (const std::exception&) {
         s.path->disconnect(); // too late to reject: the sender sees a disconnect
         throw;

@@ -80,7 +80,7 @@ std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, cons
     });
     try {
         take_hello(s);
-        s.handshake->run(s.path->connection().options().step_timeout);
+        s.handshake->run(Handshake::kPatience);
     } catch (const std::exception&) {
         s.path->disconnect(); // too late to reject: the receiver sees a disconnect
         throw;
@@ -127,7 +127,7 @@ std::unique_ptr<FrameSender> FrameSender::from_request(RcConnection conn, const 
     RcConnection& c = s.path->connection();
     check_or_refuse(c, [&] { take_hello(s); });
     c.accept(s.handshake->hello());
-    s.handshake->run(c.options().step_timeout);
+    s.handshake->run(Handshake::kPatience);
     return over(std::move(s.path), std::move(s.handshake), opts);
 }
 

@@ -32,6 +32,11 @@ namespace rdmastream {
 
 class Handshake {
 public:
+    // How long connect/accept give steps 2 and 3 once connected: the
+    // receiver registers its ring in between (seconds for a large ring on
+    // a loaded host), and a silent peer must still not hold an end forever.
+    static constexpr std::chrono::seconds kPatience{30};
+
     // `slots`: a sender's largest ring, a receiver's slot count. `key` may
     // be null (no authentication; then the peer must have none either).
     Handshake(Datapath& path, wire::Role role, std::uint32_t slots, std::shared_ptr<const PresharedKey> key);
