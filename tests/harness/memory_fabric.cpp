@@ -10,6 +10,7 @@
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 namespace rdmastream::harness {
@@ -70,6 +71,8 @@ struct MemoryFabric::State {
     std::array<End, 2> ends;
     std::vector<Region> regions; // by key - 1; a forgotten one has owner -1
     std::uint64_t copied = 0;
+    std::size_t slow_from = SIZE_MAX; // slow_registration
+    std::chrono::milliseconds slow_delay{0};
 
     // Both under `mutex`.
     void complete(int side, const ibv_wc& wc) {
@@ -98,6 +101,12 @@ public:
     ~FabricEnd() override { disconnect(); }
 
     RegisteredRegion register_memory(std::size_t size, int access) override {
+        std::chrono::milliseconds delay{0};
+        {
+            std::lock_guard lock(s_->mutex);
+            if (size >= s_->slow_from) delay = s_->slow_delay;
+        }
+        std::this_thread::sleep_for(delay); // pinning: this end does nothing else meanwhile
         std::uint32_t key = 0;
         {
             std::lock_guard lock(s_->mutex);
@@ -306,6 +315,12 @@ std::unique_ptr<Datapath> MemoryFabric::end(int side, PollMode mode, Waker* wake
     }
     state_->ends[side].taken = true;
     return std::make_unique<FabricEnd>(state_, side, mode, waker);
+}
+
+void MemoryFabric::slow_registration(std::size_t bytes, std::chrono::milliseconds delay) {
+    std::lock_guard lock(state_->mutex);
+    state_->slow_from = bytes;
+    state_->slow_delay = delay;
 }
 
 std::uint64_t MemoryFabric::writes_posted(int side) const noexcept {

@@ -21,6 +21,7 @@
 
 #include "rdmastream/datapath.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 
@@ -35,6 +36,11 @@ public:
     // End 0 or 1, once each. `waker` (may be null) interrupts its waits and
     // must outlive it; busy mode spins instead of sleeping.
     std::unique_ptr<Datapath> end(int side, PollMode mode = PollMode::kEvent, Waker* waker = nullptr);
+
+    // Registrations of at least `bytes` take `delay` from now on, on the
+    // registering thread, as pinning a large region does (ibv_reg_mr of a
+    // GiB takes seconds): the end serves nothing meanwhile.
+    void slow_registration(std::size_t bytes, std::chrono::milliseconds delay);
 
     // Bytes the fabric copied (payloads, headers, messages).
     std::uint64_t copied_bytes() const noexcept;

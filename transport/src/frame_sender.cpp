@@ -177,7 +177,7 @@ bool FrameSender::format_settled() {
 void FrameSender::post_format(const wire::StreamFormat& format) {
     const std::size_t size = wire::encode(format, control_out_.bytes().first<wire::kControlPayloadMax>());
     ring_replaced_ = false;
-    format_posted_ = PostedFormat{format.id, format.max_frame_size > max_payload()};
+    format_posted_ = PostedFormat{format.id, format.max_frame_size > max_payload(), format.max_frame_size};
     post_control(wire::Control::kFormat, size);
 }
 

@@ -30,8 +30,12 @@ bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds tim
     // seconds instead of the whole timeout.
     for (;;) {
         // The next timer: with a control message in flight no keepalive can
-        // go, so its acknowledgement limit; otherwise the keepalive's due time.
-        const auto timer = control_in_flight_ ? control_posted_at_ + opts_.ack_limit : last_post_time_ + opts_.keepalive;
+        // go, so its acknowledgement limit; while the receiver grows its ring
+        // none may go (keepalive_if_idle), so only the caller's deadline;
+        // otherwise the keepalive's due time.
+        const auto timer = control_in_flight_ ? control_posted_at_ + opts_.ack_limit
+                           : awaiting_ring()  ? deadline
+                                              : last_post_time_ + opts_.keepalive;
         Waited w = path_->wait(wcs_, std::min(deadline, timer));
         switch (w.kind) {
         case Waited::kCompletions:
@@ -51,6 +55,11 @@ bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds tim
                 "host hangs",
                 opts_.ack_limit.count(), next_post_));
         }
+        if (now >= deadline && awaiting_ring()) {
+            throw TimeoutError(fmt::format("sender: the receiver did not send its grown ring within {} ms of stream "
+                                           "format {} (frames of up to {} bytes): is it stuck registering memory?",
+                                           timeout.count(), format_posted_->id, format_posted_->max_frame_size));
+        }
         if (now >= deadline) {
             throw TimeoutError(fmt::format("sender: no credit for {} ms after {} frames: is the receiver stuck?",
                                            timeout.count(), next_post_));
@@ -68,6 +77,15 @@ void FrameSender::take(const std::optional<CmEvent>& ev) {
         // before our SEND's completion was polled: a clean end.
         end_acked_ = true;
         return;
+    }
+    if (ev->type == RDMA_CM_EVENT_DISCONNECTED && format_posted_) {
+        // The protocol has no message for "format refused": a receiver that
+        // will not take a format (a frame above its limit, a layout it
+        // refuses) says why in its own log and hangs up.
+        throw std::runtime_error(fmt::format(
+            "sender: receiver went away after {} frames, on stream format {} (frames of up to {} bytes): it refused "
+            "the format (its log says why: e.g. frames above its --max-frame-bytes / max-frame-bytes) or died: {}",
+            next_post_, format_posted_->id, format_posted_->max_frame_size, describe(*ev)));
     }
     if (ev->type == RDMA_CM_EVENT_DISCONNECTED) {
         throw std::runtime_error(
@@ -100,8 +118,16 @@ void FrameSender::look_for_events() {
     take(path_->next_event());
 }
 
+// No keepalive while the receiver grows its ring (awaiting_ring): it pins
+// the new ring in one registration call, seconds for a large ring, and
+// re-posts no receive meanwhile. It posted one per slot plus one and holds
+// nothing (a grow waits for every credit), so a keepalive a second would run
+// out of receives on a small ring (RNR, the stream dies, as one did after 5 s
+// of registering 2 GiB), and none is needed: the format's own SEND was
+// acknowledged, and the receiver knows we wait. A dead path meanwhile is the
+// caller's timeout (or a disconnect), named as such in pump().
 void FrameSender::keepalive_if_idle() {
-    if (!control_in_flight_ && !eos_posted_ && Clock::now() - last_post_time_ >= opts_.keepalive) {
+    if (!control_in_flight_ && !eos_posted_ && !awaiting_ring() && Clock::now() - last_post_time_ >= opts_.keepalive) {
         post_control(wire::Control::kKeepalive);
     }
 }

@@ -29,6 +29,12 @@
 
 namespace rdmastream {
 
+// What a receiver lets a sender make it pin, by default: a frame of up to
+// 256 MiB (an 8K picture of 16-bit RGBA is 265 MB: raise it for those), a
+// ring of up to 1 GiB.
+inline constexpr std::uint32_t kDefaultMaxFrameBytes = 256u << 20;
+inline constexpr std::uint64_t kDefaultMaxRingBytes = 1ull << 30;
+
 struct RingConfig {
     std::uint32_t slots = 8;
     std::uint32_t slot_size = 4u << 20; // header included
@@ -38,6 +44,14 @@ struct RingConfig {
     // Interrupts wait_frame() from any thread (a slot freed downstream,
     // unlock, Ctrl-C); empty: nothing interrupts it but the timeout.
     std::shared_ptr<Waker> waker;
+    // (Last, so positional initialisers of the fields above stay valid.)
+    // The receiver decides what it pins, whatever RLIMIT_MEMLOCK allows
+    // (often unlimited): a stream format whose frames exceed
+    // max_frame_bytes, or whose frames would grow the ring (slots x slot
+    // size) past max_ring_bytes, is refused with a UserError naming the
+    // limit. The ring this config asks for must itself fit max_ring_bytes.
+    std::uint32_t max_frame_bytes = kDefaultMaxFrameBytes;
+    std::uint64_t max_ring_bytes = kDefaultMaxRingBytes;
 };
 
 // A frame in the ring; valid until release(slot).
@@ -93,6 +107,8 @@ public:
     const StreamStats& stats() const noexcept { return stats_; }
     const RingConfig& ring() const noexcept { return config_; }
     bool huge_pages() const noexcept { return ring_->huge_pages(); }
+    // The sender's address ("198.18.0.2:40123"), for messages.
+    std::string peer() const { return path_->peer_name(); }
     // What the sender must know of the ring (sent in the rdma_cm accept or
     // connect; the in-memory fabric hands it over directly).
     wire::RingAdvert ring_advert() const noexcept;

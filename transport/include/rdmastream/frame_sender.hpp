@@ -190,6 +190,9 @@ private:
     [[noreturn]] void failed(const ibv_wc& wc);
     void take_credits(std::span<const std::byte> bytes); // a kCredits message
     void keepalive_if_idle(); // a keepalive when nothing went out for opts_.keepalive
+    // A format that grows the ring is posted and the receiver's new ring has
+    // not come yet: it is registering memory and serving nothing.
+    bool awaiting_ring() const noexcept { return format_posted_ && format_posted_->grows && !ring_replaced_; }
     void look_for_events();   // rdma_cm events (a hang-up), at most every 10 ms
     void handle(const ibv_wc& wc);
     void retire_through(std::uint64_t posted_before); // frames below this posted index are delivered
@@ -224,6 +227,7 @@ private:
     struct PostedFormat {
         std::uint16_t id = 0;
         bool grows = false; // the receiver must grow its ring before frames follow
+        std::uint32_t max_frame_size = 0;
     };
     std::optional<PostedFormat> format_posted_; // a format on its way
     bool eos_posted_ = false;
