@@ -35,6 +35,8 @@ enum {
     PROP_SLOT_SIZE,
     PROP_CONNECT_TIMEOUT,
     PROP_TIMEOUT,
+    PROP_MAX_FRAME_BYTES,
+    PROP_MAX_RING_BYTES,
     PROP_DEVICE,
     PROP_POLL_MODE,
     PROP_STATS,
@@ -179,6 +181,8 @@ static void gst_rdma_src_set_property(GObject* object, guint prop_id, const GVal
     case PROP_SLOT_SIZE: s.slot_size = g_value_get_uint(value); break;
     case PROP_CONNECT_TIMEOUT: s.connect_timeout_ms = g_value_get_uint(value); break;
     case PROP_TIMEOUT: s.timeout_ms = g_value_get_uint(value); break;
+    case PROP_MAX_FRAME_BYTES: s.max_frame_bytes = g_value_get_uint(value); break;
+    case PROP_MAX_RING_BYTES: s.max_ring_bytes = g_value_get_uint64(value); break;
     case PROP_DEVICE: s.device = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
     case PROP_POLL_MODE: s.poll_mode = static_cast<PollMode>(g_value_get_enum(value)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
@@ -198,6 +202,8 @@ static void gst_rdma_src_get_property(GObject* object, guint prop_id, GValue* va
     case PROP_SLOT_SIZE: g_value_set_uint(value, s.slot_size); break;
     case PROP_CONNECT_TIMEOUT: g_value_set_uint(value, s.connect_timeout_ms); break;
     case PROP_TIMEOUT: g_value_set_uint(value, s.timeout_ms); break;
+    case PROP_MAX_FRAME_BYTES: g_value_set_uint(value, s.max_frame_bytes); break;
+    case PROP_MAX_RING_BYTES: g_value_set_uint64(value, s.max_ring_bytes); break;
     case PROP_DEVICE: g_value_set_string(value, s.device.c_str()); break;
     case PROP_POLL_MODE: g_value_set_enum(value, static_cast<int>(s.poll_mode)); break;
     case PROP_STATS: g_value_take_boxed(value, stats_structure(*self->published)); break;
@@ -269,6 +275,20 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                           "Milliseconds without a frame or a keepalive (a living sender sends one every second) "
                           "before the sender is declared stuck and the element errors out",
                           1, G_MAXUINT, kSrcDefaultTimeoutMs, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_MAX_FRAME_BYTES,
+        g_param_spec_uint("max-frame-bytes", "Maximum frame bytes",
+                          "The largest frame (payload bytes) a sender may announce; a stream format above it is "
+                          "refused with an element error naming this property. rdmasrc decides what it pins, "
+                          "whatever the locked-memory limit allows",
+                          1, (1u << 30) - 64, kSrcDefaultMaxFrameBytes, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_MAX_RING_BYTES,
+        g_param_spec_uint64("max-ring-bytes", "Maximum ring bytes",
+                            "The most memory the receive ring (slots x slot size) may pin when a sender's frames "
+                            "make it grow; a stream format needing more is refused with an element error naming "
+                            "this property. slots x slot-size must fit it too",
+                            1, G_MAXUINT64, kSrcDefaultMaxRingBytes, rw));
     install_device_property(gobject_class, PROP_DEVICE, rw);
     install_poll_mode_property(gobject_class, PROP_POLL_MODE, rw);
     g_object_class_install_property(

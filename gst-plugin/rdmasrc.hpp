@@ -10,6 +10,7 @@
 #include "rdmaenums.hpp"
 
 #include "rdmastream/frame_receiver.hpp"
+#include "rdmastream_gst/frame_layout.hpp"
 #include "rdmastream_gst/slot_buffers.hpp"
 
 #include <gst/base/gstpushsrc.h>
@@ -34,6 +35,8 @@ inline constexpr guint kSrcDefaultSlots = 8;
 inline constexpr guint kSrcDefaultSlotSize = 4u << 20;
 inline constexpr guint kSrcDefaultConnectTimeoutMs = 10000;
 inline constexpr guint kSrcDefaultTimeoutMs = 10000;
+inline constexpr guint kSrcDefaultMaxFrameBytes = kDefaultMaxFrameBytes;
+inline constexpr guint64 kSrcDefaultMaxRingBytes = kDefaultMaxRingBytes;
 
 // Property values; read and written under the object lock.
 struct SrcSettings {
@@ -44,6 +47,8 @@ struct SrcSettings {
     guint slot_size = kSrcDefaultSlotSize;
     guint connect_timeout_ms = kSrcDefaultConnectTimeoutMs;
     guint timeout_ms = kSrcDefaultTimeoutMs;
+    guint max_frame_bytes = kSrcDefaultMaxFrameBytes;
+    guint64 max_ring_bytes = kSrcDefaultMaxRingBytes;
     std::string device;
     PollMode poll_mode = PollMode::kEvent;
 };
@@ -64,8 +69,9 @@ struct SrcState {
     std::unique_ptr<SlotBuffers, SlotBuffers::Unref> buffers;
     FrameReceiver* receiver = nullptr; // lives as long as `buffers`
     GstCaps* caps = nullptr;  // what we output (the sender's caps)
-    bool raw_video = false;
-    GstVideoInfo info{};
+    // The current format, read and checked once (FrameLayout::check); every
+    // frame is checked against it before it is wrapped.
+    std::optional<FrameLayout> layout;
     std::uint64_t next_sequence = 0;
     SrcCounters counters;
 };

@@ -39,6 +39,8 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     ring.slot_size = s.slot_size;
     ring.poll_mode = s.poll_mode;
     ring.device = s.device;
+    ring.max_frame_bytes = s.max_frame_bytes;
+    ring.max_ring_bytes = s.max_ring_bytes;
     ring.waker = *self->waker;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.connect_timeout_ms);
     std::unique_ptr<FrameReceiver> r;
@@ -76,22 +78,22 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     return true;
 }
 
-// The sender announced a format: output its caps from this frame on.
-bool adopt_format(GstRdmaSrc* self, SrcState& st, const wire::StreamFormat& format) {
-    GstCaps* caps = gst_caps_from_string(format.caps.c_str());
-    if (caps == nullptr || !gst_caps_is_fixed(caps)) {
-        GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("The sender announced caps GStreamer cannot use"),
-                          ("caps \"%s\"", format.caps.c_str()));
-        if (caps != nullptr) {
-            gst_caps_unref(caps);
-        }
+// The sender announced a format: check it once (FrameLayout), then output
+// its caps from this frame on. False, with an element error posted, when
+// the format is refused or downstream refuses its caps.
+bool adopt_format(GstRdmaSrc* self, SrcState& st, const wire::StreamFormat& format, FrameReceiver& receiver) {
+    try {
+        st.layout.emplace(FrameLayout::check(format, receiver.peer()));
+    } catch (const ProtocolError& e) {
+        st.layout.reset();
+        GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("The sender announced a stream format rdmasrc refuses"),
+                          ("%s", e.what()));
         return false;
     }
-    st.raw_video = gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw") &&
-                   gst_video_info_from_caps(&st.info, caps);
+    GstCaps* caps = st.layout->caps();
     GstClockTime frame = GST_CLOCK_TIME_NONE;
-    if (st.raw_video && st.info.fps_n > 0) {
-        frame = gst_util_uint64_scale_int(GST_SECOND, st.info.fps_d, st.info.fps_n);
+    if (st.layout->raw_video() && st.layout->info().fps_n > 0) {
+        frame = gst_util_uint64_scale_int(GST_SECOND, st.layout->info().fps_d, st.layout->info().fps_n);
     }
     const bool same = st.caps != nullptr && gst_caps_is_equal(st.caps, caps);
     GST_OBJECT_LOCK(self);
@@ -102,11 +104,10 @@ bool adopt_format(GstRdmaSrc* self, SrcState& st, const wire::StreamFormat& form
     self->frame_duration = frame;
     GST_OBJECT_UNLOCK(self);
     ++st.counters.format_changes;
-    GST_INFO_OBJECT(self, "format %u: %s", format.id, format.caps.c_str());
+    GST_INFO_OBJECT(self, "format %u: %s (frames of at least %" G_GUINT64_FORMAT " bytes)", format.id,
+                    format.caps.c_str(), st.layout->min_payload());
     // Same caps announced again (e.g. larger encoded frames): nothing to renegotiate.
-    const bool ok = same || gst_base_src_set_caps(GST_BASE_SRC(self), caps);
-    gst_caps_unref(caps);
-    if (!ok) {
+    if (!same && !gst_base_src_set_caps(GST_BASE_SRC(self), caps)) {
         GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Downstream refused the sender's caps"),
                           ("caps \"%s\"", format.caps.c_str()));
         return false;
@@ -156,16 +157,25 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
                                f->header.sequence));
             return GST_FLOW_ERROR;
         }
-        if ((f->format_changed || st.caps == nullptr) && !adopt_format(self, st, *f->format)) {
+        if ((f->format_changed || !st.layout) && !adopt_format(self, st, *f->format, receiver)) {
             receiver.release(f->slot);
             return GST_FLOW_NOT_NEGOTIATED;
         }
+        try {
+            st.layout->check_frame(f->header.sequence, f->payload.size()); // one comparison
+        } catch (const ProtocolError& e) {
+            receiver.release(f->slot);
+            GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("The sender sent a frame shorter than its format"),
+                              ("%s", e.what()));
+            return GST_FLOW_ERROR;
+        }
 
+        // Checked: from here nothing fails, so the buffer always goes out.
         GstBuffer* buffer = st.buffers->wrap_st(f->slot, f->payload, receiver.ring().slot_size - wire::kSlotHeaderSize);
         GST_BUFFER_PTS(buffer) = clock_time(f->header.pts);
         GST_BUFFER_DURATION(buffer) = clock_time(f->header.duration);
         GST_BUFFER_FLAG_SET(buffer, buffer_flags(f->header.flags));
-        set_video_meta(buffer, st.raw_video ? &st.info : nullptr, *f->format);
+        set_video_meta(buffer, *st.layout);
 
         // Frame numbers count every frame the sender was offered: a gap is
         // what its live policy dropped.

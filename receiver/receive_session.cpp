@@ -30,6 +30,8 @@ std::unique_ptr<FrameReceiver> open_receiver(const ReceiveOptions& o, const Conn
     ring.slot_size = o.slot_size;
     ring.device = o.connection.device;
     ring.poll_mode = poll_mode(o.connection);
+    ring.max_frame_bytes = o.max_frame_bytes;
+    ring.max_ring_bytes = o.max_ring_bytes;
     ring.live = o.connection.policy == "live"; // the sender drops frames rather than wait for us
     ring.waker = std::move(waker);
     if (plan.listen) {
@@ -118,6 +120,9 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
     counters.path = "ring slot -> outputs in place";
     std::uint64_t expected_seq = 0, taken = 0;
     const auto idle = to_ms(o.connection.idle_timeout);
+    // The current format, read and checked once; the outputs point into it.
+    // Declared after them: they go first.
+    std::optional<StreamLayout> stream;
     bool ended = false;
     while (!g_stop && (o.frames == 0 || taken < o.frames)) {
         const auto f = next_frame(*rx, holds, idle, outputs);
@@ -129,13 +134,17 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
             throw ProtocolError("the sender sent a frame before announcing its format: rdmarecv needs raw video "
                                 "with caps (rdmasend, or rdmasink from GStreamer)");
         }
-        if (f->format_changed) {
-            const RawVideoCaps caps = parse_caps_string(f->format->caps);
+        if (f->format_changed || !stream) {
+            StreamLayout next = read_stream_layout(*f->format, rx->peer()); // refused before any output sees it
             std::fprintf(stderr, "rdmarecv: format %u: %s\n", f->format->id, f->format->caps.c_str());
-            for (const auto& s : outputs) s->start_format(*f->format, caps);
+            stream = std::move(next);
+            for (const auto& s : outputs) s->start_format(*stream);
             if (taken > 0) ++counters.format_changes;
-            counters.target_fps = caps.framerate.num > 0 ? av_q2d(caps.framerate) : 0; // the source's rate
+            const AVRational rate = stream->caps.framerate;
+            counters.target_fps = rate.num > 0 ? av_q2d(rate) : 0; // the source's rate
         }
+        // One comparison: a payload too short for its planes goes to no output.
+        stream->layout.check_frame(f->header.sequence, f->payload.size());
         counters.gaps += f->header.sequence - expected_seq; // frames a live sender dropped
         expected_seq = f->header.sequence + 1;
         holds.consume(*f, outputs);
