@@ -348,7 +348,8 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1u, rs::FrameSender::kMaxSlots))
         ->capture_default_str();
     app.add_option("--fault", o.fault, "rogue-sender: how to break frame 1")
-        ->check(CLI::IsMember({"wrong-rkey", "wrong-imm", "stale-generation", "corrupt-payload", "bad-hello", "rnr"}));
+        ->check(CLI::IsMember({"wrong-rkey", "wrong-imm", "stale-generation", "corrupt-payload", "bad-hello", "rnr",
+                               "hostile-layout", "short-frame", "huge-frame"}));
     app.add_option("--connect-timeout", o.connect_timeout, "seconds to wait for the peer")->capture_default_str();
     app.add_option("--idle-timeout", o.idle_timeout, "seconds without progress before giving up")
         ->capture_default_str();
