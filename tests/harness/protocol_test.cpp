@@ -224,11 +224,13 @@ TEST(Protocol, KeepalivesKeepAnIdleStreamAlive) {
     Buffers b(*p.tx, 1);
     std::atomic<bool> done{false};
     std::thread rx([&] {
-        auto f = p.rx->next(100ms); // no frame for 300 ms, keepalives every 10 ms
+        // No frame for 750 ms, three idle timeouts; keepalives every 10 ms
+        // (the idle timeout leaves a loaded machine room to deschedule the sender).
+        auto f = p.rx->next(250ms);
         EXPECT_TRUE(f);
         done = true;
     });
-    for (auto until = std::chrono::steady_clock::now() + 300ms; std::chrono::steady_clock::now() < until;) {
+    for (auto until = std::chrono::steady_clock::now() + 750ms; std::chrono::steady_clock::now() < until;) {
         p.tx->progress();
         std::this_thread::sleep_for(2ms);
     }
