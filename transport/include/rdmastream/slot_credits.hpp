@@ -37,7 +37,10 @@ private:
 
 // Receiver side: who owns each slot. The sender, from the start and again
 // once the slot's credit has gone out; the consumer, from a frame's arrival
-// until release; nobody in between (released, its credit not sent yet).
+// until release; nobody in between (released, its credit not sent yet). A
+// write completing in between was made without a credit; over an RC QP its
+// bytes also spoil the slot header the earlier frame was checked by, so the
+// header check would catch it too: this keeps the bookkeeping exact anyway.
 class ReceiverSlots {
 public:
     explicit ReceiverSlots(std::uint32_t slot_count);
