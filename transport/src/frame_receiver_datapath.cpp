@@ -133,7 +133,7 @@ std::optional<ReceivedFrame> FrameReceiver::take(const ibv_wc& wc) {
                                         kind == wire::Control::kRing ? "ring" : "credits"));
     }
     if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM) {
-        throw ProtocolError(fmt::format("receiver: unexpected completion opcode {}", static_cast<int>(wc.opcode)));
+        throw ProtocolError(fmt::format("unexpected completion opcode {}", static_cast<int>(wc.opcode)));
     }
     const wire::SlotImm imm = slots_.arrive(ntohl(wc.imm_data));
     recv_of_slot_[imm.slot] = buffer;
@@ -142,12 +142,12 @@ std::optional<ReceivedFrame> FrameReceiver::take(const ibv_wc& wc) {
     f.slot = imm.slot;
     f.header = wire::decode_slot_header(slot, imm);
     // Frame numbers rise (a live sender's drops leave gaps; nothing goes back).
-    if (f.header.sequence < next_sequence_ || f.header.sequence == UINT64_MAX) {
+    if (stats_.frames != 0 && f.header.sequence <= last_sequence_) {
         throw ProtocolError(fmt::format("slot {} holds frame {}, but frame {} came already: frame numbers must "
                                         "rise",
-                                        imm.slot, f.header.sequence, next_sequence_ - 1));
+                                        imm.slot, f.header.sequence, last_sequence_));
     }
-    next_sequence_ = f.header.sequence + 1;
+    last_sequence_ = f.header.sequence;
     const std::uint16_t format_id = format_ ? format_->id : 0;
     if (f.header.format_id != format_id) {
         throw ProtocolError(fmt::format("frame {} is in format {}, the stream's format is {}", f.header.sequence,

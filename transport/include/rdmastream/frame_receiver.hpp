@@ -152,7 +152,7 @@ private:
     std::vector<std::uint64_t> recv_of_slot_; // the receive (and buffer) the frame in a slot used
     std::optional<wire::StreamFormat> format_;
     bool format_changed_ = false;
-    std::uint64_t next_sequence_ = 0; // the lowest frame number the next frame may carry
+    std::uint64_t last_sequence_ = 0; // the latest frame's number (once stats_.frames > 0)
 };
 
 } // namespace rdmastream
