@@ -43,7 +43,12 @@ std::string refusal(const std::function<void()>& fn) {
     return "";
 }
 
-#define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
+// `text` is evaluated once (it may be the refusal itself).
+#define EXPECT_HAS(text, part)                                                                                        \
+    do {                                                                                                              \
+        const std::string got_ = (text);                                                                              \
+        EXPECT_NE(got_.find(part), std::string::npos) << got_;                                                        \
+    } while (0)
 
 // A fabric end played by hand: sends and writes built from raw bytes.
 struct RawEnd {
