@@ -191,7 +191,12 @@ private:
     void take_credits(std::span<const std::byte> bytes); // a kCredits message
     void keepalive_if_idle(); // a keepalive when nothing went out for opts_.keepalive
     void look_for_events();   // rdma_cm events (a hang-up), at most every 10 ms
-    void handle(const ibv_wc& wc);
+    void handle(const ibv_wc& wc);     // handle_one(), with the receiver's address added to a ProtocolError
+    void handle_one(const ibv_wc& wc);
+    // Set in a receive's wr_id (below it the buffer's index), so a failed
+    // completion tells a receive from our own writes (numbered from 0) and
+    // control messages (UINT64_MAX).
+    static constexpr std::uint64_t kRecvTag = std::uint64_t{1} << 62;
     void retire_through(std::uint64_t posted_before); // frames below this posted index are delivered
     void drop_pending();
     std::uint64_t oldest_undone() const noexcept; // lowest frame number not yet delivered or dropped
@@ -224,6 +229,7 @@ private:
     struct PostedFormat {
         std::uint16_t id = 0;
         bool grows = false; // the receiver must grow its ring before frames follow
+        std::uint32_t max_frame_size = 0;
     };
     std::optional<PostedFormat> format_posted_; // a format on its way
     bool eos_posted_ = false;
