@@ -126,8 +126,10 @@ public:
 
     void post_send(ibv_send_wr& wr, const char* what) override {
         if (wr.next != nullptr || wr.num_sge > 2 ||
-            (wr.opcode != IBV_WR_RDMA_WRITE_WITH_IMM && wr.opcode != IBV_WR_SEND_WITH_IMM)) {
-            throw SystemError(what, EINVAL, "the harness takes one WRITE_WITH_IMM or SEND_WITH_IMM with <= 2 SGEs");
+            (wr.opcode != IBV_WR_RDMA_WRITE_WITH_IMM && wr.opcode != IBV_WR_SEND_WITH_IMM &&
+             wr.opcode != IBV_WR_SEND)) {
+            throw SystemError(what, EINVAL,
+                              "the harness takes one WRITE_WITH_IMM, SEND_WITH_IMM or SEND with <= 2 SGEs");
         }
         std::lock_guard lock(s_->mutex);
         auto& me = s_->ends[side_];
@@ -272,8 +274,10 @@ private:
         theirs.status = IBV_WC_SUCCESS;
         theirs.opcode = write ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
         theirs.byte_len = static_cast<std::uint32_t>(total);
-        theirs.imm_data = wr.imm_data;
-        theirs.wc_flags = IBV_WC_WITH_IMM;
+        if (wr.opcode != IBV_WR_SEND) { // a plain SEND (only a hostile peer's) carries no immediate
+            theirs.imm_data = wr.imm_data;
+            theirs.wc_flags = IBV_WC_WITH_IMM;
+        }
         s_->complete(peer_, theirs);
         return IBV_WC_SUCCESS;
     }

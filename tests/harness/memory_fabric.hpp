@@ -12,7 +12,9 @@
 // receive RNR_RETRY_EXC_ERR, a bad rkey or range REM_ACCESS_ERR, a bad lkey
 // LOC_PROT_ERR, a send longer than the receive REM_INV_REQ_ERR, a peer that
 // stopped or hung up RETRY_EXC_ERR, a post on a stopped end WR_FLUSH_ERR.
-// disconnect() gives the peer RDMA_CM_EVENT_DISCONNECTED.
+// disconnect() gives the peer RDMA_CM_EVENT_DISCONNECTED. A plain SEND (no
+// immediate: IBV_WC_WITH_IMM clear at the peer) is carried too, so a test
+// can play a hostile peer on an end of its own.
 //
 // Each end may be driven by its own thread; a mutex guards the shared state
 // (the harness's own cost, like its payload copy: a NIC's DMA, here a

@@ -134,7 +134,7 @@ void FrameReceiver::post_recv(std::uint64_t buffer) {
     ibv_sge sge{control_in_.addr() + buffer * wire::kControlPayloadMax,
                 static_cast<std::uint32_t>(wire::kControlPayloadMax), control_in_.lkey()};
     ibv_recv_wr wr{};
-    wr.wr_id = buffer;
+    wr.wr_id = kRecvTag | buffer;
     wr.sg_list = &sge;
     wr.num_sge = 1;
     path_->post_recv(wr, "ibv_post_recv");
@@ -190,6 +190,9 @@ std::uint32_t slot_size_for(const wire::StreamFormat& f, const RingConfig& confi
 void FrameReceiver::take_format(std::uint64_t buffer, std::uint32_t length) {
     const auto bytes = control_in_.bytes().subspan(buffer * wire::kControlPayloadMax, length);
     wire::StreamFormat f = wire::decode_stream_format(bytes);
+    if (format_ && f.id == format_->id) {
+        throw ProtocolError(fmt::format("the sender announced format {} again: a new format needs a new id", f.id));
+    }
     post_recv(buffer); // decoded: the buffer is free again
     const std::uint32_t slot_size = slot_size_for(f, config_, path_->peer_name());
     if (slot_size != config_.slot_size) {

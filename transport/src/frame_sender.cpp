@@ -137,7 +137,7 @@ void FrameSender::post_credit_recv(std::uint64_t buffer) {
     ibv_sge sge{control_in_.addr() + buffer * control_in_size_, static_cast<std::uint32_t>(control_in_size_),
                 control_in_.lkey()};
     ibv_recv_wr wr{};
-    wr.wr_id = buffer;
+    wr.wr_id = kRecvTag | buffer;
     wr.sg_list = &sge;
     wr.num_sge = 1;
     path_->post_recv(wr, "ibv_post_recv(credit)");
@@ -191,6 +191,17 @@ bool FrameSender::format_done() {
 }
 
 void FrameSender::adopt_ring(const wire::RingAdvert& ring) {
+    // A new ring answers a format whose frames outgrow the slots, once; any
+    // other is unsolicited.
+    if (!format_posted_ || !format_posted_->grows || ring_replaced_) {
+        throw ProtocolError("the receiver sent a ring advert the sender did not ask for (no format that outgrows "
+                            "the slots is waiting for one)");
+    }
+    if (ring.slot_size - wire::kSlotHeaderSize < format_posted_->max_frame_size) {
+        throw ProtocolError(fmt::format("the receiver's new ring has {}-byte slots, too small for the {}-byte "
+                                        "frames it grew for",
+                                        ring.slot_size, format_posted_->max_frame_size));
+    }
     if (ring.slot_count != ring_.slot_count) {
         throw ProtocolError(fmt::format("the receiver's new ring has {} slots, the old one {}: slot counts cannot "
                                         "change mid-stream",

@@ -22,6 +22,15 @@ void FrameSender::pump_now() {
     }
 }
 
+void FrameSender::handle(const ibv_wc& wc) {
+    try {
+        handle_one(wc);
+    } catch (const ProtocolError& e) {
+        // One place names the peer for every refusal (no cost until one is thrown).
+        throw ProtocolError(fmt::format("sender: refused the receiver at {}: {}", path_->peer_name(), e.what()));
+    }
+}
+
 bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds timeout) {
     // Waiting for the receiver (a credit, a delivery, a control message's
     // completion). The wait also ends when a keepalive is due: if every
@@ -96,6 +105,14 @@ void FrameSender::take(const std::optional<CmEvent>& ev) {
 }
 
 void FrameSender::failed(const ibv_wc& wc) {
+    // A receive that failed (not flushed) is the receiver's doing: a message
+    // longer than the receive's buffer (LOC_LEN_ERR on a NIC, an invalid
+    // request on rxe), never one of our own writes or sends.
+    if ((wc.wr_id & kRecvTag) != 0 && wc.wr_id != UINT64_MAX && wc.status != IBV_WC_WR_FLUSH_ERR) {
+        throw ProtocolError(fmt::format("the receiver sent a message longer than the {}-byte receive buffers "
+                                        "(credits for every slot or a ring advert fit), which the receive refused: {}",
+                                        control_in_size_, ibv_wc_status_str(wc.status)));
+    }
     // A receiver that dies makes our writes fail (retries exceeded, remote
     // access error as its ring is deregistered) about when its disconnect
     // arrives: the disconnect says what happened.
@@ -132,7 +149,7 @@ void FrameSender::keepalive_if_idle() {
     }
 }
 
-void FrameSender::handle(const ibv_wc& wc) {
+void FrameSender::handle_one(const ibv_wc& wc) {
     if (wc.status != IBV_WC_SUCCESS) {
         failed(wc);
     }
@@ -154,17 +171,21 @@ void FrameSender::handle(const ibv_wc& wc) {
             throw ProtocolError(fmt::format("the receiver sent a message without an immediate ({} bytes)",
                                             wc.byte_len));
         }
-        const auto bytes = control_in_.bytes().subspan(wc.wr_id * control_in_size_, wc.byte_len);
-        switch (wire::decode_control(ntohl(wc.imm_data))) {
+        const std::uint64_t buffer = wc.wr_id & ~kRecvTag;
+        const auto bytes = control_in_.bytes().subspan(buffer * control_in_size_, wc.byte_len);
+        switch (const wire::Control kind = wire::decode_control(ntohl(wc.imm_data))) {
         case wire::Control::kCredits: take_credits(bytes); break;
         case wire::Control::kRing: adopt_ring(wire::decode_ring_advert(bytes)); break;
-        default: throw ProtocolError("the receiver sent a control message only senders send");
+        default:
+            throw ProtocolError(fmt::format("the receiver sent control message kind {}: only senders send it",
+                                            static_cast<unsigned>(kind)));
         }
-        post_credit_recv(wc.wr_id); // decoded: the buffer is free again
+        post_credit_recv(buffer); // decoded: the buffer is free again
         return;
     }
     default:
-        throw ProtocolError(fmt::format("sender: unexpected completion opcode {}", static_cast<int>(wc.opcode)));
+        throw ProtocolError(fmt::format("unexpected completion opcode {} (a write into the sender?)",
+                                        static_cast<int>(wc.opcode)));
     }
 }
 
@@ -235,6 +256,9 @@ bool FrameSender::wait_done(std::uint64_t number, std::chrono::milliseconds time
 std::optional<std::uint64_t> FrameSender::send(std::span<const std::byte> payload, std::uint32_t lkey,
                                                const FrameMeta& meta, std::uint64_t cookie,
                                                std::chrono::milliseconds timeout) {
+    if ((meta.flags & ~wire::kFrameFlagsDefined) != 0) {
+        throw std::invalid_argument(fmt::format("send: frame flags {:#06x} set reserved bits", meta.flags));
+    }
     if (payload.size() > max_payload()) {
         throw UserError(fmt::format("a {}-byte frame does not fit the receiver's {}-byte slots: give the receiver "
                                     "larger slots",

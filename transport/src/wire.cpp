@@ -56,6 +56,18 @@ void check_magic_and_version(std::span<const std::byte> bytes, std::size_t need,
                                         version, kProtocolVersion));
     }
 }
+
+// Reserved bytes [from, to) of `what` must be zero: a peer that sets them
+// speaks something else. Names the field (docs/protocol.md's name for it).
+void check_reserved(std::span<const std::byte> bytes, std::size_t from, std::size_t to, const char* what,
+                    const char* field) {
+    for (std::size_t i = from; i < to; ++i) {
+        if (bytes[i] != std::byte{0}) {
+            throw ProtocolError(fmt::format("{} has reserved field {} (offset {}) set to {:#04x}: it must be zero",
+                                            what, field, i, static_cast<unsigned>(bytes[i])));
+        }
+    }
+}
 } // namespace
 
 std::array<std::byte, kSenderHelloSize> encode(const SenderHello& hello) {
@@ -68,6 +80,8 @@ std::array<std::byte, kSenderHelloSize> encode(const SenderHello& hello) {
 
 SenderHello decode_sender_hello(std::span<const std::byte> bytes) {
     check_magic_and_version(bytes, kSenderHelloSize, kHelloMagic, "sender hello");
+    check_reserved(bytes, 6, 8, "sender hello", "reserved@6");
+    check_reserved(bytes, 12, kSenderHelloSize, "sender hello", "reserved@12");
     SenderHello h;
     h.max_slots = load_le<std::uint32_t>(bytes, 8);
     if (h.max_slots == 0) {
@@ -123,7 +137,14 @@ RingAdvert decode_ring_advert(std::span<const std::byte> bytes) {
     a.slot_size = load_le<std::uint32_t>(bytes, kAdvSlotSize);
     a.addr = load_le<std::uint64_t>(bytes, kAdvAddr);
     a.rkey = load_le<std::uint32_t>(bytes, kAdvRkey);
-    a.live = (load_le<std::uint16_t>(bytes, kAdvFlags) & kAdvFlagLive) != 0;
+    const std::uint16_t flags = load_le<std::uint16_t>(bytes, kAdvFlags);
+    a.live = (flags & kAdvFlagLive) != 0;
+    if ((flags & ~kAdvFlagLive) != 0) {
+        throw ProtocolError(fmt::format("ring advert has flags {:#06x}: only bit 0 (live) is defined, the rest "
+                                        "are reserved and must be zero",
+                                        flags));
+    }
+    check_reserved(bytes, kAdvRkey + 4, kRingAdvertSize, "ring advert", "reserved@28");
     if (a.slot_count == 0 || a.slot_count > kMaxSlots) {
         throw ProtocolError(fmt::format("ring advert has {} slots (allowed 1..{})", a.slot_count, kMaxSlots));
     }
@@ -216,6 +237,8 @@ std::size_t encode(const StreamFormat& f, std::span<std::byte, kControlPayloadMa
 
 StreamFormat decode_stream_format(std::span<const std::byte> bytes) {
     check_magic_and_version(bytes, kFmtCaps, kFormatMagic, "stream format");
+    check_reserved(bytes, 6, kFmtId, "stream format", "reserved@6");
+    check_reserved(bytes, kFmtPlaneCount + 1, kFmtMaxFrame, "stream format", "reserved@11");
     StreamFormat f;
     f.id = load_le<std::uint16_t>(bytes, kFmtId);
     f.plane_count = static_cast<std::uint8_t>(bytes[kFmtPlaneCount]);
@@ -238,9 +261,16 @@ StreamFormat decode_stream_format(std::span<const std::byte> bytes) {
                                             f.planes[i].offset, f.max_frame_size));
         }
     }
+    // The plane entries past plane_count are reserved.
+    check_reserved(bytes, kFmtPlanes + 8 * f.plane_count, kFmtCapsLen, "stream format", "planes past plane_count");
     const std::size_t caps_len = load_le<std::uint16_t>(bytes, kFmtCapsLen);
     if (caps_len > kMaxCapsLength || kFmtCaps + caps_len > bytes.size()) {
         throw ProtocolError(fmt::format("stream format: caps of {} bytes do not fit the message", caps_len));
+    }
+    if (bytes.size() != kFmtCaps + caps_len) {
+        throw ProtocolError(fmt::format("stream format of {} bytes, its caps end at byte {}: a message carries "
+                                        "nothing after its caps",
+                                        bytes.size(), kFmtCaps + caps_len));
     }
     f.caps.reserve(caps_len);
     for (std::size_t i = 0; i < caps_len; ++i) {
@@ -304,6 +334,19 @@ SlotHeader decode_slot_header(std::span<const std::byte> slot, SlotImm expected)
     h.imm.generation = load_le<std::uint16_t>(slot, kHdrGen);
     h.format_id = load_le<std::uint16_t>(slot, kHdrFormat);
     h.sent_at_ns = load_le<std::uint64_t>(slot, kHdrSentAt);
+    if ((h.flags & ~kFrameFlagsDefined) != 0) {
+        throw ProtocolError(fmt::format("slot {} header has flags {:#06x}: bits above 3 are reserved and must be "
+                                        "zero",
+                                        expected.slot, h.flags));
+    }
+    // Two 8-byte loads: reserved@42 (6 bytes, after format_id) and
+    // reserved@56 must be zero. A few compares per frame.
+    if ((load_le<std::uint64_t>(slot, kHdrFormat) >> 16) != 0) {
+        check_reserved(slot, kHdrFormat + 2, kHdrSentAt, "slot header", "reserved@42");
+    }
+    if (load_le<std::uint64_t>(slot, kHdrSentAt + 8) != 0) {
+        check_reserved(slot, kHdrSentAt + 8, kSlotHeaderSize, "slot header", "reserved@56");
+    }
     if (h.payload_size > slot.size() - kSlotHeaderSize) {
         throw ProtocolError(fmt::format("slot {} claims a {} byte payload, room is {}", expected.slot,
                                         h.payload_size, slot.size() - kSlotHeaderSize));

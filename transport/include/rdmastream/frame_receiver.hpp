@@ -129,6 +129,12 @@ private:
     void flush_credits();
     // One completion; a frame when it is one.
     std::optional<ReceivedFrame> take(const ibv_wc& wc);
+    // take(), with the sender's address added to a ProtocolError.
+    std::optional<ReceivedFrame> checked_take(const ibv_wc& wc);
+    // Set in a receive's wr_id (below it the control buffer's index), so a
+    // failed completion tells a receive from our own sends (credit messages
+    // count up from 0; the ring message is UINT64_MAX).
+    static constexpr std::uint64_t kRecvTag = std::uint64_t{1} << 62;
     // The connection is gone (an rdma_cm event): throws what it means.
     [[noreturn]] void lost(const CmEvent& ev) const;
     // A failed completion: throws, naming the sender's hang-up if that is
@@ -162,6 +168,7 @@ private:
     std::vector<std::uint64_t> recv_of_slot_; // the receive (and buffer) the frame in a slot used
     std::optional<wire::StreamFormat> format_;
     bool format_changed_ = false;
+    std::uint64_t last_sequence_ = 0; // the latest frame's number (once stats_.frames > 0)
 };
 
 } // namespace rdmastream

@@ -194,7 +194,12 @@ private:
     // not come yet: it is registering memory and serving nothing.
     bool awaiting_ring() const noexcept { return format_posted_ && format_posted_->grows && !ring_replaced_; }
     void look_for_events();   // rdma_cm events (a hang-up), at most every 10 ms
-    void handle(const ibv_wc& wc);
+    void handle(const ibv_wc& wc);     // handle_one(), with the receiver's address added to a ProtocolError
+    void handle_one(const ibv_wc& wc);
+    // Set in a receive's wr_id (below it the buffer's index), so a failed
+    // completion tells a receive from our own writes (numbered from 0) and
+    // control messages (UINT64_MAX).
+    static constexpr std::uint64_t kRecvTag = std::uint64_t{1} << 62;
     void retire_through(std::uint64_t posted_before); // frames below this posted index are delivered
     void drop_pending();
     std::uint64_t oldest_undone() const noexcept; // lowest frame number not yet delivered or dropped
