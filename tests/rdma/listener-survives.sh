@@ -1,0 +1,74 @@
+#!/bin/sh
+# A listener outlives hostile peers. Node 0 listens (rdmarecv --listen or
+# rdmasrc); node 1 sends, in order: garbage private data, a hello of another
+# version, a silent sender, a half-open handshake, an abandoned request, a
+# sender with a format nobody can use, then a genuine rdmasend, and while
+# that one streams, a second rdmasend that must be told "busy". The listener
+# must serve the genuine one (its frames intact against ffmpeg's own decode
+# of the same source) and log one line per refused peer with its address.
+#   listener-survives.sh listen rdmarecv|rdmasrc BINDIR ROGUE   node 0
+#   listener-survives.sh peers  rdmarecv|rdmasrc BINDIR ROGUE   node 1
+set -u
+role=$1 kind=$2 bin=$3 rogue=$4
+out=$RDMABED_OUT
+port=18690
+src='testsrc2=size=64x64:rate=30'
+frames=30
+log=$out/survives-$kind-listener.log
+
+if [ "$role" = peers ]; then
+  at="$RDMABED_SERVER_ADDR:$port"
+  for mode in garbage bad-hello silent half-open abandon bad-format; do
+    "$rogue" --connect "$at" --mode "$mode" --hold 8 || { echo "FAIL: rogue $mode could not run"; exit 1; }
+  done
+  # The genuine sender, paced so that a second one arrives while it streams.
+  "$bin/rdmasend" "lavfi:$src" --connect "$at" --frames $frames --fps 10 -q 2>"$out/survives-$kind-send.log" &
+  good=$!
+  until grep -q "rdmasend: connected" "$out/survives-$kind-send.log"; do
+    kill -0 $good 2>/dev/null || { cat "$out/survives-$kind-send.log"; echo "FAIL: the genuine sender ended"; exit 1; }
+    sleep 0.1
+  done
+  if "$bin/rdmasend" "lavfi:$src" --connect "$at" --frames 5 -q --connect-timeout 10 2>"$out/survives-$kind-busy.log"; then
+    echo "FAIL: a second sender got in while the first streamed"; exit 1
+  fi
+  grep -q "refused the connection: busy" "$out/survives-$kind-busy.log" ||
+    { cat "$out/survives-$kind-busy.log"; echo "FAIL: the second sender was not told busy"; exit 1; }
+  wait $good || { cat "$out/survives-$kind-send.log"; echo "FAIL: the genuine sender failed"; exit 1; }
+  echo "ok: every peer ran; the second sender was told busy"
+  exit 0
+fi
+
+want=$out/survives-$kind-want
+if [ "$kind" = rdmarecv ]; then
+  "$bin/rdmarecv" --listen ":$port" --handshake-timeout 3 --framemd5 "$out/survives-got.md5" -q \
+    --connect-timeout 200 2>"$log"
+  rc=$?
+  ffmpeg -v error -f lavfi -i "$src" -frames:v $frames -f framemd5 "$want" || exit 1
+  got_sums=$(grep -v '^#' "$out/survives-got.md5" | awk -F, '{print $6}')
+  want_sums=$(grep -v '^#' "$want" | awk -F, '{print $6}')
+else
+  gst-launch-1.0 -q rdmasrc port=$port handshake-timeout=3000 timeout=30000 ! videoconvert ! \
+    video/x-raw,format=I420 ! filesink location="$out/survives-got.raw" >"$log" 2>&1
+  rc=$?
+  ffmpeg -v error -f lavfi -i "$src" -frames:v $frames -pix_fmt yuv420p -f rawvideo "$want" || exit 1
+  got_sums=$(md5sum <"$out/survives-got.raw")
+  want_sums=$(md5sum <"$want")
+fi
+cat "$log"
+status=0
+[ $rc -eq 0 ] || { echo "FAIL: the listener exited $rc"; status=1; }
+[ -n "$got_sums" ] && [ "$got_sums" = "$want_sums" ] ||
+  { echo "FAIL: the genuine sender's frames did not arrive intact"; status=1; }
+# One line per refused peer, naming its address and the reason.
+expect() {
+  n=$(grep -cE "refused [0-9a-f.:]+:[0-9]+: $1" "$log")
+  [ "$n" -eq 1 ] || { echo "FAIL: $n lines for '$2' (want 1)"; status=1; }
+}
+expect "sender hello has bad magic" "garbage private data"
+expect "peer speaks protocol version 99" "a hello of another version"
+expect ".*sent no frame in time" "a silent sender"
+expect "it did not complete the handshake" "a half-open handshake"
+expect ".*caps" "a format nobody can use"
+expect "busy" "a second sender while one streams"
+[ $status -eq 0 ] && echo "ok: $kind refused every hostile peer in one line each and served the genuine one"
+exit $status
