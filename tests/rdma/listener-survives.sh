@@ -19,10 +19,11 @@ log=$out/survives-$kind-listener.log
 if [ "$role" = peers ]; then
   at="$RDMABED_SERVER_ADDR:$port"
   for mode in garbage bad-hello silent half-open abandon bad-format; do
-    "$rogue" --connect "$at" --mode "$mode" --hold 8 || { echo "FAIL: rogue $mode could not run"; exit 1; }
+    "$rogue" --connect "$at" --mode "$mode" --hold 6 || { echo "FAIL: rogue $mode could not run"; exit 1; }
   done
-  # The genuine sender, paced so that a second one arrives while it streams.
-  "$bin/rdmasend" "lavfi:$src" --connect "$at" --frames $frames --fps 10 -q 2>"$out/survives-$kind-send.log" &
+  # The genuine sender, paced (10 s) so that a second one surely arrives while
+# it streams, even on a slow guest where rdmasend takes seconds to start.
+  "$bin/rdmasend" "lavfi:$src" --connect "$at" --frames $frames --fps 3 -q 2>"$out/survives-$kind-send.log" &
   good=$!
   until grep -q "rdmasend: connected" "$out/survives-$kind-send.log"; do
     kill -0 $good 2>/dev/null || { cat "$out/survives-$kind-send.log"; echo "FAIL: the genuine sender ended"; exit 1; }
@@ -40,7 +41,8 @@ fi
 
 want=$out/survives-$kind-want
 if [ "$kind" = rdmarecv ]; then
-  "$bin/rdmarecv" --listen ":$port" --handshake-timeout 3 --framemd5 "$out/survives-got.md5" -q \
+  # HANDSHAKE_FLAG= runs an rdmarecv that predates the flag (to show the test fails there).
+  "$bin/rdmarecv" --listen ":$port" ${HANDSHAKE_FLAG---handshake-timeout 3} --framemd5 "$out/survives-got.md5" -q \
     --connect-timeout 200 2>"$log"
   rc=$?
   ffmpeg -v error -f lavfi -i "$src" -frames:v $frames -f framemd5 "$want" || exit 1
@@ -60,14 +62,16 @@ status=0
 [ -n "$got_sums" ] && [ "$got_sums" = "$want_sums" ] ||
   { echo "FAIL: the genuine sender's frames did not arrive intact"; status=1; }
 # One line per refused peer, naming its address and the reason.
-expect() {
+expect() { # REGEX WHAT [MAX]: between 1 and MAX (default 1) lines
   n=$(grep -cE "refused [0-9a-f.:]+:[0-9]+: $1" "$log")
-  [ "$n" -eq 1 ] || { echo "FAIL: $n lines for '$2' (want 1)"; status=1; }
+  [ "$n" -ge 1 ] && [ "$n" -le "${3:-1}" ] || { echo "FAIL: $n lines for '$2'"; status=1; }
 }
 expect "sender hello has bad magic" "garbage private data"
 expect "peer speaks protocol version 99" "a hello of another version"
 expect ".*sent no frame in time" "a silent sender"
-expect "it did not complete the handshake" "a half-open handshake"
+# The abandoned request is refused the same way when the listener still
+# saw it (or not at all when the CM dropped it first): one or two lines.
+expect "it (did not complete the handshake|gave its connect request up)" "a half-open handshake" 2
 expect ".*caps" "a format nobody can use"
 expect "busy" "a second sender while one streams"
 [ $status -eq 0 ] && echo "ok: $kind refused every hostile peer in one line each and served the genuine one"
