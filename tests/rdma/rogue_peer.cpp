@@ -14,6 +14,8 @@
 //   silent       (--as sender) a good handshake, then nothing at all
 //   bad-format   (--as sender) a good handshake, then a format with caps
 //                nobody can use (a range, not fixed), then one frame
+//   probe        a good hello or advert that expects to be refused (a busy
+//                listener): prints the refusal, fails if it got in
 //
 // Exits 0 once it has misbehaved as asked (the listener's reaction is what
 // the tests check), non-zero when it could not even try.
@@ -130,9 +132,9 @@ int main(int argc, char** argv) {
     int hold_s = 20;
     CLI::App app{"rdma-rogue-peer: one misbehaving peer at a listening rdmastream end (tests)"};
     app.add_option("--connect", connect, "the listener, ADDR[:PORT]")->required();
-    app.add_option("--mode", mode, "garbage, bad-hello, half-open, abandon, silent, bad-format")
+    app.add_option("--mode", mode, "garbage, bad-hello, half-open, abandon, silent, bad-format, probe")
         ->required()
-        ->check(CLI::IsMember({"garbage", "bad-hello", "half-open", "abandon", "silent", "bad-format"}));
+        ->check(CLI::IsMember({"garbage", "bad-hello", "half-open", "abandon", "silent", "bad-format", "probe"}));
     app.add_option("--as", as, "the role it claims: sender (at a receiver) or receiver (at a sender)")
         ->check(CLI::IsMember({"sender", "receiver"}));
     app.add_option("--hold", hold_s, "seconds to stay (half-open, silent)");
@@ -146,7 +148,7 @@ int main(int argc, char** argv) {
         } else if (mode == "half-open" || mode == "abandon") {
             raw_request(peer, mode, as_sender, std::chrono::seconds(hold_s));
         } else {
-            // garbage / bad-hello: the listener must refuse the request.
+            // garbage / bad-hello / probe: the listener must refuse the request.
             const auto data = opening(mode, as_sender);
             ConnectionOptions co;
             try {
