@@ -39,6 +39,8 @@ enum {
     PROP_MAX_RING_BYTES,
     PROP_DEVICE,
     PROP_POLL_MODE,
+    PROP_ALLOW,
+    PROP_HANDSHAKE_TIMEOUT,
     PROP_STATS,
 };
 
@@ -75,7 +77,14 @@ static gboolean gst_rdma_src_start(GstBaseSrc* bsrc) {
     const SrcSettings& s = st->settings;
     try {
         if (s.role == Role::kListen) {
+            AllowList allow;
+            allow.add(s.allow);
             st->listener.emplace(Endpoint{s.host, static_cast<std::uint16_t>(s.port)});
+            st->listener->set_allow(std::move(allow));
+            // One warning per refused sender; the element goes on listening.
+            st->listener->set_log([self](const std::string& line) {
+                GST_ELEMENT_WARNING(self, RESOURCE, READ, ("%s", line.c_str()), (nullptr));
+            });
             GST_INFO_OBJECT(self, "listening on %s:%u", s.host.empty() ? "*" : s.host.c_str(), s.port);
         } else if (s.host.empty()) {
             throw UserError("role=connect needs the sender's address: set the host property");
@@ -185,6 +194,8 @@ static void gst_rdma_src_set_property(GObject* object, guint prop_id, const GVal
     case PROP_MAX_RING_BYTES: s.max_ring_bytes = g_value_get_uint64(value); break;
     case PROP_DEVICE: s.device = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
     case PROP_POLL_MODE: s.poll_mode = static_cast<PollMode>(g_value_get_enum(value)); break;
+    case PROP_ALLOW: s.allow = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
+    case PROP_HANDSHAKE_TIMEOUT: s.handshake_timeout_ms = g_value_get_uint(value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
     }
     GST_OBJECT_UNLOCK(self);
@@ -206,6 +217,8 @@ static void gst_rdma_src_get_property(GObject* object, guint prop_id, GValue* va
     case PROP_MAX_RING_BYTES: g_value_set_uint64(value, s.max_ring_bytes); break;
     case PROP_DEVICE: g_value_set_string(value, s.device.c_str()); break;
     case PROP_POLL_MODE: g_value_set_enum(value, static_cast<int>(s.poll_mode)); break;
+    case PROP_ALLOW: g_value_set_string(value, s.allow.c_str()); break;
+    case PROP_HANDSHAKE_TIMEOUT: g_value_set_uint(value, s.handshake_timeout_ms); break;
     case PROP_STATS: g_value_take_boxed(value, stats_structure(*self->published)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
     }
@@ -291,6 +304,18 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                             1, G_MAXUINT64, kSrcDefaultMaxRingBytes, rw));
     install_device_property(gobject_class, PROP_DEVICE, rw);
     install_poll_mode_property(gobject_class, PROP_POLL_MODE, rw);
+    g_object_class_install_property(
+        gobject_class, PROP_ALLOW,
+        g_param_spec_string("allow", "Allow",
+                            "role=listen: senders that may connect, ADDR or ADDR/PREFIX (IPv4 or IPv6), separated "
+                            "by commas; others are refused at their connect request. Empty: everyone",
+                            "", rw));
+    g_object_class_install_property(
+        gobject_class, PROP_HANDSHAKE_TIMEOUT,
+        g_param_spec_uint("handshake-timeout", "Handshake timeout",
+                          "role=listen: milliseconds a new sender has to send its first frame after connecting; one "
+                          "that does not (silent, a bad format) is refused with a warning and the next one served",
+                          1, G_MAXUINT, kSrcDefaultHandshakeTimeoutMs, rw));
     g_object_class_install_property(
         gobject_class, PROP_STATS,
         g_param_spec_boxed("stats", "Statistics",

@@ -9,6 +9,7 @@
 #include "rdmacaps.hpp"
 #include "rdmaenums.hpp"
 
+#include "rdmastream/busy_refuser.hpp"
 #include "rdmastream/frame_receiver.hpp"
 #include "rdmastream_gst/frame_layout.hpp"
 #include "rdmastream_gst/slot_buffers.hpp"
@@ -37,6 +38,7 @@ inline constexpr guint kSrcDefaultConnectTimeoutMs = 10000;
 inline constexpr guint kSrcDefaultTimeoutMs = 10000;
 inline constexpr guint kSrcDefaultMaxFrameBytes = kDefaultMaxFrameBytes;
 inline constexpr guint64 kSrcDefaultMaxRingBytes = kDefaultMaxRingBytes;
+inline constexpr guint kSrcDefaultHandshakeTimeoutMs = 10000;
 
 // Property values; read and written under the object lock.
 struct SrcSettings {
@@ -51,6 +53,8 @@ struct SrcSettings {
     guint64 max_ring_bytes = kSrcDefaultMaxRingBytes;
     std::string device;
     PollMode poll_mode = PollMode::kEvent;
+    std::string allow; // role=listen: "ADDR[/PREFIX],..."; empty: everyone
+    guint handshake_timeout_ms = kSrcDefaultHandshakeTimeoutMs;
 };
 
 struct SrcCounters {
@@ -64,6 +68,7 @@ struct SrcCounters {
 struct SrcState {
     SrcSettings settings; // copied at start
     std::optional<Listener> listener; // role=listen: bound in start(), so a bad address fails early
+    std::optional<BusyRefuser> busy;  // while a sender streams: others are told "busy"
     // The buffers that wrap the ring; they own the receiver (via its ring),
     // so it outlives stop() while buffers are still downstream.
     std::unique_ptr<SlotBuffers, SlotBuffers::Unref> buffers;

@@ -54,7 +54,10 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
                     if (self->flushing->load()) return false;
                     continue; // a stale wake; a real timeout is the listener's own below
                 }
-                r = FrameReceiver::accept(*st.listener, ring, std::chrono::milliseconds(s.connect_timeout_ms));
+                // Only the request(s) waiting now: a sender refused here (the
+                // listener warns, naming it) sends us back to the wait
+                // above, which unlock() interrupts.
+                r = FrameReceiver::accept(*st.listener, ring, std::chrono::milliseconds(0));
             } else {
                 // One attempt each time (patience 0), so flushing is seen
                 // between attempts.
@@ -62,7 +65,11 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
                                            std::chrono::milliseconds(0));
             }
         } catch (const CmEventError& e) {
-            if (st.listener || !worth_retrying(e) || std::chrono::steady_clock::now() >= deadline) {
+            if (st.listener) {
+                if (e.event()) throw; // the listener's own event (its device went): nothing more will come
+                continue;             // every waiting request was refused: listen on
+            }
+            if (!worth_retrying(e) || std::chrono::steady_clock::now() >= deadline) {
                 throw;
             }
             // The sender's listener is not up yet; unlock() cuts the pause short.
@@ -71,6 +78,10 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     }
     GST_INFO_OBJECT(self, "sender connected; ring of %u slots of %u bytes%s", ring.slots, ring.slot_size,
                     r->huge_pages() ? " (huge pages)" : "");
+    if (st.listener) {
+        // On probation until its first frame (see on_probation).
+        r->first_frame_by(std::chrono::steady_clock::now() + std::chrono::milliseconds(s.handshake_timeout_ms));
+    }
     auto receiver = std::shared_ptr<FrameReceiver>(std::move(r));
     st.receiver = receiver.get();
     const std::uint32_t slots = receiver->ring().slots;
@@ -118,11 +129,26 @@ bool adopt_format(GstRdmaSrc* self, SrcState& st, const wire::StreamFormat& form
     return true;
 }
 
+// A listening source's sender is on probation until its first frame is
+// pushed: whatever goes wrong before that (silence, a bad format, caps
+// GStreamer cannot use, a frame without a format, a hang-up) is the peer's
+// doing, and costs the pipeline nothing but a warning.
+bool on_probation(const SrcState& st) { return st.listener && st.counters.frames == 0 && st.caps == nullptr; }
+
+// Refuses the sender on probation: one warning naming it, its connection and
+// ring released (nothing of it is downstream), and the next one served.
+void refuse_sender(SrcState& st, const std::string& reason) {
+    st.listener->log_refusal(st.receiver->peer(), reason);
+    st.receiver = nullptr;
+    st.buffers.reset();
+}
+
 } // namespace
 
 GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
     auto* self = GST_RDMA_SRC(src);
     SrcState& st = *self->state;
+    for (;;) {
     try {
         if (!st.buffers && !connect(self, st)) {
             return GST_FLOW_FLUSHING;
@@ -146,9 +172,15 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
                 break;
             }
         }
+        if (!f && on_probation(st)) {
+            throw ProtocolError("it ended the stream before its first frame");
+        }
         if (!f) {
             GST_INFO_OBJECT(self, "end of stream after %" G_GUINT64_FORMAT " frames", st.counters.frames);
             return GST_FLOW_EOS;
+        }
+        if (f->format == nullptr && on_probation(st)) {
+            throw ProtocolError("it sent a frame before announcing its format");
         }
         if (f->format == nullptr) {
             receiver.release(f->slot);
@@ -156,6 +188,15 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
                               ("frame %" G_GUINT64_FORMAT ": without caps there is nothing to push",
                                f->header.sequence));
             return GST_FLOW_ERROR;
+        }
+        if (on_probation(st)) {
+            // Its format and first frame checked here, where a refusal (a
+            // ProtocolError) is the peer's doing: the catch below refuses the
+            // sender and listens on, where adopt_format would end the pipeline.
+            const FrameLayout layout = FrameLayout::check(*f->format, receiver.peer());
+            layout.check_frame(f->header.sequence, f->payload.size());
+            // Admitted: from here on it is the stream, and any other sender is told "busy".
+            st.busy.emplace(*st.listener, "sender " + receiver.peer());
         }
         if ((f->format_changed || !st.layout) && !adopt_format(self, st, *f->format, receiver)) {
             receiver.release(f->slot);
@@ -194,9 +235,14 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
         *buf = buffer;
         return GST_FLOW_OK;
     } catch (const std::exception& e) {
+        if (st.receiver != nullptr && on_probation(st) && !st.busy) {
+            refuse_sender(st, e.what());
+            continue;
+        }
         const bool timed_out = dynamic_cast<const TimeoutError*>(&e) != nullptr;
         GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Lost the RDMA stream"),
                           ("%s%s", e.what(), timed_out ? " (raise the timeout property if the sender is only slow)" : ""));
         return GST_FLOW_ERROR;
+    }
     }
 }

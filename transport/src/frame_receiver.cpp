@@ -45,8 +45,8 @@ void check_config(const RingConfig& ring) {
 }
 
 // The sender's hello, checked against this ring. Throws ProtocolError or UserError.
-void check_hello(const RcConnection& conn, const RingConfig& ring) {
-    const wire::SenderHello hello = wire::decode_sender_hello(conn.peer_private_data());
+void check_hello(std::span<const std::byte> private_data, const RingConfig& ring) {
+    const wire::SenderHello hello = wire::decode_sender_hello(private_data);
     if (ring.slots > hello.max_slots) {
         throw UserError(fmt::format("the receiver's ring has {} slots, the sender takes at most {}: start the "
                                     "receiver with fewer slots",
@@ -58,13 +58,21 @@ void check_hello(const RcConnection& conn, const RingConfig& ring) {
 std::unique_ptr<FrameReceiver> FrameReceiver::accept(Listener& listener, const RingConfig& ring,
                                                      std::chrono::milliseconds timeout) {
     check_config(ring);
-    RcConnection conn = listener.wait_request(receiver_queues(ring), timeout);
-    check_or_refuse(conn, [&] { check_hello(conn, ring); });
-    auto r = over(std::move(conn), ring);
-    r->conn_->accept(r->advert());
-    r->stats_ = StreamStats{};
-    r->last_heard_ = std::chrono::steady_clock::now();
-    return r;
+    // A bad hello is refused before the ring is registered; a peer that
+    // then fails its handshake costs only its own ring, released here.
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        RcConnection conn = listener.wait_request(receiver_queues(ring), std::max(left, std::chrono::milliseconds(0)),
+                                                  [&](std::span<const std::byte> hello) { check_hello(hello, ring); });
+        auto r = over(std::move(conn), ring);
+        if (!listener.complete(*r->conn_, r->advert())) {
+            continue;
+        }
+        r->stats_ = StreamStats{};
+        r->last_heard_ = std::chrono::steady_clock::now();
+        return r;
+    }
 }
 
 std::unique_ptr<FrameReceiver> FrameReceiver::connect(const Endpoint& sender, const RingConfig& ring,
@@ -78,7 +86,7 @@ std::unique_ptr<FrameReceiver> FrameReceiver::connect(const Endpoint& sender, co
         });
     });
     try {
-        check_hello(*r->conn_, ring);
+        check_hello(r->conn_->peer_private_data(), ring);
     } catch (const std::exception&) {
         r->path_->disconnect(); // too late to reject: the sender sees a disconnect
         throw;

@@ -43,13 +43,18 @@ FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle)
         flush_credits();
         wc_next_ = 0;
         wc_count_ = 0;
-        Waited w = path_->wait(wcs_, last_heard_ + idle);
+        const bool probation = stats_.frames == 0 && first_frame_by_ < last_heard_ + idle;
+        Waited w = path_->wait(wcs_, probation ? first_frame_by_ : last_heard_ + idle);
         switch (w.kind) {
         case Waited::kCompletions:
             wc_count_ = w.completions;
             continue;
         case Waited::kWoken: return {Arrival::kWoken, {}};
         case Waited::kTimeout:
+            if (probation) {
+                throw TimeoutError("receiver: the sender connected but sent no frame in time (a new sender must "
+                                   "announce its format and start streaming promptly)");
+            }
             throw TimeoutError(fmt::format("receiver: no frame and no keepalive for {} ms "
                                            "after {} frames: is the sender stuck?",
                                            idle.count(), stats_.frames));

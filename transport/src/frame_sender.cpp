@@ -43,6 +43,9 @@ wire::RingAdvert checked_advert(const RcConnection& c) {
 }
 
 const wire::SenderHello kHello{FrameSender::kMaxSlots};
+
+// A receiver's advert, checked before anything is made for its connection.
+void screen_advert(std::span<const std::byte> private_data) { checked_advert(wire::decode_ring_advert(private_data)); }
 } // namespace
 
 std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, const SenderOptions& opts,
@@ -58,28 +61,38 @@ std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, cons
 
 std::unique_ptr<FrameSender> FrameSender::accept(Listener& listener, const SenderOptions& opts,
                                                  std::chrono::milliseconds timeout) {
-    return from_request(listener.wait_request(sender_queues(opts), timeout), opts);
+    const auto deadline = Clock::now() + timeout;
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        auto s = over(listener.wait_request(sender_queues(opts), std::max(left, std::chrono::milliseconds(0)),
+                                            screen_advert),
+                      opts);
+        if (listener.complete(*s->conn_, wire::encode(kHello))) {
+            return s;
+        }
+    }
 }
 
-std::unique_ptr<FrameSender> FrameSender::accept_waiting(Listener& listener, const SenderOptions& opts) {
-    auto conn = listener.try_request(sender_queues(opts));
+std::unique_ptr<FrameSender> FrameSender::accept_waiting(Listener& listener, const SenderOptions& opts,
+                                                         const Listener::Screen& screen) {
+    auto conn = listener.try_request(sender_queues(opts), [&](std::span<const std::byte> advert) {
+        if (screen) screen(advert);
+        screen_advert(advert);
+    });
     if (!conn) {
         return nullptr;
     }
-    check_or_refuse(*conn, [&] { checked_advert(*conn); });
     auto s = over(std::move(*conn), opts);
-    s->conn_->accept_begin(wire::encode(kHello));
+    try {
+        s->conn_->accept_begin(wire::encode(kHello));
+    } catch (const SystemError& e) { // the peer gave its request up (EINVAL): it goes, with all made for it
+        listener.log_refusal(s->peer(), fmt::format("it gave its connect request up: {}", e.what()));
+        return nullptr;
+    }
     return s;
 }
 
 bool FrameSender::established() { return conn_ == nullptr || conn_->accept_done(); }
-
-std::unique_ptr<FrameSender> FrameSender::from_request(RcConnection conn, const SenderOptions& opts) {
-    check_or_refuse(conn, [&] { checked_advert(conn); });
-    auto s = over(std::move(conn), opts);
-    s->conn_->accept(wire::encode(kHello));
-    return s;
-}
 
 std::unique_ptr<FrameSender> FrameSender::over(RcConnection conn, const SenderOptions& opts) {
     const wire::RingAdvert ring = checked_advert(conn);

@@ -97,6 +97,11 @@ public:
     // sender for `idle`, counted from the last thing it sent, so wakes do
     // not extend it and keepalives do.
     Arrival wait_frame(std::chrono::milliseconds idle);
+    // A sender on probation (a listener's new peer): until its first frame,
+    // wait_frame() throws TimeoutError at `by` whatever it sent before
+    // (keepalives included), so a peer that connects and never streams
+    // cannot hold a listener. Default: no such bound.
+    void first_frame_by(std::chrono::steady_clock::time_point by) noexcept { first_frame_by_ = by; }
     // wait_frame() for a caller with nothing to do on a wake: the next frame,
     // or nullopt at end of stream.
     std::optional<ReceivedFrame> next(std::chrono::milliseconds idle);
@@ -154,6 +159,7 @@ private:
     std::array<ibv_wc, 16> wcs_{};
     std::size_t wc_next_ = 0, wc_count_ = 0;
     std::chrono::steady_clock::time_point last_heard_; // the sender's last message or frame
+    std::chrono::steady_clock::time_point first_frame_by_ = std::chrono::steady_clock::time_point::max();
     // Released, not yet credited: the credits and the receives to re-post.
     // Sized to the slot count once; never grows.
     std::vector<wire::SlotImm> credit_batch_;

@@ -73,14 +73,19 @@ public:
     // Connects, retrying while the receiver is not up yet, for `patience`.
     static std::unique_ptr<FrameSender> connect(const Endpoint& receiver, const SenderOptions& opts,
                                                 std::chrono::milliseconds patience);
-    // Waits for a receiver to dial in (its ring advert comes with the request).
+    // Waits for a receiver to dial in (its ring advert comes with the
+    // request); receivers refused meanwhile (the listener logs them) do not
+    // end the wait.
     static std::unique_ptr<FrameSender> accept(Listener& listener, const SenderOptions& opts,
                                                std::chrono::milliseconds timeout);
-    // A receiver already waiting (nullptr if none is), accepted without
+    // A receiver already waiting (nullptr if none is, or it was refused:
+    // the listener logs that), accepted without
     // waiting for the handshake to finish: send nothing until established()
     // says it has (one round trip). For a fan-out that must not stall the
-    // others while someone joins. Never blocks.
-    static std::unique_ptr<FrameSender> accept_waiting(Listener& listener, const SenderOptions& opts);
+    // others while someone joins. Never blocks. `screen` refuses a request
+    // before anything is made for it (the fan-out's admission limits).
+    static std::unique_ptr<FrameSender> accept_waiting(Listener& listener, const SenderOptions& opts,
+                                                       const Listener::Screen& screen = {});
     // After accept_waiting: whether the connection is up. Throws if the
     // handshake failed. Never blocks.
     bool established();
@@ -154,7 +159,6 @@ public:
     std::string peer() const { return path_->peer_name(); }
 
 private:
-    static std::unique_ptr<FrameSender> from_request(RcConnection conn, const SenderOptions& opts);
     // A FrameSender over verbs: `conn` carries the receiver's ring advert.
     static std::unique_ptr<FrameSender> over(RcConnection conn, const SenderOptions& opts);
 
