@@ -45,6 +45,7 @@ enum {
     PROP_OFFER_POOL,
     PROP_DEVICE,
     PROP_POLL_MODE,
+    PROP_ALLOW,
     PROP_STATS,
     PROP_KEY_FILE,
 };
@@ -120,8 +121,17 @@ static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
         } else {
             GST_INFO_OBJECT(self, "waiting for a receiver on %s:%u (for up to %u ms)",
                             s.host.empty() ? "*" : s.host.c_str(), s.port, s.connect_timeout_ms);
-            Listener listener(ep);
-            state->sender = FrameSender::accept(listener, opts, std::chrono::milliseconds(s.connect_timeout_ms));
+            AllowList allow;
+            allow.add(s.allow);
+            state->listener = std::make_unique<Listener>(ep);
+            state->listener->set_allow(std::move(allow));
+            // One warning per refused receiver; the wait goes on for a good one.
+            state->listener->set_log([self](const std::string& line) {
+                GST_ELEMENT_WARNING(self, RESOURCE, WRITE, ("%s", line.c_str()), (nullptr));
+            });
+            state->sender =
+                FrameSender::accept(*state->listener, opts, std::chrono::milliseconds(s.connect_timeout_ms));
+            state->busy.emplace(*state->listener, "receiver " + state->sender->peer());
         }
     } catch (const std::exception& e) {
         GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE,
@@ -295,6 +305,7 @@ static void gst_rdma_sink_set_property(GObject* object, guint prop_id, const GVa
     case PROP_DEVICE: s.device = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
     case PROP_POLL_MODE: s.poll_mode = static_cast<PollMode>(g_value_get_enum(value)); break;
     case PROP_KEY_FILE: s.key_file = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
+    case PROP_ALLOW: s.allow = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
     }
     GST_OBJECT_UNLOCK(self);
@@ -315,6 +326,7 @@ static void gst_rdma_sink_get_property(GObject* object, guint prop_id, GValue* v
     case PROP_DEVICE: g_value_set_string(value, s.device.c_str()); break;
     case PROP_POLL_MODE: g_value_set_enum(value, static_cast<int>(s.poll_mode)); break;
     case PROP_KEY_FILE: g_value_set_string(value, s.key_file.c_str()); break;
+    case PROP_ALLOW: g_value_set_string(value, s.allow.c_str()); break;
     case PROP_STATS: {
         // The streaming thread publishes counters under the object lock.
         g_value_take_boxed(value, stats_structure(*self->published));
@@ -388,6 +400,12 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
     install_device_property(gobject_class, PROP_DEVICE, rw);
     install_poll_mode_property(gobject_class, PROP_POLL_MODE, rw);
     install_key_file_property(gobject_class, PROP_KEY_FILE, rw);
+    g_object_class_install_property(
+        gobject_class, PROP_ALLOW,
+        g_param_spec_string("allow", "Allow",
+                            "role=listen: receivers that may connect, ADDR or ADDR/PREFIX (IPv4 or IPv6), separated "
+                            "by commas; others are refused at their connect request. Empty: everyone",
+                            "", rw));
     g_object_class_install_property(
         gobject_class, PROP_STATS,
         g_param_spec_boxed("stats", "Statistics",

@@ -8,6 +8,7 @@
 #include "rdmacaps.hpp"
 #include "rdmaenums.hpp"
 
+#include "rdmastream/busy_refuser.hpp"
 #include "rdmastream/frame_sender.hpp"
 
 #include <gst/base/gstbasesink.h>
@@ -50,6 +51,7 @@ struct SinkSettings {
     std::string device;
     PollMode poll_mode = PollMode::kEvent;
     std::string key_file; // empty: no authentication
+    std::string allow; // role=listen: "ADDR[/PREFIX],..."; empty: everyone
 };
 
 // Counters the "stats" property shows; the streaming thread publishes a
@@ -87,6 +89,9 @@ bool frame_done(Outstanding& out, std::uint64_t cookie) noexcept;
 // What exists only between start() and stop(). Member order is teardown
 // order, reversed: staging (on the PD) dies before the sender's last owner.
 struct SinkState {
+    // role=listen: kept while streaming, so a second receiver is told "busy".
+    std::unique_ptr<Listener> listener;
+    std::optional<BusyRefuser> busy;
     std::shared_ptr<FrameSender> sender; // shared with the pool's allocator (the PD)
     GstAllocator* allocator = nullptr;   // owns a reference to `sender`
     Staging staging;

@@ -37,8 +37,12 @@ enum {
     PROP_SLOT_SIZE,
     PROP_CONNECT_TIMEOUT,
     PROP_TIMEOUT,
+    PROP_MAX_FRAME_BYTES,
+    PROP_MAX_RING_BYTES,
     PROP_DEVICE,
     PROP_POLL_MODE,
+    PROP_ALLOW,
+    PROP_HANDSHAKE_TIMEOUT,
     PROP_STATS,
     PROP_KEY_FILE,
 };
@@ -76,7 +80,14 @@ static gboolean gst_rdma_src_start(GstBaseSrc* bsrc) {
     const SrcSettings& s = st->settings;
     try {
         if (s.role == Role::kListen) {
+            AllowList allow;
+            allow.add(s.allow);
             st->listener.emplace(Endpoint{s.host, static_cast<std::uint16_t>(s.port)});
+            st->listener->set_allow(std::move(allow));
+            // One warning per refused sender; the element goes on listening.
+            st->listener->set_log([self](const std::string& line) {
+                GST_ELEMENT_WARNING(self, RESOURCE, READ, ("%s", line.c_str()), (nullptr));
+            });
             GST_INFO_OBJECT(self, "listening on %s:%u", s.host.empty() ? "*" : s.host.c_str(), s.port);
         } else if (s.host.empty()) {
             throw UserError("role=connect needs the sender's address: set the host property");
@@ -182,9 +193,13 @@ static void gst_rdma_src_set_property(GObject* object, guint prop_id, const GVal
     case PROP_SLOT_SIZE: s.slot_size = g_value_get_uint(value); break;
     case PROP_CONNECT_TIMEOUT: s.connect_timeout_ms = g_value_get_uint(value); break;
     case PROP_TIMEOUT: s.timeout_ms = g_value_get_uint(value); break;
+    case PROP_MAX_FRAME_BYTES: s.max_frame_bytes = g_value_get_uint(value); break;
+    case PROP_MAX_RING_BYTES: s.max_ring_bytes = g_value_get_uint64(value); break;
     case PROP_DEVICE: s.device = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
     case PROP_POLL_MODE: s.poll_mode = static_cast<PollMode>(g_value_get_enum(value)); break;
     case PROP_KEY_FILE: s.key_file = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
+    case PROP_ALLOW: s.allow = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
+    case PROP_HANDSHAKE_TIMEOUT: s.handshake_timeout_ms = g_value_get_uint(value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
     }
     GST_OBJECT_UNLOCK(self);
@@ -202,9 +217,13 @@ static void gst_rdma_src_get_property(GObject* object, guint prop_id, GValue* va
     case PROP_SLOT_SIZE: g_value_set_uint(value, s.slot_size); break;
     case PROP_CONNECT_TIMEOUT: g_value_set_uint(value, s.connect_timeout_ms); break;
     case PROP_TIMEOUT: g_value_set_uint(value, s.timeout_ms); break;
+    case PROP_MAX_FRAME_BYTES: g_value_set_uint(value, s.max_frame_bytes); break;
+    case PROP_MAX_RING_BYTES: g_value_set_uint64(value, s.max_ring_bytes); break;
     case PROP_DEVICE: g_value_set_string(value, s.device.c_str()); break;
     case PROP_POLL_MODE: g_value_set_enum(value, static_cast<int>(s.poll_mode)); break;
     case PROP_KEY_FILE: g_value_set_string(value, s.key_file.c_str()); break;
+    case PROP_ALLOW: g_value_set_string(value, s.allow.c_str()); break;
+    case PROP_HANDSHAKE_TIMEOUT: g_value_set_uint(value, s.handshake_timeout_ms); break;
     case PROP_STATS: g_value_take_boxed(value, stats_structure(*self->published)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
     }
@@ -274,9 +293,35 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                           "Milliseconds without a frame or a keepalive (a living sender sends one every second) "
                           "before the sender is declared stuck and the element errors out",
                           1, G_MAXUINT, kSrcDefaultTimeoutMs, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_MAX_FRAME_BYTES,
+        g_param_spec_uint("max-frame-bytes", "Maximum frame bytes",
+                          "The largest frame (payload bytes) a sender may announce; a stream format above it is "
+                          "refused with an element error naming this property. rdmasrc decides what it pins, "
+                          "whatever the locked-memory limit allows",
+                          1, (1u << 30) - 64, kSrcDefaultMaxFrameBytes, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_MAX_RING_BYTES,
+        g_param_spec_uint64("max-ring-bytes", "Maximum ring bytes",
+                            "The most memory the receive ring (slots x slot size) may pin when a sender's frames "
+                            "make it grow; a stream format needing more is refused with an element error naming "
+                            "this property. slots x slot-size must fit it too",
+                            1, G_MAXUINT64, kSrcDefaultMaxRingBytes, rw));
     install_device_property(gobject_class, PROP_DEVICE, rw);
     install_poll_mode_property(gobject_class, PROP_POLL_MODE, rw);
     install_key_file_property(gobject_class, PROP_KEY_FILE, rw);
+    g_object_class_install_property(
+        gobject_class, PROP_ALLOW,
+        g_param_spec_string("allow", "Allow",
+                            "role=listen: senders that may connect, ADDR or ADDR/PREFIX (IPv4 or IPv6), separated "
+                            "by commas; others are refused at their connect request. Empty: everyone",
+                            "", rw));
+    g_object_class_install_property(
+        gobject_class, PROP_HANDSHAKE_TIMEOUT,
+        g_param_spec_uint("handshake-timeout", "Handshake timeout",
+                          "role=listen: milliseconds a new sender has to send its first frame after connecting; one "
+                          "that does not (silent, a bad format) is refused with a warning and the next one served",
+                          1, G_MAXUINT, kSrcDefaultHandshakeTimeoutMs, rw));
     g_object_class_install_property(
         gobject_class, PROP_STATS,
         g_param_spec_boxed("stats", "Statistics",

@@ -9,7 +9,9 @@
 #include "rdmacaps.hpp"
 #include "rdmaenums.hpp"
 
+#include "rdmastream/busy_refuser.hpp"
 #include "rdmastream/frame_receiver.hpp"
+#include "rdmastream_gst/frame_layout.hpp"
 #include "rdmastream_gst/slot_buffers.hpp"
 
 #include <gst/base/gstpushsrc.h>
@@ -34,6 +36,9 @@ inline constexpr guint kSrcDefaultSlots = 8;
 inline constexpr guint kSrcDefaultSlotSize = 4u << 20;
 inline constexpr guint kSrcDefaultConnectTimeoutMs = 10000;
 inline constexpr guint kSrcDefaultTimeoutMs = 10000;
+inline constexpr guint kSrcDefaultMaxFrameBytes = kDefaultMaxFrameBytes;
+inline constexpr guint64 kSrcDefaultMaxRingBytes = kDefaultMaxRingBytes;
+inline constexpr guint kSrcDefaultHandshakeTimeoutMs = 10000;
 
 // Property values; read and written under the object lock.
 struct SrcSettings {
@@ -44,9 +49,13 @@ struct SrcSettings {
     guint slot_size = kSrcDefaultSlotSize;
     guint connect_timeout_ms = kSrcDefaultConnectTimeoutMs;
     guint timeout_ms = kSrcDefaultTimeoutMs;
+    guint max_frame_bytes = kSrcDefaultMaxFrameBytes;
+    guint64 max_ring_bytes = kSrcDefaultMaxRingBytes;
     std::string device;
     PollMode poll_mode = PollMode::kEvent;
     std::string key_file; // empty: no authentication
+    std::string allow; // role=listen: "ADDR[/PREFIX],..."; empty: everyone
+    guint handshake_timeout_ms = kSrcDefaultHandshakeTimeoutMs;
 };
 
 struct SrcCounters {
@@ -60,13 +69,15 @@ struct SrcCounters {
 struct SrcState {
     SrcSettings settings; // copied at start
     std::optional<Listener> listener; // role=listen: bound in start(), so a bad address fails early
+    std::optional<BusyRefuser> busy;  // while a sender streams: others are told "busy"
     // The buffers that wrap the ring; they own the receiver (via its ring),
     // so it outlives stop() while buffers are still downstream.
     std::unique_ptr<SlotBuffers, SlotBuffers::Unref> buffers;
     FrameReceiver* receiver = nullptr; // lives as long as `buffers`
     GstCaps* caps = nullptr;  // what we output (the sender's caps)
-    bool raw_video = false;
-    GstVideoInfo info{};
+    // The current format, read and checked once (FrameLayout::check); every
+    // frame is checked against it before it is wrapped.
+    std::optional<FrameLayout> layout;
     std::uint64_t next_sequence = 0;
     SrcCounters counters;
 };

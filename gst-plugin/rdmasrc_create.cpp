@@ -41,6 +41,8 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     ring.slot_size = s.slot_size;
     ring.poll_mode = s.poll_mode;
     ring.device = s.device;
+    ring.max_frame_bytes = s.max_frame_bytes;
+    ring.max_ring_bytes = s.max_ring_bytes;
     ring.waker = *self->waker;
     ring.key = load_key_file(GST_ELEMENT(self), s.key_file);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.connect_timeout_ms);
@@ -55,7 +57,10 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
                     if (self->flushing->load()) return false;
                     continue; // a stale wake; a real timeout is the listener's own below
                 }
-                r = FrameReceiver::accept(*st.listener, ring, std::chrono::milliseconds(s.connect_timeout_ms));
+                // Only the request(s) waiting now: a sender refused here (the
+                // listener warns, naming it) sends us back to the wait
+                // above, which unlock() interrupts.
+                r = FrameReceiver::accept(*st.listener, ring, std::chrono::milliseconds(0));
             } else {
                 // One attempt each time (patience 0), so flushing is seen
                 // between attempts.
@@ -63,7 +68,11 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
                                            std::chrono::milliseconds(0));
             }
         } catch (const CmEventError& e) {
-            if (st.listener || !worth_retrying(e) || std::chrono::steady_clock::now() >= deadline) {
+            if (st.listener) {
+                if (e.event()) throw; // the listener's own event (its device went): nothing more will come
+                continue;             // every waiting request was refused: listen on
+            }
+            if (!worth_retrying(e) || std::chrono::steady_clock::now() >= deadline) {
                 throw;
             }
             // The sender's listener is not up yet; unlock() cuts the pause short.
@@ -72,6 +81,10 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     }
     GST_INFO_OBJECT(self, "sender connected; ring of %u slots of %u bytes%s", ring.slots, ring.slot_size,
                     r->huge_pages() ? " (huge pages)" : "");
+    if (st.listener) {
+        // On probation until its first frame (see on_probation).
+        r->first_frame_by(std::chrono::steady_clock::now() + std::chrono::milliseconds(s.handshake_timeout_ms));
+    }
     auto receiver = std::shared_ptr<FrameReceiver>(std::move(r));
     st.receiver = receiver.get();
     const std::uint32_t slots = receiver->ring().slots;
@@ -79,22 +92,22 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     return true;
 }
 
-// The sender announced a format: output its caps from this frame on.
-bool adopt_format(GstRdmaSrc* self, SrcState& st, const wire::StreamFormat& format) {
-    GstCaps* caps = gst_caps_from_string(format.caps.c_str());
-    if (caps == nullptr || !gst_caps_is_fixed(caps)) {
-        GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("The sender announced caps GStreamer cannot use"),
-                          ("caps \"%s\"", format.caps.c_str()));
-        if (caps != nullptr) {
-            gst_caps_unref(caps);
-        }
+// The sender announced a format: check it once (FrameLayout), then output
+// its caps from this frame on. False, with an element error posted, when
+// the format is refused or downstream refuses its caps.
+bool adopt_format(GstRdmaSrc* self, SrcState& st, const wire::StreamFormat& format, FrameReceiver& receiver) {
+    try {
+        st.layout.emplace(FrameLayout::check(format, receiver.peer()));
+    } catch (const ProtocolError& e) {
+        st.layout.reset();
+        GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("The sender announced a stream format rdmasrc refuses"),
+                          ("%s", e.what()));
         return false;
     }
-    st.raw_video = gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw") &&
-                   gst_video_info_from_caps(&st.info, caps);
+    GstCaps* caps = st.layout->caps();
     GstClockTime frame = GST_CLOCK_TIME_NONE;
-    if (st.raw_video && st.info.fps_n > 0) {
-        frame = gst_util_uint64_scale_int(GST_SECOND, st.info.fps_d, st.info.fps_n);
+    if (st.layout->raw_video() && st.layout->info().fps_n > 0) {
+        frame = gst_util_uint64_scale_int(GST_SECOND, st.layout->info().fps_d, st.layout->info().fps_n);
     }
     const bool same = st.caps != nullptr && gst_caps_is_equal(st.caps, caps);
     GST_OBJECT_LOCK(self);
@@ -105,11 +118,10 @@ bool adopt_format(GstRdmaSrc* self, SrcState& st, const wire::StreamFormat& form
     self->frame_duration = frame;
     GST_OBJECT_UNLOCK(self);
     ++st.counters.format_changes;
-    GST_INFO_OBJECT(self, "format %u: %s", format.id, format.caps.c_str());
+    GST_INFO_OBJECT(self, "format %u: %s (frames of at least %" G_GUINT64_FORMAT " bytes)", format.id,
+                    format.caps.c_str(), st.layout->min_payload());
     // Same caps announced again (e.g. larger encoded frames): nothing to renegotiate.
-    const bool ok = same || gst_base_src_set_caps(GST_BASE_SRC(self), caps);
-    gst_caps_unref(caps);
-    if (!ok) {
+    if (!same && !gst_base_src_set_caps(GST_BASE_SRC(self), caps)) {
         GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Downstream refused the sender's caps"),
                           ("caps \"%s\"", format.caps.c_str()));
         return false;
@@ -120,11 +132,26 @@ bool adopt_format(GstRdmaSrc* self, SrcState& st, const wire::StreamFormat& form
     return true;
 }
 
+// A listening source's sender is on probation until its first frame is
+// pushed: whatever goes wrong before that (silence, a bad format, caps
+// GStreamer cannot use, a frame without a format, a hang-up) is the peer's
+// doing, and costs the pipeline nothing but a warning.
+bool on_probation(const SrcState& st) { return st.listener && st.counters.frames == 0 && st.caps == nullptr; }
+
+// Refuses the sender on probation: one warning naming it, its connection and
+// ring released (nothing of it is downstream), and the next one served.
+void refuse_sender(SrcState& st, const std::string& reason) {
+    st.listener->log_refusal(st.receiver->peer(), reason);
+    st.receiver = nullptr;
+    st.buffers.reset();
+}
+
 } // namespace
 
 GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
     auto* self = GST_RDMA_SRC(src);
     SrcState& st = *self->state;
+    for (;;) {
     try {
         if (!st.buffers && !connect(self, st)) {
             return GST_FLOW_FLUSHING;
@@ -148,9 +175,15 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
                 break;
             }
         }
+        if (!f && on_probation(st)) {
+            throw ProtocolError("it ended the stream before its first frame");
+        }
         if (!f) {
             GST_INFO_OBJECT(self, "end of stream after %" G_GUINT64_FORMAT " frames", st.counters.frames);
             return GST_FLOW_EOS;
+        }
+        if (f->format == nullptr && on_probation(st)) {
+            throw ProtocolError("it sent a frame before announcing its format");
         }
         if (f->format == nullptr) {
             receiver.release(f->slot);
@@ -159,16 +192,34 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
                                f->header.sequence));
             return GST_FLOW_ERROR;
         }
-        if ((f->format_changed || st.caps == nullptr) && !adopt_format(self, st, *f->format)) {
+        if (on_probation(st)) {
+            // Its format and first frame checked here, where a refusal (a
+            // ProtocolError) is the peer's doing: the catch below refuses the
+            // sender and listens on, where adopt_format would end the pipeline.
+            const FrameLayout layout = FrameLayout::check(*f->format, receiver.peer());
+            layout.check_frame(f->header.sequence, f->payload.size());
+            // Admitted: from here on it is the stream, and any other sender is told "busy".
+            st.busy.emplace(*st.listener, "sender " + receiver.peer());
+        }
+        if ((f->format_changed || !st.layout) && !adopt_format(self, st, *f->format, receiver)) {
             receiver.release(f->slot);
             return GST_FLOW_NOT_NEGOTIATED;
         }
+        try {
+            st.layout->check_frame(f->header.sequence, f->payload.size()); // one comparison
+        } catch (const ProtocolError& e) {
+            receiver.release(f->slot);
+            GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("The sender sent a frame shorter than its format"),
+                              ("%s", e.what()));
+            return GST_FLOW_ERROR;
+        }
 
+        // Checked: from here nothing fails, so the buffer always goes out.
         GstBuffer* buffer = st.buffers->wrap_st(f->slot, f->payload, receiver.ring().slot_size - wire::kSlotHeaderSize);
         GST_BUFFER_PTS(buffer) = clock_time(f->header.pts);
         GST_BUFFER_DURATION(buffer) = clock_time(f->header.duration);
         GST_BUFFER_FLAG_SET(buffer, buffer_flags(f->header.flags));
-        set_video_meta(buffer, st.raw_video ? &st.info : nullptr, *f->format);
+        set_video_meta(buffer, *st.layout);
 
         // Frame numbers count every frame the sender was offered: a gap is
         // what its live policy dropped.
@@ -187,9 +238,14 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
         *buf = buffer;
         return GST_FLOW_OK;
     } catch (const std::exception& e) {
+        if (st.receiver != nullptr && on_probation(st) && !st.busy) {
+            refuse_sender(st, e.what());
+            continue;
+        }
         const bool timed_out = dynamic_cast<const TimeoutError*>(&e) != nullptr;
         GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Lost the RDMA stream"),
                           ("%s%s", e.what(), timed_out ? " (raise the timeout property if the sender is only slow)" : ""));
         return GST_FLOW_ERROR;
+    }
     }
 }

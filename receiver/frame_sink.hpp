@@ -2,7 +2,7 @@
 // first frame of it, then each frame while it lies in its ring slot.
 #pragma once
 
-#include "rdmastream_cli/raw_caps.hpp"
+#include "stream_layout.hpp"
 
 #include "rdmastream/frame_receiver.hpp"
 
@@ -11,9 +11,11 @@ namespace rdmastream::cli {
 class FrameSink {
 public:
     virtual ~FrameSink() = default;
-    // A new format; every frame until the next call is in it.
-    virtual void start_format(const wire::StreamFormat& format, const RawVideoCaps& caps) = 0;
-    // Handles a frame. Returns true when the sink is done with the slot's
+    // A new format, read and checked (read_stream_layout); every frame until
+    // the next call is in it. `stream` outlives those frames.
+    virtual void start_format(const StreamLayout& stream) = 0;
+    // Handles a frame, already checked against the format's layout (its
+    // payload holds every plane), so a sink reads it without checks. Returns true when the sink is done with the slot's
     // memory; false when it keeps the frame and hands the slot back later
     // (through the session's release queue).
     virtual bool consume(const ReceivedFrame& frame) = 0;
@@ -35,7 +37,7 @@ public:
 // --null: takes every frame and does nothing (measures the transport alone).
 class NullSink final : public FrameSink {
 public:
-    void start_format(const wire::StreamFormat&, const RawVideoCaps&) override {}
+    void start_format(const StreamLayout&) override {}
     bool consume(const ReceivedFrame&) override { return true; }
     void finish() override {}
 };

@@ -32,20 +32,9 @@ FrameMd5Sink::FrameMd5Sink(const std::string& path) : path_(path), md5_(av_md5_a
     if (!md5_) throw std::bad_alloc();
 }
 
-namespace {
-const char* fmt_name_or(AVPixelFormat f) {
-    const char* name = av_get_pix_fmt_name(f);
-    return name ? name : "an unknown pixel format";
-}
-} // namespace
-
-void FrameMd5Sink::start_format(const wire::StreamFormat& format, const RawVideoCaps& caps) {
-    geometry_ = frame_geometry(caps.format, caps.width, caps.height);
-    if (geometry_.plane_count > format.plane_count) {
-        throw ProtocolError(fmt::format("format {} announces {} planes, {} has {}", format.id, format.plane_count,
-                                        fmt_name_or(caps.format), geometry_.plane_count));
-    }
-    format_ = format;
+void FrameMd5Sink::start_format(const StreamLayout& stream) {
+    stream_ = &stream;
+    const RawVideoCaps& caps = stream.caps;
     if (header_written_) {
         return; // as ffmpeg -autoscale 0: one header, the frames change size
     }
@@ -63,18 +52,11 @@ void FrameMd5Sink::start_format(const wire::StreamFormat& format, const RawVideo
 bool FrameMd5Sink::consume(const ReceivedFrame& frame) {
     av_md5_init(md5_.get());
     const auto* base = reinterpret_cast<const std::uint8_t*>(frame.payload.data());
-    for (int i = 0; i < geometry_.plane_count; ++i) {
-        const auto idx = static_cast<std::size_t>(i);
-        const PlaneGeometry& g = geometry_.planes[idx];
-        const std::size_t offset = format_.planes[idx].offset, stride = format_.planes[idx].stride;
-        if (g.rows > 0 &&
-            (stride < g.row_bytes || offset + stride * static_cast<std::size_t>(g.rows - 1) + g.row_bytes >
-                                         frame.payload.size())) {
-            throw ProtocolError(fmt::format("frame {}: plane {} (offset {}, stride {}, {} rows of {} bytes) does not "
-                                            "fit its {}-byte payload",
-                                            frame.header.sequence, i, offset, stride, g.rows, g.row_bytes,
-                                            frame.payload.size()));
-        }
+    const FrameGeometry& geometry = stream_->geometry;
+    for (int i = 0; i < geometry.plane_count; ++i) {
+        const PlaneGeometry& g = geometry.planes[static_cast<std::size_t>(i)];
+        const gst::PlaneExtent& p = stream_->layout.plane(static_cast<unsigned>(i));
+        const std::size_t offset = p.offset, stride = p.stride;
         for (int r = 0; r < g.rows; ++r) {
             av_md5_update(md5_.get(), base + offset + stride * static_cast<std::size_t>(r), g.row_bytes);
         }
@@ -85,7 +67,7 @@ bool FrameMd5Sink::consume(const ReceivedFrame& frame) {
     const std::int64_t duration =
         frame.header.duration == std::numeric_limits<std::int64_t>::min() ? 0 : to_tb(frame.header.duration, time_base_);
     std::fprintf(out_.get(), "%d, %10" PRId64 ", %10" PRId64 ", %8" PRId64 ", %8d, ", 0, pts, pts, duration,
-                 static_cast<int>(geometry_.packed_size));
+                 static_cast<int>(geometry.packed_size));
     for (const std::uint8_t b : digest) std::fprintf(out_.get(), "%02x", b);
     std::fputc('\n', out_.get());
     return true;

@@ -24,7 +24,7 @@ class FrameMd5Sink final : public FrameSink {
 public:
     // `path` "-": stdout.
     explicit FrameMd5Sink(const std::string& path);
-    void start_format(const wire::StreamFormat& format, const RawVideoCaps& caps) override;
+    void start_format(const StreamLayout& stream) override;
     bool consume(const ReceivedFrame& frame) override;
     void finish() override;
 
@@ -43,8 +43,7 @@ private:
     std::unique_ptr<AVMD5, Md5Deleter> md5_;
     bool header_written_ = false;
     AVRational time_base_{1, 25};
-    FrameGeometry geometry_;
-    wire::StreamFormat format_;
+    const StreamLayout* stream_ = nullptr; // the current format's
 };
 
 } // namespace rdmastream::cli

@@ -82,17 +82,11 @@ GstSink::~GstSink() {
     if (pipeline_) gst_element_set_state(pipeline_.get(), GST_STATE_NULL);
 }
 
-void GstSink::start_format(const wire::StreamFormat& format, const RawVideoCaps& caps) {
-    // The sender's caps are GStreamer caps already; fall back to ours (from
-    // the parsed fields) only if GStreamer cannot read them.
-    GstCapsPtr gst_caps(gst_caps_from_string(format.caps.c_str()));
-    if (!gst_caps || !gst_caps_is_fixed(gst_caps.get())) gst_caps.reset(gst_caps_from_string(to_caps_string(caps).c_str()));
-    if (!gst_caps || !gst_video_info_from_caps(&info_, gst_caps.get())) {
-        throw ProtocolError(fmt::format("--gst: GStreamer cannot read the sender's caps '{}'", format.caps));
-    }
-    extent_ = layout_extent(frame_geometry(caps.format, caps.width, caps.height), format);
-    format_ = format;
-    gst_app_src_set_caps(GST_APP_SRC(appsrc_.get()), gst_caps.get());
+void GstSink::start_format(const StreamLayout& stream) {
+    // The caps GStreamer read, and checked the layout by (FrameLayout):
+    // downstream reads the frames by exactly these.
+    stream_ = &stream;
+    gst_app_src_set_caps(GST_APP_SRC(appsrc_.get()), stream.layout.caps());
 }
 
 void GstSink::finish() {

@@ -18,7 +18,6 @@
 #include "gst_ptr.hpp"
 #include "slot_release_queue.hpp"
 
-#include "rdmastream_cli/plane_geometry.hpp"
 #include "rdmastream_gst/slot_buffers.hpp"
 
 #include <gst/video/video.h>
@@ -38,7 +37,7 @@ public:
     // that cannot start fails before any connection.
     GstSink(const std::string& pipeline, SlotReleaseQueue& released);
     ~GstSink() override;
-    void start_format(const wire::StreamFormat& format, const RawVideoCaps& caps) override;
+    void start_format(const StreamLayout& stream) override;
     bool consume(const ReceivedFrame& frame) override; // gst_sink_push.cpp
     void collect_freed() override;                     // gst_sink_push.cpp
     void check() override { check_bus(); }
@@ -69,9 +68,7 @@ private:
     GstElementPtr stats_; // the `rdmastats` element if it has a "text" property
     GstBusPtr bus_;
 
-    wire::StreamFormat format_;
-    GstVideoInfo info_{};
-    std::size_t extent_ = 0;
+    const StreamLayout* stream_ = nullptr; // the current format's
     std::int64_t first_pts_ = 0;
     bool have_first_pts_ = false;
     // Overlay text per slot, written when the slot's frame is pushed, read by

@@ -39,14 +39,10 @@ GstPadProbeReturn GstSink::label_frame(GstPad*, GstPadProbeInfo* info, gpointer 
 
 bool GstSink::consume(const ReceivedFrame& frame) {
     check_bus(); // a pipeline error stops the stream at the next frame
-    if (frame.payload.size() < extent_) {
-        throw ProtocolError(fmt::format("frame {}: its {}-byte payload is smaller than its format's planes ({} bytes)",
-                                        frame.header.sequence, frame.payload.size(), extent_));
-    }
     // The room SlotBuffers' memory may claim: the format's largest frame,
     // which the ring grew to hold; constant per format, so the slot's
     // wrapper is made once, not per frame size.
-    const std::size_t room = std::max<std::size_t>(format_.max_frame_size, frame.payload.size());
+    const std::size_t room = std::max<std::size_t>(stream_->layout.format().max_frame_size, frame.payload.size());
     GstBuffer* buffer = buffers_->wrap_st(frame.slot, frame.payload, room);
     if (frame.header.pts != kNone) {
         if (!have_first_pts_) {
@@ -59,7 +55,7 @@ bool GstSink::consume(const ReceivedFrame& frame) {
         GST_BUFFER_DURATION(buffer) = static_cast<GstClockTime>(frame.header.duration);
     }
     GST_BUFFER_OFFSET(buffer) = frame.header.sequence; // the frame number, as video sources set it
-    gst::set_video_meta(buffer, &info_, format_);
+    gst::set_video_meta(buffer, stream_->layout); // checked at format time: cannot fail, the buffer always goes out
     if (stats_) {
         SlotText& t = texts_[frame.slot];
         overlay_text(frame, t.text);

@@ -52,6 +52,16 @@ int main(int argc, char** argv) {
                    "bytes per ring slot to start with; the ring grows when the sender's frames need more")
         ->check(CLI::Range(static_cast<std::uint32_t>(rdmastream::wire::kSlotHeaderSize + 1), 1u << 30))
         ->capture_default_str();
+    app.add_option("--max-frame-bytes", o.max_frame_bytes,
+                   "the largest frame (payload bytes) a sender may announce; a stream format above it is refused")
+        ->check(CLI::Range(1u, (1u << 30) - static_cast<std::uint32_t>(rdmastream::wire::kSlotHeaderSize)))
+        ->capture_default_str();
+    app.add_option("--max-ring-bytes", o.max_ring_bytes,
+                   "the most memory the ring (slots x slot size) may pin when a sender's frames make it grow; a "
+                   "stream format needing more is refused. This, not the memlock limit, bounds what a sender can "
+                   "make rdmarecv pin")
+        ->check(CLI::Range(std::uint64_t{1}, UINT64_MAX))
+        ->capture_default_str();
     cli::add_report_flags(app, o.stats_json, o.quiet, verbose);
     try {
         app.parse(argc, argv);

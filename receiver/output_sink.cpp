@@ -83,7 +83,8 @@ OutputSink::~OutputSink() {
     enc_.reset();
 }
 
-void OutputSink::start_format(const wire::StreamFormat& format, const RawVideoCaps& caps) {
+void OutputSink::start_format(const StreamLayout& stream) {
+    const RawVideoCaps& caps = stream.caps;
     if (header_written_ &&
         (caps.format != caps_.format || caps.width != caps_.width || caps.height != caps_.height)) {
         throw std::runtime_error(fmt::format("-o {}: the picture changed mid-stream from {}x{} {} to {}x{} {}, and "
@@ -92,19 +93,18 @@ void OutputSink::start_format(const wire::StreamFormat& format, const RawVideoCa
                                              path_, caps_.width, caps_.height, pix_name(caps_.format), caps.width,
                                              caps.height, pix_name(caps.format)));
     }
-    geometry_ = frame_geometry(caps.format, caps.width, caps.height);
-    extent_ = layout_extent(geometry_, format);
+    geometry_ = stream.geometry;
+    layout_ = &stream;
     // Packed: each plane's rows back to back, planes in order, no padding;
     // then the slot already is the rawvideo packet.
     packed_ = true;
-    std::size_t packed_offset = format.planes[0].offset;
+    std::size_t packed_offset = stream.layout.plane(0).offset;
     for (int i = 0; i < geometry_.plane_count; ++i) {
-        const auto idx = static_cast<std::size_t>(i);
-        const PlaneGeometry& g = geometry_.planes[idx];
-        packed_ = packed_ && format.planes[idx].stride == g.row_bytes && format.planes[idx].offset == packed_offset;
+        const PlaneGeometry& g = geometry_.planes[static_cast<std::size_t>(i)];
+        const gst::PlaneExtent& p = stream.layout.plane(static_cast<unsigned>(i));
+        packed_ = packed_ && p.stride == g.row_bytes && p.offset == packed_offset;
         packed_offset += g.row_bytes * static_cast<std::size_t>(g.rows);
     }
-    format_ = format;
     if (header_written_) return; // the same picture in a new layout
     caps_ = caps;
     if (caps.framerate.num > 0 && caps.framerate.den > 0) time_base_ = av_inv_q(caps.framerate);

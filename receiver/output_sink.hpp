@@ -34,7 +34,7 @@ public:
     // any connection. `codec` empty: raw video if the muxer takes it.
     OutputSink(const std::string& path, const std::string& codec, SlotReleaseQueue& released);
     ~OutputSink() override;
-    void start_format(const wire::StreamFormat& format, const RawVideoCaps& caps) override;
+    void start_format(const StreamLayout& stream) override;
     bool consume(const ReceivedFrame& frame) override;
     void finish() override;
     std::uint64_t copies() const noexcept override { return copies_; }
@@ -69,16 +69,18 @@ private:
     AVRational time_base_{1, 1000000};  // frames' pts/duration (encoder's and our own)
     bool header_written_ = false;
 
-    RawVideoCaps caps_;
-    wire::StreamFormat format_;
-    FrameGeometry geometry_;
+    RawVideoCaps caps_;                    // the file's picture (its first format's)
+    const StreamLayout* layout_ = nullptr; // the current format's planes
+    FrameGeometry geometry_;               // layout_->geometry
     bool packed_ = false;     // the sender's layout is exactly the rawvideo packet: no copy
-    std::size_t extent_ = 0;  // payload bytes the planes span
     std::int64_t next_pts_ = 0;
 
     FramePtr frame_ = make_frame();   // reused: the AVFrame over the current slot
     PacketPtr packet_ = make_packet(); // reused: the packet handed to the muxer
-    std::vector<std::uint8_t> packed_copy_; // the rawvideo packet when the layout has padding
+    // The rawvideo packet when the layout has padding: geometry_.packed_size,
+    // which the checked layout bounds (each plane within a max_frame_size
+    // the receiver's --max-frame-bytes limits).
+    std::vector<std::uint8_t> packed_copy_;
     std::vector<Ticket> tickets_;      // one per slot, for the encoder's free callback
     std::atomic<std::uint32_t> encoder_holds_{0}; // slots the encoder still references
     std::uint64_t copies_ = 0;

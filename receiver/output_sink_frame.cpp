@@ -25,10 +25,6 @@ constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min(); // no t
 } // namespace
 
 bool OutputSink::consume(const ReceivedFrame& frame) {
-    if (frame.payload.size() < extent_) {
-        throw ProtocolError(fmt::format("frame {}: its {}-byte payload is smaller than its format's planes ({} bytes)",
-                                        frame.header.sequence, frame.payload.size(), extent_));
-    }
     switch (mode_) {
     case Mode::kWrappedFrame: return write_wrapped(frame);
     case Mode::kRawPacket: return write_raw(frame);
@@ -51,8 +47,8 @@ void OutputSink::point_frame_at(const ReceivedFrame& frame, AVFrame* out) const 
     auto* base = const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(frame.payload.data()));
     for (int i = 0; i < geometry_.plane_count; ++i) {
         const auto idx = static_cast<std::size_t>(i);
-        out->data[idx] = base + format_.planes[idx].offset;
-        out->linesize[idx] = static_cast<int>(format_.planes[idx].stride);
+        out->data[idx] = base + layout_->layout.plane(static_cast<unsigned>(i)).offset;
+        out->linesize[idx] = static_cast<int>(layout_->layout.plane(static_cast<unsigned>(i)).stride);
     }
     out->format = caps_.format;
     out->width = caps_.width;
@@ -94,14 +90,14 @@ bool OutputSink::write_raw(const ReceivedFrame& frame) {
     set_timestamps(frame, pts, duration);
     const auto* base = reinterpret_cast<const std::uint8_t*>(frame.payload.data());
     if (packed_) {
-        packet_->data = const_cast<std::uint8_t*>(base + format_.planes[0].offset);
+        packet_->data = const_cast<std::uint8_t*>(base + layout_->layout.plane(0).offset);
     } else {
         std::uint8_t* dst = packed_copy_.data();
         for (int i = 0; i < geometry_.plane_count; ++i) {
             const auto idx = static_cast<std::size_t>(i);
             const PlaneGeometry& g = geometry_.planes[idx];
-            av_image_copy_plane(dst, static_cast<int>(g.row_bytes), base + format_.planes[idx].offset,
-                                static_cast<int>(format_.planes[idx].stride), static_cast<int>(g.row_bytes), g.rows);
+            av_image_copy_plane(dst, static_cast<int>(g.row_bytes), base + layout_->layout.plane(static_cast<unsigned>(i)).offset,
+                                static_cast<int>(layout_->layout.plane(static_cast<unsigned>(i)).stride), static_cast<int>(g.row_bytes), g.rows);
             dst += g.row_bytes * static_cast<std::size_t>(g.rows);
         }
         packet_->data = packed_copy_.data();
@@ -140,8 +136,8 @@ bool OutputSink::encode(const ReceivedFrame& frame) {
         int src_stride[4] = {};
         for (int i = 0; i < geometry_.plane_count; ++i) {
             const auto idx = static_cast<std::size_t>(i);
-            src[idx] = base + format_.planes[idx].offset;
-            src_stride[idx] = static_cast<int>(format_.planes[idx].stride);
+            src[idx] = base + layout_->layout.plane(static_cast<unsigned>(i)).offset;
+            src_stride[idx] = static_cast<int>(layout_->layout.plane(static_cast<unsigned>(i)).stride);
         }
         frame_->format = caps_.format;
         frame_->width = caps_.width;

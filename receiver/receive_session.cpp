@@ -3,6 +3,7 @@
 #include "rdmastream_cli/rdma_device.hpp"
 #include "rdmastream_cli/stats_report.hpp"
 
+#include "rdmastream/busy_refuser.hpp"
 #include "rdmastream/error.hpp"
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 namespace rdmastream::cli {
 namespace {
@@ -23,24 +25,83 @@ extern "C" void on_interrupt(int) {
     if (g_waker != nullptr) g_waker->wake(); // async-signal-safe
 }
 
-std::unique_ptr<FrameReceiver> open_receiver(const ReceiveOptions& o, const ConnectionPlan& plan,
-                                             std::shared_ptr<Waker> waker) {
+RingConfig ring_config(const ReceiveOptions& o, std::shared_ptr<Waker> waker) {
     RingConfig ring;
     ring.slots = o.connection.slots;
     ring.slot_size = o.slot_size;
     ring.device = o.connection.device;
     ring.poll_mode = poll_mode(o.connection);
+    ring.max_frame_bytes = o.max_frame_bytes;
+    ring.max_ring_bytes = o.max_ring_bytes;
     ring.live = o.connection.policy == "live"; // the sender drops frames rather than wait for us
     ring.waker = std::move(waker);
     ring.key = load_key(o.connection, "rdmarecv");
-    if (plan.listen) {
-        Listener listener(plan.endpoint);
-        std::fprintf(stderr, "rdmarecv: listening on %s:%u, %u slots of %u bytes\n",
-                     plan.endpoint.host.empty() ? "*" : plan.endpoint.host.c_str(), listener.port(), ring.slots,
-                     ring.slot_size);
-        return FrameReceiver::accept(listener, ring, to_ms(o.connection.connect_timeout));
+    return ring;
+}
+
+// The stream rdmarecv serves, and (listening) the listener, which refuses
+// other senders "busy" while it streams.
+struct Served {
+    std::optional<Listener> listener;
+    std::unique_ptr<FrameReceiver> rx;
+    std::optional<ReceivedFrame> first; // a listener's admitted sender's first frame, not yet consumed
+};
+
+// A listener's new sender is on probation until its first frame, which must
+// come within --handshake-timeout and carry a format rdmarecv can read
+// (read_stream_layout) and a payload that format's planes fit.
+// One that fails (silent, a bad format, a frame without one, gone) is
+// refused with one line naming it, and the next one is served; nullopt only
+// on Ctrl-C. The wait for a sender at all is --connect-timeout, as before.
+std::optional<ReceivedFrame> admit(FrameReceiver& rx, const ReceiveOptions& o) {
+    rx.first_frame_by(std::chrono::steady_clock::now() + to_ms(o.connection.handshake_timeout));
+    for (;;) {
+        if (g_stop) return std::nullopt;
+        FrameReceiver::Arrival a = rx.wait_frame(to_ms(o.connection.idle_timeout));
+        if (a.kind == FrameReceiver::Arrival::kEnd) {
+            throw ProtocolError("it ended the stream before its first frame");
+        }
+        if (a.kind != FrameReceiver::Arrival::kFrame) continue; // woken: look at Ctrl-C
+        if (a.frame.format == nullptr) {
+            throw ProtocolError("it sent a frame before announcing its format");
+        }
+        // The checks the receive loop makes (it makes them again: once per
+        // stream), here where a refusal is the peer's and the listener goes on.
+        read_stream_layout(*a.frame.format, rx.peer()).layout.check_frame(a.frame.header.sequence,
+                                                                           a.frame.payload.size());
+        return std::move(a.frame);
     }
-    return FrameReceiver::connect(plan.endpoint, ring, to_ms(o.connection.connect_timeout));
+}
+
+Served open_receiver(const ReceiveOptions& o, const ConnectionPlan& plan, std::shared_ptr<Waker> waker) {
+    const RingConfig ring = ring_config(o, std::move(waker));
+    Served s;
+    if (!plan.listen) {
+        s.rx = FrameReceiver::connect(plan.endpoint, ring, to_ms(o.connection.connect_timeout));
+        return s;
+    }
+    Listener& listener = s.listener.emplace(plan.endpoint);
+    listener.set_allow(allow_list(o.connection, plan));
+    listener.set_log([](const std::string& line) { std::fprintf(stderr, "rdmarecv: %s\n", line.c_str()); });
+    std::fprintf(stderr, "rdmarecv: listening on %s:%u, %u slots of %u bytes%s%s\n",
+                 plan.endpoint.host.empty() ? "*" : plan.endpoint.host.c_str(), listener.port(), ring.slots,
+                 ring.slot_size, listener.allow().empty() ? "" : "; allowed: ",
+                 listener.allow().empty() ? "" : listener.allow().describe().c_str());
+    // The wait for a sender worth serving is --connect-timeout in all.
+    const auto deadline = std::chrono::steady_clock::now() + to_ms(o.connection.connect_timeout);
+    while (!g_stop) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        auto rx = FrameReceiver::accept(listener, ring, std::max(left, std::chrono::milliseconds(0)));
+        try {
+            s.first = admit(*rx, o);
+        } catch (const std::exception& e) {
+            listener.log_refusal(rx->peer(), e.what());
+            continue; // its ring and connection go with rx
+        }
+        s.rx = std::move(rx);
+        break;
+    }
+    return s;
 }
 
 // Who still holds each slot: the sinks that kept its frame. A slot's credit
@@ -106,22 +167,36 @@ std::optional<ReceivedFrame> next_frame(FrameReceiver& rx, SlotHolds& holds, std
 int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector<std::unique_ptr<FrameSink>> sinks,
                 SlotReleaseQueue& released) {
     require_rdma_device(o.connection.device);
-    const auto rx = open_receiver(o, plan, released.waker());
+    g_waker = released.waker().get();
+    const auto old = std::signal(SIGINT, on_interrupt); // also while waiting for a sender worth serving
+    Served served = open_receiver(o, plan, released.waker());
+    if (!served.rx) { // Ctrl-C before any sender was admitted
+        std::signal(SIGINT, old);
+        g_waker = nullptr;
+        std::fprintf(stderr, "rdmarecv: interrupted before a sender connected\n");
+        return 130;
+    }
+    const auto& rx = served.rx;
+    // While this sender streams, any other is told "busy" at once.
+    std::optional<BusyRefuser> busy;
+    if (served.listener) busy.emplace(*served.listener, "sender " + rx->peer());
     // Declared after the ring: on any exit the outputs (and buffers still
     // pointing into slots) go first.
     const auto outputs = std::move(sinks);
     SlotHolds holds(*rx, released);
-    std::fprintf(stderr, "rdmarecv: sender connected%s\n", rx->huge_pages() ? " (ring on huge pages)" : "");
-    g_waker = released.waker().get();
-    const auto old = std::signal(SIGINT, on_interrupt);
+    std::fprintf(stderr, "rdmarecv: sender connected%s, from %s\n", rx->huge_pages() ? " (ring on huge pages)" : "",
+                 rx->peer().c_str());
     StatsReport report("rdmarecv", !o.quiet, "one way, from the sender's clock to ours");
     FrameCounters counters;
     counters.path = "ring slot -> outputs in place";
     std::uint64_t expected_seq = 0, taken = 0;
     const auto idle = to_ms(o.connection.idle_timeout);
+    // The current format, read and checked once; the outputs point into it.
+    // Declared after them: they go first.
+    std::optional<StreamLayout> stream;
     bool ended = false;
     while (!g_stop && (o.frames == 0 || taken < o.frames)) {
-        const auto f = next_frame(*rx, holds, idle, outputs);
+        auto f = served.first ? std::exchange(served.first, std::nullopt) : next_frame(*rx, holds, idle, outputs);
         if (!f) {
             ended = !g_stop;
             break;
@@ -130,13 +205,17 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
             throw ProtocolError("the sender sent a frame before announcing its format: rdmarecv needs raw video "
                                 "with caps (rdmasend, or rdmasink from GStreamer)");
         }
-        if (f->format_changed) {
-            const RawVideoCaps caps = parse_caps_string(f->format->caps);
+        if (f->format_changed || !stream) {
+            StreamLayout next = read_stream_layout(*f->format, rx->peer()); // refused before any output sees it
             std::fprintf(stderr, "rdmarecv: format %u: %s\n", f->format->id, f->format->caps.c_str());
-            for (const auto& s : outputs) s->start_format(*f->format, caps);
+            stream = std::move(next);
+            for (const auto& s : outputs) s->start_format(*stream);
             if (taken > 0) ++counters.format_changes;
-            counters.target_fps = caps.framerate.num > 0 ? av_q2d(caps.framerate) : 0; // the source's rate
+            const AVRational rate = stream->caps.framerate;
+            counters.target_fps = rate.num > 0 ? av_q2d(rate) : 0; // the source's rate
         }
+        // One comparison: a payload too short for its planes goes to no output.
+        stream->layout.check_frame(f->header.sequence, f->payload.size());
         counters.gaps += f->header.sequence - expected_seq; // frames a live sender dropped
         expected_seq = f->header.sequence + 1;
         holds.consume(*f, outputs);

@@ -18,6 +18,8 @@ namespace rdmastream::cli {
 struct ReceiveOptions {
     ConnectionFlags connection;
     std::uint32_t slot_size = 4u << 20; // grows when the sender's frames need more
+    std::uint32_t max_frame_bytes = kDefaultMaxFrameBytes; // what a sender may make us pin
+    std::uint64_t max_ring_bytes = kDefaultMaxRingBytes;
     std::uint64_t frames = 0;           // 0: until end of stream
     std::string stats_json;
     bool quiet = false;

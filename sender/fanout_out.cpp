@@ -27,6 +27,8 @@ constexpr std::size_t kDefaultDepth = 8;
 // NIC, long enough not to take a core from Soft-RoCE's kernel threads.
 constexpr auto kServiceNap = std::chrono::microseconds(200);
 
+void log_line(const std::string& line) { std::fprintf(stderr, "rdmasend: %s\n", line.c_str()); }
+
 class FanoutOut final : public FrameOut {
 public:
     FanoutOut(const Endpoint& local, std::size_t count, const OutOptions& opts)
@@ -34,8 +36,10 @@ public:
           // + the frame a live receiver keeps pending
           tracks_((opts.max_in_flight > 0 ? std::size_t{opts.max_in_flight} : kDefaultDepth) + 1),
           listener_(local),
-          fan_(listener_, fanout_options(opts.sender),
-               [](const std::string& line) { std::fprintf(stderr, "rdmasend: %s\n", line.c_str()); }) {
+          fan_(listener_, fanout_options(opts.sender), log_line) {
+        listener_.set_allow(opts.allow);
+        listener_.set_log(log_line); // refusals at the connect request (allow list, limits, bad advert)
+        fan_.set_max_receivers(opts.max_receivers);
         std::fprintf(stderr, "rdmasend: listening on %s:%u for %zu receiver(s); more may join while it streams\n",
                      local.host.empty() ? "*" : local.host.c_str(), listener_.port(), count);
         try {

@@ -68,6 +68,8 @@ struct OutOptions {
     SenderOptions sender;                   // policy, device, on_done
     std::chrono::milliseconds connect_timeout{60000};
     std::uint32_t max_in_flight = 0;        // --slots; 0: as the receiver's ring allows
+    AllowList allow;                        // listening: who may connect (--allow); empty: everyone
+    std::uint32_t max_receivers = 64;       // a fan-out: receivers at once (--max-receivers)
 };
 
 // One receiver: dials `peer`, or waits on `peer` for it when `listen`.

@@ -14,6 +14,8 @@ extern "C" {
 
 #include <CLI/CLI.hpp>
 
+#include <fmt/format.h>
+
 #include <cstdio>
 
 namespace cli = rdmastream::cli;
@@ -37,6 +39,11 @@ int main(int argc, char** argv) {
                    "frame to all of them from the same memory; more may join later (they get the next frame) and "
                    "any may leave; --slots caps the frames out across them (default 8)")
         ->check(CLI::Range(1u, 1000u));
+    app.add_option("--max-receivers", o.max_receivers,
+                   "with --receivers: at most N receivers at once (those joining included); one more is refused "
+                   "\"busy\" at its connect request, before anything is allocated for it")
+        ->check(CLI::Range(1u, 1000u))
+        ->capture_default_str();
     app.add_option("--stream", o.input.stream, "which video stream to send (0: the first); default: FFmpeg's best")
         ->check(CLI::NonNegativeNumber);
     app.add_flag("--realtime", realtime, "send at the stream's own rate, from its timestamps (default: as fast as "
@@ -71,6 +78,13 @@ int main(int argc, char** argv) {
         if (o.receivers > 0 && app.count("--listen") == 0) {
             throw rdmastream::UserError("--receivers needs --listen: the receivers dial this sender (rdmarecv "
                                         "--connect THIS-HOST), so it must listen for them");
+        }
+        if (app.count("--max-receivers") > 0 && o.receivers == 0) {
+            throw rdmastream::UserError("--max-receivers limits a fan-out: add --listen --receivers N");
+        }
+        if (o.receivers > o.max_receivers) {
+            throw rdmastream::UserError(fmt::format("--receivers {} exceeds --max-receivers {}", o.receivers,
+                                                    o.max_receivers));
         }
         const cli::ConnectionPlan plan = cli::connection_plan(app, o.connection, false);
         return cli::run_send(o, plan);

@@ -1,15 +1,22 @@
 // FrameOut over one FrameSender: every call passes straight through.
 #include "frame_out.hpp"
 
+#include "rdmastream/busy_refuser.hpp"
+
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 namespace rdmastream::cli {
 namespace {
 
 class SingleOut final : public FrameOut {
 public:
-    SingleOut(std::unique_ptr<FrameSender> tx, std::uint32_t max_in_flight) : tx_(std::move(tx)) {
+    // `listener`: the one the receiver dialled; while it streams, any other
+    // receiver that dials is told "busy".
+    SingleOut(std::unique_ptr<FrameSender> tx, std::uint32_t max_in_flight, std::unique_ptr<Listener> listener = {})
+        : listener_(std::move(listener)), tx_(std::move(tx)) {
+        if (listener_) busy_.emplace(*listener_, "receiver " + tx_->peer());
         depth_ = tx_->ring().slot_count;
         if (max_in_flight > 0) depth_ = std::min(depth_, std::size_t{max_in_flight});
         ++depth_; // + the frame a live sender keeps pending
@@ -49,6 +56,8 @@ public:
     std::vector<PeerReport> receivers() const override { return {}; }
 
 private:
+    std::unique_ptr<Listener> listener_; // listening: kept, so later receivers hear "busy"
+    std::optional<BusyRefuser> busy_;    // declared after listener_: it stops before the listener goes
     std::unique_ptr<FrameSender> tx_;
     std::size_t depth_ = 0;
 };
@@ -60,11 +69,14 @@ std::unique_ptr<FrameOut> open_single(const Endpoint& peer, bool listen, const O
         return std::make_unique<SingleOut>(FrameSender::connect(peer, opts.sender, opts.connect_timeout),
                                            opts.max_in_flight);
     }
-    Listener listener(peer);
-    std::fprintf(stderr, "rdmasend: listening on %s:%u for a receiver\n", peer.host.empty() ? "*" : peer.host.c_str(),
-                 listener.port());
-    return std::make_unique<SingleOut>(FrameSender::accept(listener, opts.sender, opts.connect_timeout),
-                                       opts.max_in_flight);
+    auto listener = std::make_unique<Listener>(peer);
+    listener->set_allow(opts.allow);
+    listener->set_log([](const std::string& line) { std::fprintf(stderr, "rdmasend: %s\n", line.c_str()); });
+    std::fprintf(stderr, "rdmasend: listening on %s:%u for a receiver%s%s\n", peer.host.empty() ? "*" : peer.host.c_str(),
+                 listener->port(), opts.allow.empty() ? "" : "; allowed: ",
+                 opts.allow.empty() ? "" : opts.allow.describe().c_str());
+    auto tx = FrameSender::accept(*listener, opts.sender, opts.connect_timeout);
+    return std::make_unique<SingleOut>(std::move(tx), opts.max_in_flight, std::move(listener));
 }
 
 } // namespace rdmastream::cli

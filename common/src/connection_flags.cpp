@@ -51,6 +51,18 @@ void add_connection_flags(CLI::App& app, ConnectionFlags& f, bool listens_by_def
                    "> FILE`, mode 600): both ends prove they hold it before the ring is shared, and a peer without "
                    "it is refused; the other end needs the same file")
         ->type_name("FILE");
+    app.add_option("--allow", f.allow,
+                   "with --listen: take connections only from these peers, ADDR or ADDR/PREFIX, IPv4 or IPv6 "
+                   "(repeat it, or separate by commas); others are refused at their connect request. Default: "
+                   "everyone")
+        ->type_name("ADDR[/PREFIX]");
+    if (listens_by_default) { // a receiver: a sender on probation must start streaming
+        app.add_option("--handshake-timeout", f.handshake_timeout,
+                       "with --listen: seconds a new sender has to send its first frame after connecting; one "
+                       "that does not (silent, or only keepalives) is refused and the next one served")
+            ->check(CLI::Range(0.01, 100000.0))
+            ->capture_default_str();
+    }
 }
 
 std::shared_ptr<const PresharedKey> load_key(const ConnectionFlags& f, const char* prog) {
@@ -60,6 +72,16 @@ std::shared_ptr<const PresharedKey> load_key(const ConnectionFlags& f, const cha
     return PresharedKey::from_file(f.key_file, [prog](const std::string& w) {
         std::fprintf(stderr, "%s: %s\n", prog, w.c_str());
     });
+}
+
+AllowList allow_list(const ConnectionFlags& f, const ConnectionPlan& plan) {
+    AllowList list;
+    if (f.allow.empty()) return list;
+    if (!plan.listen) {
+        throw UserError("--allow needs --listen: it says who may connect to this side, and this side connects");
+    }
+    for (const std::string& entry : f.allow) list.add(entry);
+    return list;
 }
 
 ConnectionPlan connection_plan(const CLI::App& app, const ConnectionFlags& f, bool listens_by_default) {

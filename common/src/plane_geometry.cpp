@@ -40,25 +40,4 @@ FrameGeometry frame_geometry(AVPixelFormat format, int width, int height) {
     return g;
 }
 
-std::size_t layout_extent(const FrameGeometry& g, const wire::StreamFormat& format) {
-    if (g.plane_count > format.plane_count) {
-        throw ProtocolError(fmt::format("format {} announces {} planes, its pixel format has {}", format.id,
-                                        format.plane_count, g.plane_count));
-    }
-    std::size_t extent = 0;
-    for (int i = 0; i < g.plane_count; ++i) {
-        const auto idx = static_cast<std::size_t>(i);
-        const PlaneGeometry& p = g.planes[idx];
-        const wire::PlaneLayout& l = format.planes[idx];
-        if (p.rows == 0) continue;
-        if (l.stride < p.row_bytes) {
-            throw ProtocolError(fmt::format("format {}: plane {} has stride {} for rows of {} bytes", format.id, i,
-                                            l.stride, p.row_bytes));
-        }
-        extent = std::max(extent, std::size_t{l.offset} + std::size_t{l.stride} * static_cast<std::size_t>(p.rows - 1) +
-                                      p.row_bytes);
-    }
-    return extent;
-}
-
 } // namespace rdmastream::cli

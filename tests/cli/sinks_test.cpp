@@ -7,6 +7,7 @@
 #include "overlay_text.hpp"
 #include "output_sink.hpp"
 #include "slot_release_queue.hpp"
+#include "stream_layout.hpp"
 
 #include "rdmastream_cli/ff_ptr.hpp"
 #include "rdmastream_cli/raw_caps.hpp"
@@ -92,7 +93,8 @@ struct Fed {
 Fed feed(cli::FrameSink& sink, cli::SlotReleaseQueue& q, const StreamFormat& f, int frames = kFrames) {
     constexpr auto kPatience = std::chrono::seconds(10);
     Fed fed{{}, std::vector<int>(kSlots, 0)};
-    sink.start_format(f, cli::parse_caps_string(f.caps));
+    const cli::StreamLayout stream = cli::read_stream_layout(f, "the test"); // as the receive loop reads it
+    sink.start_format(stream);
     // One block, like the ring: a slot's frames land at the same address.
     std::vector<std::byte> ring(std::size_t{kSlots} * f.max_frame_size);
     std::vector<bool> busy(kSlots, false);

@@ -1,9 +1,10 @@
-// rdmarecv --gst reads a sender's caps twice (receiver/gst_sink.cpp): with
-// parse_caps_string, whose format and size bound the payload it accepts
-// (layout_extent), and with gst_caps_from_string + gst_video_info_from_caps,
-// whose format and size go into the GstVideoMeta downstream reads by. Where
-// both accept the caps they must agree on format, width and height, or a
-// frame checked for one picture is read as a larger one.
+// rdmarecv reads a sender's caps twice (receiver/stream_layout.cpp): with
+// parse_caps_string, whose FFmpeg format and size -o and --framemd5 read
+// frames by, and with gst_caps_from_string + gst_video_info_from_caps
+// (gstslots' FrameLayout), whose format and size bound the payload and go
+// into the GstVideoMeta downstream reads by. read_stream_layout refuses caps
+// the two read differently; where both accept the caps they should agree on
+// format, width and height anyway, or such streams are refused needlessly.
 // Input: the caps, as the wire carries them.
 #include "fuzz_gst.hpp"
 #include "fuzz_input.hpp"

@@ -16,6 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(a->slot_count >= 1 && a->slot_count <= wire::kMaxSlots);
     FUZZ_CHECK(a->slot_size > wire::kSlotHeaderSize && a->slot_size <= wire::kMaxSlotSize);
     FUZZ_CHECK(a->addr != 0);
+    for (std::size_t i : {7u, 28u, 29u, 30u, 31u}) { // flags' high byte, and reserved@28
+        FUZZ_CHECK(data[i] == 0);
+    }
+    FUZZ_CHECK((data[6] & 0xfe) == 0);
     FUZZ_CHECK(a->addr + std::uint64_t{a->slot_count} * a->slot_size > a->addr); // no wrap
     const wire::RingAdvert b = wire::decode_ring_advert(wire::encode(*a));
     FUZZ_CHECK(b.slot_count == a->slot_count && b.slot_size == a->slot_size && b.addr == a->addr &&

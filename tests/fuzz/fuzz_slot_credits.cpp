@@ -6,7 +6,7 @@
 // their operands:
 //   0 send      the sender takes a credit and its frame arrives at the receiver
 //   1 release   the consumer releases its k-th held slot (1 byte k); the
-//               credit travels home to the sender
+//               credit goes out and travels home to the sender
 //   2 forge imm a frame with any immediate arrives (4 bytes)
 //   3 forge credit  any credit arrives at the sender (4 bytes)
 //   4 take      the sender takes a credit whose frame is lost in flight
@@ -87,6 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             }
             const std::uint16_t slot = mine[k % mine.size()];
             const wire::SlotImm credit = bed.rx.release(slot);
+            bed.rx.credit_sent(slot); // it goes out at once
             bed.held[slot] = false;
             FUZZ_CHECK(credit.slot == slot);
             const bool home = accepted([&] {

@@ -23,6 +23,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(slot.size() > wire::kSlotHeaderSize);
     FUZZ_CHECK(h->payload_size <= slot.size() - wire::kSlotHeaderSize);
     FUZZ_CHECK(h->imm.slot == expected.slot && h->imm.generation == expected.generation);
+    FUZZ_CHECK((h->flags & ~wire::kFrameFlagsDefined) == 0);
+    for (std::size_t i : {42u, 43u, 44u, 45u, 46u, 47u, 56u, 57u, 58u, 59u, 60u, 61u, 62u, 63u}) {
+        FUZZ_CHECK(slot[i] == std::byte{0}); // reserved
+    }
     std::vector<std::byte> again(slot.begin(), slot.end()); // the same slot, its header written anew
     wire::encode(*h, std::span(again).first<wire::kSlotHeaderSize>());
     const wire::SlotHeader g = wire::decode_slot_header(again, expected);

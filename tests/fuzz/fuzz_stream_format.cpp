@@ -23,6 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         FUZZ_CHECK(f->planes[i].offset < f->max_frame_size);
     }
     FUZZ_CHECK(f->caps.size() <= wire::kMaxCapsLength);
+    FUZZ_CHECK(size == 50 + f->caps.size()); // nothing after the caps
     std::size_t depth = 0;
     for (const char c : f->caps) {
         FUZZ_CHECK(c >= 0x20 && c < 0x7f);

@@ -1,9 +1,11 @@
 // The caps -> layout -> GstVideoMeta path of rdmasrc (and rdmarecv --gst):
-// a stream format off the wire, its caps read as adopt_format reads them,
-// a frame payload of any size, gstslots' set_video_meta, and then what any
+// a stream format off the wire read and checked by gstslots' FrameLayout
+// (as adopt_format and read_stream_layout do), a frame payload of any size
+// checked against it (check_frame), set_video_meta, and then what any
 // downstream element does: map the frame by its meta and read every plane
 // (gst_video_frame_copy). The payload is an allocation of exactly its size,
-// so a layout that sends a reader past it is an ASan report.
+// so a layout that sends a reader past it is an ASan report; so is a plane
+// FrameLayout measures past its own min_payload or the max_frame_size.
 //
 // Input: 4 bytes (little endian): bits 0..30 the payload size (taken modulo
 // kMaxPayload + 1), bit 31 the buffer is a recycled shell that still
@@ -12,6 +14,7 @@
 #include "fuzz_input.hpp"
 
 #include "rdmastream/wire.hpp"
+#include "rdmastream_gst/frame_layout.hpp"
 #include "rdmastream_gst/video_meta.hpp"
 
 #include <gst/video/video.h>
@@ -26,20 +29,6 @@ namespace {
 // Bounds of this harness, not of the protocol: pictures and payloads up to
 // 8 MiB keep one run within milliseconds and the fuzzer's memory small.
 constexpr std::size_t kMaxPayload = 8u << 20;
-
-// rdmasrc's reading of the caps: nullopt unless fixed raw video.
-std::optional<GstVideoInfo> raw_video_info(const std::string& text) {
-    GstCaps* caps = gst_caps_from_string(text.c_str());
-    if (caps == nullptr) {
-        return std::nullopt;
-    }
-    GstVideoInfo info;
-    const bool raw = gst_caps_is_fixed(caps) &&
-                     gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw") &&
-                     gst_video_info_from_caps(&info, caps);
-    gst_caps_unref(caps);
-    return raw ? std::optional(info) : std::nullopt;
-}
 
 // A slot's frame: exactly `size` bytes of memory (one more if empty, for a
 // valid pointer), the buffer's size `size`.
@@ -83,21 +72,30 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!rdmastream::fuzz::balanced(format->caps)) {
         return -1; // GStreamer leaks on these (fuzz_gst.hpp)
     }
-    const auto info = raw_video_info(format->caps);
-    if (info && GST_VIDEO_INFO_SIZE(&*info) > kMaxPayload) {
+    const auto layout = accepted([&] { return rdmastream::gst::FrameLayout::check(*format, "the fuzzer"); });
+    if (!layout) {
+        return 0;
+    }
+    if (layout->raw_video() && GST_VIDEO_INFO_SIZE(&layout->info()) > kMaxPayload) {
         return 0; // beyond this harness's bound
+    }
+    FUZZ_CHECK(layout->min_payload() <= format->max_frame_size);
+    for (unsigned p = 0; p < layout->plane_count(); ++p) FUZZ_CHECK(layout->plane(p).end <= layout->min_payload());
+    if (!accepted([&] {
+            layout->check_frame(0, payload);
+            return true;
+        })) {
+        FUZZ_CHECK(payload < layout->min_payload());
+        return 0; // refused by name: nothing downstream sees it
     }
     rdmastream::fuzz::CriticalsAreFindings criticals; // the caps parsed: every call below is ours
     GstBuffer* buffer = frame_buffer(payload);
     if (recycled) { // an older frame's meta, as a SlotBuffers shell keeps it
         gst_buffer_add_video_meta(buffer, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_FORMAT_GRAY8, 1, 1);
     }
-    const bool meta_set = accepted([&] {
-                              rdmastream::gst::set_video_meta(buffer, info ? &*info : nullptr, *format);
-                              return true;
-                          }).has_value();
-    if (meta_set && info) {
-        read_like_downstream(buffer, *info);
+    rdmastream::gst::set_video_meta(buffer, *layout);
+    if (layout->raw_video()) {
+        read_like_downstream(buffer, layout->info());
     }
     gst_buffer_unref(buffer);
     return 0;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 namespace rdmastream::harness {
@@ -70,6 +71,8 @@ struct MemoryFabric::State {
     std::array<End, 2> ends;
     std::vector<Region> regions; // by key - 1; a forgotten one has owner -1
     std::uint64_t copied = 0;
+    std::size_t slow_from = SIZE_MAX; // slow_registration
+    std::chrono::milliseconds slow_delay{0};
 
     // Both under `mutex`.
     void complete(int side, const ibv_wc& wc) {
@@ -98,6 +101,12 @@ public:
     ~FabricEnd() override { disconnect(); }
 
     RegisteredRegion register_memory(std::size_t size, int access) override {
+        std::chrono::milliseconds delay{0};
+        {
+            std::lock_guard lock(s_->mutex);
+            if (size >= s_->slow_from) delay = s_->slow_delay;
+        }
+        std::this_thread::sleep_for(delay); // pinning: this end does nothing else meanwhile
         std::uint32_t key = 0;
         {
             std::lock_guard lock(s_->mutex);
@@ -117,8 +126,10 @@ public:
 
     void post_send(ibv_send_wr& wr, const char* what) override {
         if (wr.next != nullptr || wr.num_sge > 2 ||
-            (wr.opcode != IBV_WR_RDMA_WRITE_WITH_IMM && wr.opcode != IBV_WR_SEND_WITH_IMM)) {
-            throw SystemError(what, EINVAL, "the harness takes one WRITE_WITH_IMM or SEND_WITH_IMM with <= 2 SGEs");
+            (wr.opcode != IBV_WR_RDMA_WRITE_WITH_IMM && wr.opcode != IBV_WR_SEND_WITH_IMM &&
+             wr.opcode != IBV_WR_SEND)) {
+            throw SystemError(what, EINVAL,
+                              "the harness takes one WRITE_WITH_IMM, SEND_WITH_IMM or SEND with <= 2 SGEs");
         }
         std::lock_guard lock(s_->mutex);
         auto& me = s_->ends[side_];
@@ -263,8 +274,10 @@ private:
         theirs.status = IBV_WC_SUCCESS;
         theirs.opcode = write ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
         theirs.byte_len = static_cast<std::uint32_t>(total);
-        theirs.imm_data = wr.imm_data;
-        theirs.wc_flags = IBV_WC_WITH_IMM;
+        if (wr.opcode != IBV_WR_SEND) { // a plain SEND (only a hostile peer's) carries no immediate
+            theirs.imm_data = wr.imm_data;
+            theirs.wc_flags = IBV_WC_WITH_IMM;
+        }
         s_->complete(peer_, theirs);
         return IBV_WC_SUCCESS;
     }
@@ -306,6 +319,12 @@ std::unique_ptr<Datapath> MemoryFabric::end(int side, PollMode mode, Waker* wake
     }
     state_->ends[side].taken = true;
     return std::make_unique<FabricEnd>(state_, side, mode, waker);
+}
+
+void MemoryFabric::slow_registration(std::size_t bytes, std::chrono::milliseconds delay) {
+    std::lock_guard lock(state_->mutex);
+    state_->slow_from = bytes;
+    state_->slow_delay = delay;
 }
 
 std::uint64_t MemoryFabric::writes_posted(int side) const noexcept {

@@ -12,7 +12,9 @@
 // receive RNR_RETRY_EXC_ERR, a bad rkey or range REM_ACCESS_ERR, a bad lkey
 // LOC_PROT_ERR, a send longer than the receive REM_INV_REQ_ERR, a peer that
 // stopped or hung up RETRY_EXC_ERR, a post on a stopped end WR_FLUSH_ERR.
-// disconnect() gives the peer RDMA_CM_EVENT_DISCONNECTED.
+// disconnect() gives the peer RDMA_CM_EVENT_DISCONNECTED. A plain SEND (no
+// immediate: IBV_WC_WITH_IMM clear at the peer) is carried too, so a test
+// can play a hostile peer on an end of its own.
 //
 // Each end may be driven by its own thread; a mutex guards the shared state
 // (the harness's own cost, like its payload copy: a NIC's DMA, here a
@@ -21,6 +23,7 @@
 
 #include "rdmastream/datapath.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 
@@ -35,6 +38,11 @@ public:
     // End 0 or 1, once each. `waker` (may be null) interrupts its waits and
     // must outlive it; busy mode spins instead of sleeping.
     std::unique_ptr<Datapath> end(int side, PollMode mode = PollMode::kEvent, Waker* waker = nullptr);
+
+    // Registrations of at least `bytes` take `delay` from now on, on the
+    // registering thread, as pinning a large region does (ibv_reg_mr of a
+    // GiB takes seconds): the end serves nothing meanwhile.
+    void slow_registration(std::size_t bytes, std::chrono::milliseconds delay);
 
     // Bytes the fabric copied (payloads, headers, messages).
     std::uint64_t copied_bytes() const noexcept;

@@ -224,11 +224,13 @@ TEST(Protocol, KeepalivesKeepAnIdleStreamAlive) {
     Buffers b(*p.tx, 1);
     std::atomic<bool> done{false};
     std::thread rx([&] {
-        auto f = p.rx->next(100ms); // no frame for 300 ms, keepalives every 10 ms
+        // No frame for 750 ms, three idle timeouts; keepalives every 10 ms
+        // (the idle timeout leaves a loaded machine room to deschedule the sender).
+        auto f = p.rx->next(250ms);
         EXPECT_TRUE(f);
         done = true;
     });
-    for (auto until = std::chrono::steady_clock::now() + 300ms; std::chrono::steady_clock::now() < until;) {
+    for (auto until = std::chrono::steady_clock::now() + 750ms; std::chrono::steady_clock::now() < until;) {
         p.tx->progress();
         std::this_thread::sleep_for(2ms);
     }
@@ -303,18 +305,36 @@ TEST(Protocol, WokenSendsTakeNoNumber) {
     Buffers b(*p.tx, 2);
     o.on_done = nullptr;
     Received got;
-    std::thread rx = receive_all(*p.rx, got, 3ms); // a slow consumer
+    constexpr std::uint64_t kFrames = 60;
+    std::atomic<int> interrupted{0};
     std::atomic<bool> stop{false};
-    std::atomic<int> wakes{0};
+    // The consumer holds each frame until a wake has interrupted one of the
+    // sender's waits since (at most 2 s; not once the last frame is sent): with a full ring of 2 every later
+    // send must wait, so wakes interrupt waits however the threads are
+    // scheduled (a consumer that only slept let a descheduled sender find a
+    // credit every time on a loaded machine: nothing was interrupted).
+    std::thread rx([&] {
+        try {
+            while (auto f = p.rx->next(5s)) {
+                got.sequences.push_back(f->header.sequence);
+                const int seen = interrupted.load();
+                const auto until = std::chrono::steady_clock::now() + 2s;
+                while (!stop && interrupted.load() == seen && std::chrono::steady_clock::now() < until) {
+                    std::this_thread::sleep_for(100us);
+                }
+                p.rx->release(f->slot);
+            }
+            got.ended = true;
+        } catch (const std::exception& e) {
+            got.error = e.what();
+        }
+    });
     std::thread waker([&] {
         while (!stop) {
             o.waker->wake();
-            ++wakes;
             std::this_thread::sleep_for(200us);
         }
     });
-    int interrupted = 0;
-    constexpr std::uint64_t kFrames = 60;
     RegisteredRegion frames = p.tx->register_memory(kFrames * 4096, 0);
     for (std::uint64_t i = 0; i < kFrames; ++i) {
         auto bytes = frames.bytes().subspan(i * 4096, size_of(i));
@@ -332,7 +352,7 @@ TEST(Protocol, WokenSendsTakeNoNumber) {
     waker.join();
     p.tx->finish(5s);
     rx.join();
-    EXPECT_GT(interrupted, 0) << "the waker never interrupted a wait: the test proves nothing";
+    EXPECT_GT(interrupted.load(), 0) << "the waker never interrupted a wait: the test proves nothing";
     EXPECT_EQ(got.error, "");
     EXPECT_TRUE(contiguous(got.sequences, kFrames));
     EXPECT_LE(p.tx->stats().credit_waits, kFrames);

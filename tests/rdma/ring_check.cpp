@@ -10,7 +10,11 @@
 // rogue-sender: a hand-made sender (rogue_sender.cpp) that breaks the
 //            protocol on purpose at frame 1 (--fault), to prove the
 //            receiver catches and explains each violation.
+// rogue-receiver: a hand-made receiver (rogue_receiver.cpp) that listens
+//            and sends what no receiver should (--fault), to prove a
+//            genuine sender refuses it by name.
 #include "frame_pattern.hpp"
+#include "rogue_receiver.hpp"
 #include "rogue_sender.hpp"
 
 #include "rdmastream/error.hpp"
@@ -92,8 +96,13 @@ void report(const char* verb, const rs::StreamStats& s, const Options& o) {
 // The connection objects belong to main (rx, tx): an error is printed there
 // before they are torn down, since teardown may wait on the kernel's CM.
 int run_receiver(const Options& o, std::unique_ptr<rs::FrameReceiver>& rx) {
-    const rs::RingConfig ring{o.slots, o.slot_size, poll_mode(o), o.device, o.policy == "live", {},
-                              key(o)};
+    rs::RingConfig ring;
+    ring.slots = o.slots;
+    ring.slot_size = o.slot_size;
+    ring.poll_mode = poll_mode(o);
+    ring.device = o.device;
+    ring.live = o.policy == "live";
+    ring.key = key(o);
     auto join = [&] {
         if (o.reverse) {
             rx = rs::FrameReceiver::connect(rs::Endpoint{o.addr, o.port}, ring, ms(o.connect_timeout));
@@ -334,9 +343,11 @@ int main(int argc, char** argv) {
     Options o;
     CLI::App app{"rdma-ring-check: stream checked frames through an RDMA slot ring (WRITE_WITH_IMM) and verify "
                  "every byte, slot and immediate on arrival.\nRun a receiver, then a sender pointing at it."};
-    app.add_option("--role", o.role, "receiver (listens), sender (connects), rogue-sender (connects, breaks --fault)")
+    app.add_option("--role", o.role,
+                   "receiver (listens), sender (connects), rogue-sender (connects, breaks --fault), rogue-receiver "
+                   "(listens, breaks --fault)")
         ->required()
-        ->check(CLI::IsMember({"receiver", "sender", "rogue-sender"}));
+        ->check(CLI::IsMember({"receiver", "sender", "rogue-sender", "rogue-receiver"}));
     app.add_option("--addr", o.addr, "receiver: address to listen on (empty: all); sender: receiver's address");
     app.add_option("--port", o.port, "rdma_cm port")->capture_default_str();
     // Up to the wire's limit, past what a sender takes: a test provokes the
@@ -355,8 +366,12 @@ int main(int argc, char** argv) {
                    "receiver: hold this many frames, then release them newest first (out-of-order credits)")
         ->check(CLI::Range(1u, rs::FrameSender::kMaxSlots))
         ->capture_default_str();
-    app.add_option("--fault", o.fault, "rogue-sender: how to break frame 1")
-        ->check(CLI::IsMember({"wrong-rkey", "wrong-imm", "stale-generation", "corrupt-payload", "bad-hello", "rnr"}));
+    app.add_option("--fault", o.fault,
+                   "rogue-sender: how to break frame 1; rogue-receiver: what to send the sender (see "
+                   "tests/rdma/rogue_receiver.hpp)")
+        ->check(CLI::IsMember({"wrong-rkey", "wrong-imm", "stale-generation", "corrupt-payload", "bad-hello", "rnr",
+                               "early-credits", "never-given", "ring-advert", "no-imm", "oversized", "hostile-layout",
+                               "short-frame", "huge-frame"}));
     app.add_option("--connect-timeout", o.connect_timeout, "seconds to wait for the peer")->capture_default_str();
     app.add_option("--idle-timeout", o.idle_timeout, "seconds without progress before giving up")
         ->capture_default_str();
@@ -395,7 +410,8 @@ int main(int argc, char** argv) {
     if (o.receivers > 0) {
         o.reverse = true; // a fan-out sender listens
     }
-    if ((o.role != "receiver") != o.reverse && o.addr.empty()) {
+    const bool listens = o.role == "receiver" || o.role == "rogue-receiver";
+    if (listens == o.reverse && o.addr.empty()) {
         std::fprintf(stderr, "rdma-ring-check: the connecting side needs --addr (the listener's address)\n");
         return 2;
     }
@@ -410,6 +426,10 @@ int main(int argc, char** argv) {
     try {
         if (o.role == "receiver") return run_receiver(o, rx);
         if (o.role == "sender") return run_sender(o, busy, tx);
+        if (o.role == "rogue-receiver") {
+            return check::run_rogue_receiver(rs::Endpoint{o.addr, o.port}, o.fault, o.slots, o.slot_size,
+                                             ms(o.connect_timeout), ms(o.idle_timeout));
+        }
         return check::run_rogue_sender(rs::Endpoint{o.addr, o.port}, o.fault, o.frames, ms(o.connect_timeout),
                                        ms(o.idle_timeout));
     } catch (const rs::UserError& e) {

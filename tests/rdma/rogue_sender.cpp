@@ -19,6 +19,40 @@
 #include <vector>
 
 namespace rdmastream::check {
+namespace {
+
+// The stream format a format fault announces (id 1), and the payload size
+// of its frames; nullopt for the other faults (no format).
+struct FormatFault {
+    wire::StreamFormat format;
+    std::uint32_t frame_bytes = 0;
+};
+std::optional<FormatFault> format_fault(const std::string& fault) {
+    FormatFault f;
+    f.format.id = 1;
+    f.format.plane_count = 1;
+    if (fault == "hostile-layout") {
+        f.format.caps = "video/x-raw,format=GRAY8,width=4096,height=4096,framerate=30/1";
+        f.format.max_frame_size = 4096;
+        f.format.planes[0] = {0, 0x7fffffff};
+        f.frame_bytes = 4096;
+    } else if (fault == "short-frame") {
+        f.format.caps = "video/x-raw,format=GRAY8,width=64,height=64,framerate=30/1";
+        f.format.max_frame_size = 4096;
+        f.format.planes[0] = {0, 64};
+        f.frame_bytes = 100;
+    } else if (fault == "huge-frame") {
+        f.format.caps = "video/x-raw,format=GRAY8,width=32768,height=32766,framerate=30/1";
+        f.format.max_frame_size = (1u << 30) - 64;
+        f.format.planes[0] = {0, 32768};
+        f.frame_bytes = 4096;
+    } else {
+        return std::nullopt;
+    }
+    return f;
+}
+
+} // namespace
 
 int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::uint64_t frames,
                      std::chrono::milliseconds connect_timeout, std::chrono::milliseconds idle_timeout) {
@@ -102,6 +136,33 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
             check_rc(ibv_post_send(conn.qp(), &wr, &bad), "ibv_post_send");
         }
     }
+    const std::optional<FormatFault> announced = format_fault(fault);
+    if (announced) {
+        // The format, as FrameSender::set_format sends it (nothing in
+        // flight yet): one SEND_WITH_IMM of kind kFormat.
+        RegisteredRegion out(conn.pd(), wire::kControlPayloadMax, 0);
+        const std::size_t n = wire::encode(announced->format, out.bytes().first<wire::kControlPayloadMax>());
+        ibv_sge sge{out.addr(), static_cast<std::uint32_t>(n), out.lkey()};
+        ibv_send_wr wr{};
+        ibv_send_wr* bad = nullptr;
+        wr.wr_id = UINT64_MAX;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = IBV_WR_SEND_WITH_IMM;
+        wr.imm_data = htonl(wire::encode(wire::Control::kFormat));
+        wr.send_flags = IBV_SEND_SIGNALED;
+        check_rc(ibv_post_send(conn.qp(), &wr, &bad), "ibv_post_send(format)");
+        std::array<ibv_wc, 1> wc{};
+        const Waited w = poller.wait(wc, idle_timeout);
+        if (w.completions != 1 || wc[0].status != IBV_WC_SUCCESS) {
+            throw std::runtime_error("the receiver did not take the stream format");
+        }
+        std::printf("rogue-sender: announced stream format 1: %s, max_frame_size %u, plane 0 stride %#x; frames of "
+                    "%u bytes follow\n",
+                    announced->format.caps.c_str(), announced->format.max_frame_size,
+                    announced->format.planes[0].stride, announced->frame_bytes);
+        std::fflush(stdout);
+    }
     // Staging shaped like the remote ring: header and payload contiguous.
     RegisteredRegion src(conn.pd(), std::size_t{ring.slot_count} * ring.slot_size, IBV_ACCESS_LOCAL_WRITE);
     SenderCredits credits(ring.slot_count);
@@ -127,9 +188,10 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
             }
         }
         wire::SlotImm imm = *credits.take();
-        const std::uint32_t size = frame_size(seq, 1, room);
+        const std::uint32_t size = announced ? announced->frame_bytes : frame_size(seq, 1, room);
         const auto slot = src.bytes().subspan(std::size_t{imm.slot} * ring.slot_size, ring.slot_size);
-        wire::encode(wire::SlotHeader{seq, static_cast<std::int64_t>(seq), 1, size, 0, imm},
+        const std::uint16_t format_id = announced ? announced->format.id : 0;
+        wire::encode(wire::SlotHeader{seq, static_cast<std::int64_t>(seq), 1, size, 0, imm, format_id},
                      slot.first<wire::kSlotHeaderSize>());
         fill(slot.subspan(wire::kSlotHeaderSize, size), seq);
 

@@ -14,8 +14,14 @@ namespace rdmastream::check {
 
 // Streams `frames` pattern frames (as rdma-ring-check's sender does, one
 // frame per slot in credit order) with frame 1 broken per `fault`:
-// wrong-rkey, wrong-imm, stale-generation, corrupt-payload. Returns the exit
-// status; throws when the connection fails (as it should).
+// wrong-rkey, wrong-imm, stale-generation, corrupt-payload. Or announces a
+// stream format first and sends every frame in it, correct but for the
+// format (`fault`): hostile-layout (issue 11's: GRAY8 4096x4096 in
+// 4096-byte frames, plane 0 stride 0x7fffffff; 4096-byte frames),
+// short-frame (GRAY8 64x64, frames of 100 bytes where 4096 are needed),
+// huge-frame (frames of up to 2^30 - 64 bytes: a ring of slots x 1 GiB if
+// the receiver took it). Returns the exit status; throws when the connection
+// fails (as it should).
 int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::uint64_t frames,
                      std::chrono::milliseconds connect_timeout, std::chrono::milliseconds idle_timeout);
 

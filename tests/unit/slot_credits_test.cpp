@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 using rdmastream::ProtocolError;
 using rdmastream::ReceiverSlots;
 using rdmastream::SenderCredits;
@@ -47,7 +49,10 @@ TEST(ReceiverSlots, AcceptsCreditedWritesAndReleasesOutOfOrder) {
     SenderCredits s(4);
     // Four frames land, the consumer releases 2, 0, 3, 1; every credit is valid.
     for (int i = 0; i < 4; ++i) r.arrive(encode(*s.take()));
-    for (std::uint16_t slot : std::initializer_list<std::uint16_t>{2, 0, 3, 1}) s.give_back(r.release(slot));
+    for (std::uint16_t slot : std::initializer_list<std::uint16_t>{2, 0, 3, 1}) {
+        s.give_back(r.release(slot));
+        r.credit_sent(slot);
+    }
     EXPECT_TRUE(s.all_home());
     // Next lap uses generation 1 everywhere, in release order.
     for (std::uint16_t slot : std::initializer_list<std::uint16_t>{2, 0, 3, 1}) {
@@ -65,3 +70,25 @@ TEST(ReceiverSlots, RefusesWritesWithoutCredit) {
     EXPECT_THROW(r.arrive(encode(SlotImm{2, 0})), ProtocolError); // out of range
     EXPECT_THROW(r.release(0), std::logic_error);                  // holds nothing
 }
+
+namespace {
+// A slot the consumer released is not the sender's again until its credit
+// has gone out: a write into it before then was made without a credit.
+TEST(ReceiverSlots, RefusesAWriteBeforeTheCreditWentOut) {
+    ReceiverSlots r(2);
+    r.arrive(encode(SlotImm{0, 0}));
+    const SlotImm credit = r.release(0);
+    EXPECT_EQ(credit.generation, 1);
+    try {
+        r.arrive(encode(SlotImm{0, 1})); // the right generation, but no credit yet
+        FAIL() << "a write before the credit went out was taken";
+    } catch (const ProtocolError& e) {
+        EXPECT_NE(std::string(e.what()).find("slot 0 before its credit went out"), std::string::npos) << e.what();
+    }
+    ReceiverSlots fresh(2);
+    fresh.arrive(encode(SlotImm{0, 0}));
+    fresh.release(0);
+    fresh.credit_sent(0);
+    EXPECT_EQ(fresh.arrive(encode(SlotImm{0, 1})).generation, 1); // once it went out: taken
+}
+} // namespace

@@ -124,10 +124,23 @@ void FanoutSender::accept_requests() {
     // called to find out that there is nothing. New requests are accepted at
     // once; the handshake and the format then complete over later admit()
     // calls, so a joiner costs the others no wait.
+    // Limits are checked on the request itself, before its QP, CQ and
+    // memory regions exist: a refused receiver costs nothing but its reject.
+    const auto admission = [this](std::span<const std::byte>) {
+        if (members_.size() + joining_.size() >= max_receivers_) {
+            throw PeerRefused(wire::RejectReason::kBusy,
+                              fmt::format("busy: this sender takes at most {} receivers at once (--max-receivers)",
+                                          max_receivers_));
+        }
+        if (joining_.size() >= kMaxJoining) {
+            throw PeerRefused(wire::RejectReason::kBusy,
+                              fmt::format("busy: {} receivers are joining already; try again", kMaxJoining));
+        }
+    };
     do {
         std::unique_ptr<FrameSender::Joining> s;
         try {
-            s = FrameSender::accept_waiting(listener_, member_opts_);
+            s = FrameSender::accept_waiting(listener_, member_opts_, admission);
         } catch (const std::exception& e) {
             if (log_) log_(fmt::format("a receiver could not join: {}", e.what()));
             continue;

@@ -34,6 +34,13 @@ void check_config(const RingConfig& ring) {
         throw UserError(fmt::format("a ring needs 1..{} slots of more than {} bytes each", wire::kMaxSlots,
                                     wire::kSlotHeaderSize));
     }
+    const std::uint64_t bytes = std::uint64_t{ring.slots} * ring.slot_size;
+    if (ring.max_frame_bytes == 0 || bytes > ring.max_ring_bytes) {
+        throw UserError(fmt::format("a ring of {} slots of {} bytes ({} bytes) does not fit the ring limit of {} "
+                                    "bytes (frames up to {} bytes): use fewer or smaller slots, or raise the limit "
+                                    "(rdmarecv --max-ring-bytes, rdmasrc max-ring-bytes)",
+                                    ring.slots, ring.slot_size, bytes, ring.max_ring_bytes, ring.max_frame_bytes));
+    }
     if (!ring.device.empty()) {
         check_device_exists(ring.device);
     }
@@ -54,28 +61,58 @@ Setup setup(RcConnection conn, const RingConfig& ring) {
     return s;
 }
 
-// The sender's hello, checked against this ring. Throws ProtocolError or UserError.
+// The sender's largest ring against this one. Throws UserError.
+void check_slots(std::uint32_t sender_max_slots, const RingConfig& ring) {
+    if (ring.slots > sender_max_slots) {
+        throw UserError(fmt::format("the receiver's ring has {} slots, the sender takes at most {}: start the "
+                                    "receiver with fewer slots",
+                                    ring.slots, sender_max_slots));
+    }
+}
+
 void take_hello(Setup& s, const RingConfig& ring) {
     RcConnection& c = s.path->connection();
     s.handshake->take_peer_hello(c.peer_private_data(), c.peer_name());
-    if (ring.slots > s.handshake->peer_slots()) {
-        throw UserError(fmt::format("the receiver's ring has {} slots, the sender takes at most {}: start the "
-                                    "receiver with fewer slots",
-                                    ring.slots, s.handshake->peer_slots()));
-    }
+    check_slots(s.handshake->peer_slots(), ring);
+}
+
+// A sender's hello, checked before anything is made for its connect
+// request (a listener's screen).
+void screen_hello(std::span<const std::byte> private_data, const RingConfig& ring) {
+    check_slots(Handshake::check_peer_hello(wire::Role::kReceiver, ring.key != nullptr, private_data, "the sender"),
+                ring);
 }
 } // namespace
 
 std::unique_ptr<FrameReceiver> FrameReceiver::accept(Listener& listener, const RingConfig& ring,
                                                      std::chrono::milliseconds timeout) {
     check_config(ring);
-    Setup s = setup(listener.wait_request(receiver_queues(ring), timeout), ring);
-    RcConnection& c = s.path->connection();
-    check_or_refuse(c, [&] { take_hello(s, ring); });
-    c.accept(s.handshake->hello());
-    s.handshake->run(Handshake::kPatience);
-    s.handshake.reset(); // through: none of its work requests is left
-    return over(std::move(s.path), ring);
+    // A bad hello (a wrong or missing key flag included) is refused before
+    // anything is made for it; a peer that then fails its handshake (a key
+    // that does not match, silence) is logged, costs only its own
+    // connection, and the next one is served. The ring is registered only
+    // for a sender through its handshake.
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        Setup s = setup(listener.wait_request(receiver_queues(ring), std::max(left, std::chrono::milliseconds(0)),
+                                              [&](std::span<const std::byte> hello) { screen_hello(hello, ring); }),
+                        ring);
+        RcConnection& c = s.path->connection();
+        check_or_refuse(c, [&] { take_hello(s, ring); }); // screened already: cannot fail
+        if (!listener.complete(c, s.handshake->hello())) {
+            continue;
+        }
+        try {
+            s.handshake->run(Handshake::kPatience);
+        } catch (const std::exception& e) {
+            listener.log_refusal(c.peer_name(), e.what());
+            s.path->disconnect(); // too late to reject: the sender sees a disconnect
+            continue;
+        }
+        s.handshake.reset(); // through: none of its work requests is left
+        return over(std::move(s.path), ring);
+    }
 }
 
 std::unique_ptr<FrameReceiver> FrameReceiver::connect(const Endpoint& sender, const RingConfig& ring,
@@ -149,7 +186,7 @@ void FrameReceiver::post_recv(std::uint64_t buffer) {
     ibv_sge sge{control_in_.addr() + buffer * wire::kControlPayloadMax,
                 static_cast<std::uint32_t>(wire::kControlPayloadMax), control_in_.lkey()};
     ibv_recv_wr wr{};
-    wr.wr_id = buffer;
+    wr.wr_id = kRecvTag | buffer;
     wr.sg_list = &sge;
     wr.num_sge = 1;
     path_->post_recv(wr, "ibv_post_recv");
@@ -168,12 +205,49 @@ void FrameReceiver::send_control(wire::Control kind, std::span<const std::byte> 
     path_->post_send(wr, "ibv_post_send(control)");
 }
 
+namespace {
+// A stream format's frames against this receiver's limits (RingConfig):
+// the sender asked, the receiver decides. Returns the slot size the frames
+// need (the current one when they fit). Throws UserError naming the limit
+// and how to raise it.
+std::uint32_t slot_size_for(const wire::StreamFormat& f, const RingConfig& config, const std::string& sender) {
+    if (f.max_frame_size > config.max_frame_bytes) {
+        throw UserError(fmt::format("the sender at {} announced stream format {} with frames of up to {} bytes "
+                                    "({:.1f} MiB), above this receiver's limit of {} bytes per frame: raise it "
+                                    "(rdmarecv --max-frame-bytes, rdmasrc max-frame-bytes) if the sender is "
+                                    "trusted, or have it send smaller frames",
+                                    sender, f.id, f.max_frame_size, f.max_frame_size / 1048576.0,
+                                    config.max_frame_bytes));
+    }
+    const std::uint32_t room = config.slot_size - static_cast<std::uint32_t>(wire::kSlotHeaderSize);
+    if (f.max_frame_size <= room) {
+        return config.slot_size;
+    }
+    // decode_stream_format bounds max_frame_size to 2^30 - 64: no overflow.
+    const std::uint32_t slot_size =
+        (f.max_frame_size + static_cast<std::uint32_t>(wire::kSlotHeaderSize) + 4095u) / 4096u * 4096u;
+    const std::uint64_t ring = std::uint64_t{config.slots} * slot_size;
+    if (ring > config.max_ring_bytes) {
+        throw UserError(fmt::format("the sender at {} announced stream format {} with frames of up to {} bytes: "
+                                    "the ring would grow to {} slots of {} bytes ({} bytes), above this receiver's "
+                                    "ring limit of {} bytes: raise it (rdmarecv --max-ring-bytes, rdmasrc "
+                                    "max-ring-bytes) if the sender is trusted, or use fewer slots",
+                                    sender, f.id, f.max_frame_size, config.slots, slot_size, ring,
+                                    config.max_ring_bytes));
+    }
+    return slot_size;
+}
+} // namespace
+
 void FrameReceiver::take_format(std::uint64_t buffer, std::uint32_t length) {
     const auto bytes = control_in_.bytes().subspan(buffer * wire::kControlPayloadMax, length);
     wire::StreamFormat f = wire::decode_stream_format(bytes);
+    if (format_ && f.id == format_->id) {
+        throw ProtocolError(fmt::format("the sender announced format {} again: a new format needs a new id", f.id));
+    }
     post_recv(buffer); // decoded: the buffer is free again
-    const std::uint32_t room = config_.slot_size - static_cast<std::uint32_t>(wire::kSlotHeaderSize);
-    if (f.max_frame_size > room) {
+    const std::uint32_t slot_size = slot_size_for(f, config_, path_->peer_name());
+    if (slot_size != config_.slot_size) {
         for (std::uint16_t s = 0; s < config_.slots; ++s) {
             if (slots_.held(s)) {
                 throw ProtocolError("the sender grew the frames while frames were still held: a sender must wait "
@@ -182,8 +256,10 @@ void FrameReceiver::take_format(std::uint64_t buffer, std::uint32_t length) {
         }
         // Grow the ring. Nothing is held (checked above), so the old ring
         // can go before the new one is registered: no moment with both.
-        const std::uint32_t slot_size =
-            (f.max_frame_size + static_cast<std::uint32_t>(wire::kSlotHeaderSize) + 4095u) / 4096u * 4096u;
+        // Pinning a large ring takes seconds (about 2.5 s per GiB on rxe)
+        // during which this thread serves nothing; the sender knows it
+        // waits for a grown ring and sends no keepalive meanwhile (see
+        // FrameSender::keepalive_if_idle), so none meets a missing receive.
         check_memlock(std::size_t{config_.slots} * slot_size);
         ring_.reset();
         ring_.emplace(path_->register_memory(std::size_t{config_.slots} * slot_size,
@@ -191,6 +267,8 @@ void FrameReceiver::take_format(std::uint64_t buffer, std::uint32_t length) {
         config_.slot_size = slot_size;
         slots_ = ReceiverSlots(config_.slots);
         send_control(wire::Control::kRing, advert());
+        // The registration's time was ours, not the sender's silence.
+        last_heard_ = std::chrono::steady_clock::now();
     }
     format_ = std::move(f);
     format_changed_ = true;

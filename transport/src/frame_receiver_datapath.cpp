@@ -31,7 +31,7 @@ FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle)
     }
     for (;;) {
         while (wc_next_ < wc_count_) {
-            if (std::optional<ReceivedFrame> f = take(wcs_[wc_next_++])) {
+            if (std::optional<ReceivedFrame> f = checked_take(wcs_[wc_next_++])) {
                 return {Arrival::kFrame, std::move(*f)};
             }
             if (ended_) {
@@ -43,13 +43,18 @@ FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle)
         flush_credits();
         wc_next_ = 0;
         wc_count_ = 0;
-        Waited w = path_->wait(wcs_, last_heard_ + idle);
+        const bool probation = stats_.frames == 0 && first_frame_by_ < last_heard_ + idle;
+        Waited w = path_->wait(wcs_, probation ? first_frame_by_ : last_heard_ + idle);
         switch (w.kind) {
         case Waited::kCompletions:
             wc_count_ = w.completions;
             continue;
         case Waited::kWoken: return {Arrival::kWoken, {}};
         case Waited::kTimeout:
+            if (probation) {
+                throw TimeoutError("receiver: the sender connected but sent no frame in time (a new sender must "
+                                   "announce its format and start streaming promptly)");
+            }
             throw TimeoutError(fmt::format("receiver: no frame and no keepalive for {} ms "
                                            "after {} frames: is the sender stuck?",
                                            idle.count(), stats_.frames));
@@ -72,7 +77,24 @@ void FrameReceiver::lost(const CmEvent& ev) const {
         fmt::format("receiver: connection lost after {} frames: {}", stats_.frames, explain_lost_connection(ev)));
 }
 
+std::optional<ReceivedFrame> FrameReceiver::checked_take(const ibv_wc& wc) {
+    try {
+        return take(wc);
+    } catch (const ProtocolError& e) {
+        // One place names the peer for every refusal (no cost until one is thrown).
+        throw ProtocolError(fmt::format("receiver: refused the sender at {}: {}", path_->peer_name(), e.what()));
+    }
+}
+
 void FrameReceiver::failed(const ibv_wc& wc) {
+    // A receive that failed (not flushed) is the sender's doing: a message
+    // longer than the receive's buffer (LOC_LEN_ERR on a NIC, an invalid
+    // request on rxe), never one of our own sends.
+    if ((wc.wr_id & kRecvTag) != 0 && wc.wr_id != UINT64_MAX && wc.status != IBV_WC_WR_FLUSH_ERR) {
+        throw ProtocolError(fmt::format("the sender sent a message longer than the {}-byte receive buffers, which "
+                                        "the receive refused: {}",
+                                        wire::kControlPayloadMax, ibv_wc_status_str(wc.status)));
+    }
     // A sender that dies makes our next credit SEND fail (remote operation
     // error, retries exceeded) as its kernel tears the QP down, often just
     // before its disconnect arrives: the disconnect says what happened.
@@ -97,26 +119,41 @@ std::optional<ReceivedFrame> FrameReceiver::take(const ibv_wc& wc) {
         throw ProtocolError(fmt::format("the sender sent a message without an immediate (opcode {}, {} bytes)",
                                         static_cast<int>(wc.opcode), wc.byte_len));
     }
+    const std::uint64_t buffer = wc.wr_id & ~kRecvTag; // a receive's buffer (our own wr_id)
     if (wc.opcode == IBV_WC_RECV) { // a control message
-        switch (wire::decode_control(ntohl(wc.imm_data))) {
+        const wire::Control kind = wire::decode_control(ntohl(wc.imm_data));
+        if ((kind == wire::Control::kEndOfStream || kind == wire::Control::kKeepalive) && wc.byte_len != 0) {
+            throw ProtocolError(fmt::format("the sender's {} message carries {} bytes; it has no payload",
+                                            kind == wire::Control::kKeepalive ? "keepalive" : "end of stream",
+                                            wc.byte_len));
+        }
+        switch (kind) {
         case wire::Control::kEndOfStream: ended_ = true; return std::nullopt;
-        case wire::Control::kKeepalive: post_recv(wc.wr_id); return std::nullopt; // the sender lives
-        case wire::Control::kFormat: take_format(wc.wr_id, wc.byte_len); return std::nullopt;
+        case wire::Control::kKeepalive: post_recv(buffer); return std::nullopt; // the sender lives
+        case wire::Control::kFormat: take_format(buffer, wc.byte_len); return std::nullopt;
         case wire::Control::kRing:
         case wire::Control::kCredits: break;
         case wire::Control::kAuth: throw ProtocolError("the sender sent a key proof after the handshake");
         }
-        throw ProtocolError("the sender sent a ring advert or credits: only receivers send those");
+        throw ProtocolError(fmt::format("the sender sent a {} message: only receivers send those",
+                                        kind == wire::Control::kRing ? "ring" : "credits"));
     }
     if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM) {
-        throw ProtocolError(fmt::format("receiver: unexpected completion opcode {}", static_cast<int>(wc.opcode)));
+        throw ProtocolError(fmt::format("unexpected completion opcode {}", static_cast<int>(wc.opcode)));
     }
     const wire::SlotImm imm = slots_.arrive(ntohl(wc.imm_data));
-    recv_of_slot_[imm.slot] = wc.wr_id;
+    recv_of_slot_[imm.slot] = buffer;
     const auto slot = ring_->bytes().subspan(std::size_t{imm.slot} * config_.slot_size, config_.slot_size);
     ReceivedFrame f;
     f.slot = imm.slot;
     f.header = wire::decode_slot_header(slot, imm);
+    // Frame numbers rise (a live sender's drops leave gaps; nothing goes back).
+    if (stats_.frames != 0 && f.header.sequence <= last_sequence_) {
+        throw ProtocolError(fmt::format("slot {} holds frame {}, but frame {} came already: frame numbers must "
+                                        "rise",
+                                        imm.slot, f.header.sequence, last_sequence_));
+    }
+    last_sequence_ = f.header.sequence;
     const std::uint16_t format_id = format_ ? format_->id : 0;
     if (f.header.format_id != format_id) {
         throw ProtocolError(fmt::format("frame {} is in format {}, the stream's format is {}", f.header.sequence,
@@ -146,7 +183,7 @@ void FrameReceiver::release(std::uint16_t slot) {
                             static_cast<std::uint32_t>(wire::kControlPayloadMax), control_in_.lkey()};
     ibv_recv_wr& r = recv_batch_[batched_];
     r = {};
-    r.wr_id = buffer;
+    r.wr_id = kRecvTag | buffer;
     r.sg_list = &recv_sges_[batched_];
     r.num_sge = 1;
     ++batched_;
@@ -179,6 +216,9 @@ void FrameReceiver::flush_credits() {
     wr.imm_data = htonl(wire::encode(wire::Control::kCredits));
     wr.send_flags = (credit_msgs_ + 1) % signal_every_ == 0 ? IBV_SEND_SIGNALED : 0;
     path_->post_send(wr, "ibv_post_send(credits)");
+    for (std::size_t i = 0; i < batched_; ++i) {
+        slots_.credit_sent(credit_batch_[i].slot); // the sender owns these slots again
+    }
     ++credit_msgs_;
     batched_ = 0;
 }

@@ -64,6 +64,12 @@ void take_hello(Setup& s) {
     s.handshake->take_peer_hello(c.peer_private_data(), c.peer_name());
     check_slots(s.handshake->peer_slots());
 }
+
+// A receiver's hello, checked before anything is made for its connect
+// request (a listener's screen).
+void screen_hello(std::span<const std::byte> private_data, const SenderOptions& opts) {
+    check_slots(Handshake::check_peer_hello(wire::Role::kSender, opts.key != nullptr, private_data, "the receiver"));
+}
 } // namespace
 
 std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, const SenderOptions& opts,
@@ -90,18 +96,48 @@ std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, cons
 
 std::unique_ptr<FrameSender> FrameSender::accept(Listener& listener, const SenderOptions& opts,
                                                  std::chrono::milliseconds timeout) {
-    return from_request(listener.wait_request(sender_queues(opts), timeout), opts);
+    // A receiver that fails the handshake (a wrong or missing key, a bad
+    // message, silence) is logged by the listener and the next one served.
+    const auto deadline = Clock::now() + timeout;
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        Setup s = setup(listener.wait_request(sender_queues(opts), std::max(left, std::chrono::milliseconds(0)),
+                                              [&](std::span<const std::byte> hello) { screen_hello(hello, opts); }),
+                        opts);
+        RcConnection& c = s.path->connection();
+        check_or_refuse(c, [&] { take_hello(s); }); // screened already: cannot fail
+        if (!listener.complete(c, s.handshake->hello())) {
+            continue;
+        }
+        try {
+            s.handshake->run(Handshake::kPatience);
+        } catch (const std::exception& e) {
+            listener.log_refusal(c.peer_name(), e.what());
+            s.path->disconnect(); // too late to reject: the receiver sees a disconnect
+            continue;
+        }
+        return over(std::move(s.path), std::move(s.handshake), opts);
+    }
 }
 
-std::unique_ptr<FrameSender::Joining> FrameSender::accept_waiting(Listener& listener, const SenderOptions& opts) {
-    auto conn = listener.try_request(sender_queues(opts));
+std::unique_ptr<FrameSender::Joining> FrameSender::accept_waiting(Listener& listener, const SenderOptions& opts,
+                                                                  const Listener::Screen& screen) {
+    auto conn = listener.try_request(sender_queues(opts), [&](std::span<const std::byte> hello) {
+        if (screen) screen(hello);
+        screen_hello(hello, opts);
+    });
     if (!conn) {
         return nullptr;
     }
     Setup s = setup(std::move(*conn), opts);
     RcConnection& c = s.path->connection();
-    check_or_refuse(c, [&] { take_hello(s); });
-    c.accept_begin(s.handshake->hello());
+    check_or_refuse(c, [&] { take_hello(s); }); // screened already: cannot fail
+    try {
+        c.accept_begin(s.handshake->hello());
+    } catch (const SystemError& e) { // the peer gave its request up (EINVAL): it goes, with all made for it
+        listener.log_refusal(c.peer_name(), fmt::format("it gave its connect request up: {}", e.what()));
+        return nullptr;
+    }
     return std::unique_ptr<Joining>(new Joining(std::move(s.path), std::move(s.handshake), opts));
 }
 
@@ -120,15 +156,6 @@ std::unique_ptr<FrameSender> FrameSender::Joining::finish() {
         return nullptr;
     }
     return over(std::move(path_), std::move(handshake_), opts_);
-}
-
-std::unique_ptr<FrameSender> FrameSender::from_request(RcConnection conn, const SenderOptions& opts) {
-    Setup s = setup(std::move(conn), opts);
-    RcConnection& c = s.path->connection();
-    check_or_refuse(c, [&] { take_hello(s); });
-    c.accept(s.handshake->hello());
-    s.handshake->run(Handshake::kPatience);
-    return over(std::move(s.path), std::move(s.handshake), opts);
 }
 
 std::unique_ptr<FrameSender> FrameSender::over(std::unique_ptr<VerbsDatapath> path,
@@ -188,7 +215,7 @@ void FrameSender::post_credit_recv(std::uint64_t buffer) {
     ibv_sge sge{control_in_.addr() + buffer * control_in_size_, static_cast<std::uint32_t>(control_in_size_),
                 control_in_.lkey()};
     ibv_recv_wr wr{};
-    wr.wr_id = buffer;
+    wr.wr_id = kRecvTag | buffer;
     wr.sg_list = &sge;
     wr.num_sge = 1;
     path_->post_recv(wr, "ibv_post_recv(credit)");
@@ -228,7 +255,7 @@ bool FrameSender::format_settled() {
 void FrameSender::post_format(const wire::StreamFormat& format) {
     const std::size_t size = wire::encode(format, control_out_.bytes().first<wire::kControlPayloadMax>());
     ring_replaced_ = false;
-    format_posted_ = PostedFormat{format.id, format.max_frame_size > max_payload()};
+    format_posted_ = PostedFormat{format.id, format.max_frame_size > max_payload(), format.max_frame_size};
     post_control(wire::Control::kFormat, size);
 }
 
@@ -242,6 +269,17 @@ bool FrameSender::format_done() {
 }
 
 void FrameSender::adopt_ring(const wire::RingAdvert& ring) {
+    // A new ring answers a format whose frames outgrow the slots, once; any
+    // other is unsolicited.
+    if (!format_posted_ || !format_posted_->grows || ring_replaced_) {
+        throw ProtocolError("the receiver sent a ring advert the sender did not ask for (no format that outgrows "
+                            "the slots is waiting for one)");
+    }
+    if (ring.slot_size - wire::kSlotHeaderSize < format_posted_->max_frame_size) {
+        throw ProtocolError(fmt::format("the receiver's new ring has {}-byte slots, too small for the {}-byte "
+                                        "frames it grew for",
+                                        ring.slot_size, format_posted_->max_frame_size));
+    }
     if (ring.slot_count != ring_.slot_count) {
         throw ProtocolError(fmt::format("the receiver's new ring has {} slots, the old one {}: slot counts cannot "
                                         "change mid-stream",

@@ -22,6 +22,15 @@ void FrameSender::pump_now() {
     }
 }
 
+void FrameSender::handle(const ibv_wc& wc) {
+    try {
+        handle_one(wc);
+    } catch (const ProtocolError& e) {
+        // One place names the peer for every refusal (no cost until one is thrown).
+        throw ProtocolError(fmt::format("sender: refused the receiver at {}: {}", path_->peer_name(), e.what()));
+    }
+}
+
 bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds timeout) {
     // Waiting for the receiver (a credit, a delivery, a control message's
     // completion). The wait also ends when a keepalive is due: if every
@@ -30,8 +39,12 @@ bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds tim
     // seconds instead of the whole timeout.
     for (;;) {
         // The next timer: with a control message in flight no keepalive can
-        // go, so its acknowledgement limit; otherwise the keepalive's due time.
-        const auto timer = control_in_flight_ ? control_posted_at_ + opts_.ack_limit : last_post_time_ + opts_.keepalive;
+        // go, so its acknowledgement limit; while the receiver grows its ring
+        // none may go (keepalive_if_idle), so only the caller's deadline;
+        // otherwise the keepalive's due time.
+        const auto timer = control_in_flight_ ? control_posted_at_ + opts_.ack_limit
+                           : awaiting_ring()  ? deadline
+                                              : last_post_time_ + opts_.keepalive;
         Waited w = path_->wait(wcs_, std::min(deadline, timer));
         switch (w.kind) {
         case Waited::kCompletions:
@@ -51,6 +64,11 @@ bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds tim
                 "host hangs",
                 opts_.ack_limit.count(), next_post_));
         }
+        if (now >= deadline && awaiting_ring()) {
+            throw TimeoutError(fmt::format("sender: the receiver did not send its grown ring within {} ms of stream "
+                                           "format {} (frames of up to {} bytes): is it stuck registering memory?",
+                                           timeout.count(), format_posted_->id, format_posted_->max_frame_size));
+        }
         if (now >= deadline) {
             throw TimeoutError(fmt::format("sender: no credit for {} ms after {} frames: is the receiver stuck?",
                                            timeout.count(), next_post_));
@@ -69,6 +87,15 @@ void FrameSender::take(const std::optional<CmEvent>& ev) {
         end_acked_ = true;
         return;
     }
+    if (ev->type == RDMA_CM_EVENT_DISCONNECTED && format_posted_) {
+        // The protocol has no message for "format refused": a receiver that
+        // will not take a format (a frame above its limit, a layout it
+        // refuses) says why in its own log and hangs up.
+        throw std::runtime_error(fmt::format(
+            "sender: receiver went away after {} frames, on stream format {} (frames of up to {} bytes): it refused "
+            "the format (its log says why: e.g. frames above its --max-frame-bytes / max-frame-bytes) or died: {}",
+            next_post_, format_posted_->id, format_posted_->max_frame_size, describe(*ev)));
+    }
     if (ev->type == RDMA_CM_EVENT_DISCONNECTED) {
         throw std::runtime_error(
             fmt::format("sender: receiver went away after {} frames: {}", next_post_, describe(*ev)));
@@ -78,6 +105,14 @@ void FrameSender::take(const std::optional<CmEvent>& ev) {
 }
 
 void FrameSender::failed(const ibv_wc& wc) {
+    // A receive that failed (not flushed) is the receiver's doing: a message
+    // longer than the receive's buffer (LOC_LEN_ERR on a NIC, an invalid
+    // request on rxe), never one of our own writes or sends.
+    if ((wc.wr_id & kRecvTag) != 0 && wc.wr_id != UINT64_MAX && wc.status != IBV_WC_WR_FLUSH_ERR) {
+        throw ProtocolError(fmt::format("the receiver sent a message longer than the {}-byte receive buffers "
+                                        "(credits for every slot or a ring advert fit), which the receive refused: {}",
+                                        control_in_size_, ibv_wc_status_str(wc.status)));
+    }
     // A receiver that dies makes our writes fail (retries exceeded, remote
     // access error as its ring is deregistered) about when its disconnect
     // arrives: the disconnect says what happened.
@@ -100,13 +135,21 @@ void FrameSender::look_for_events() {
     take(path_->next_event());
 }
 
+// No keepalive while the receiver grows its ring (awaiting_ring): it pins
+// the new ring in one registration call, seconds for a large ring, and
+// re-posts no receive meanwhile. It posted one per slot plus one and holds
+// nothing (a grow waits for every credit), so a keepalive a second would run
+// out of receives on a small ring (RNR, the stream dies, as one did after 5 s
+// of registering 2 GiB), and none is needed: the format's own SEND was
+// acknowledged, and the receiver knows we wait. A dead path meanwhile is the
+// caller's timeout (or a disconnect), named as such in pump().
 void FrameSender::keepalive_if_idle() {
-    if (!control_in_flight_ && !eos_posted_ && Clock::now() - last_post_time_ >= opts_.keepalive) {
+    if (!control_in_flight_ && !eos_posted_ && !awaiting_ring() && Clock::now() - last_post_time_ >= opts_.keepalive) {
         post_control(wire::Control::kKeepalive);
     }
 }
 
-void FrameSender::handle(const ibv_wc& wc) {
+void FrameSender::handle_one(const ibv_wc& wc) {
     if (wc.status != IBV_WC_SUCCESS) {
         failed(wc);
     }
@@ -128,17 +171,21 @@ void FrameSender::handle(const ibv_wc& wc) {
             throw ProtocolError(fmt::format("the receiver sent a message without an immediate ({} bytes)",
                                             wc.byte_len));
         }
-        const auto bytes = control_in_.bytes().subspan(wc.wr_id * control_in_size_, wc.byte_len);
-        switch (wire::decode_control(ntohl(wc.imm_data))) {
+        const std::uint64_t buffer = wc.wr_id & ~kRecvTag;
+        const auto bytes = control_in_.bytes().subspan(buffer * control_in_size_, wc.byte_len);
+        switch (const wire::Control kind = wire::decode_control(ntohl(wc.imm_data))) {
         case wire::Control::kCredits: take_credits(bytes); break;
         case wire::Control::kRing: adopt_ring(wire::decode_ring_advert(bytes)); break;
-        default: throw ProtocolError("the receiver sent a control message only senders send");
+        default:
+            throw ProtocolError(fmt::format("the receiver sent control message kind {}: only senders send it",
+                                            static_cast<unsigned>(kind)));
         }
-        post_credit_recv(wc.wr_id); // decoded: the buffer is free again
+        post_credit_recv(buffer); // decoded: the buffer is free again
         return;
     }
     default:
-        throw ProtocolError(fmt::format("sender: unexpected completion opcode {}", static_cast<int>(wc.opcode)));
+        throw ProtocolError(fmt::format("unexpected completion opcode {} (a write into the sender?)",
+                                        static_cast<int>(wc.opcode)));
     }
 }
 
@@ -209,6 +256,9 @@ bool FrameSender::wait_done(std::uint64_t number, std::chrono::milliseconds time
 std::optional<std::uint64_t> FrameSender::send(std::span<const std::byte> payload, std::uint32_t lkey,
                                                const FrameMeta& meta, std::uint64_t cookie,
                                                std::chrono::milliseconds timeout) {
+    if ((meta.flags & ~wire::kFrameFlagsDefined) != 0) {
+        throw std::invalid_argument(fmt::format("send: frame flags {:#06x} set reserved bits", meta.flags));
+    }
     if (payload.size() > max_payload()) {
         throw UserError(fmt::format("a {}-byte frame does not fit the receiver's {}-byte slots: give the receiver "
                                     "larger slots",

@@ -60,31 +60,38 @@ void Handshake::post_recv(std::uint64_t buffer) {
     ++recvs_posted_;
 }
 
-void Handshake::take_peer_hello(std::span<const std::byte> private_data, std::string peer) {
-    peer_ = std::move(peer);
+std::uint32_t Handshake::check_peer_hello(wire::Role role, bool have_key, std::span<const std::byte> private_data,
+                                          const std::string& peer_label) {
     bool peer_has_key = false;
-    if (role_ == wire::Role::kReceiver) {
+    std::uint32_t slots = 0;
+    if (role == wire::Role::kReceiver) {
         const wire::SenderHello h = wire::decode_sender_hello(private_data);
         peer_has_key = h.has_key;
-        peer_slots_ = h.max_slots;
+        slots = h.max_slots;
     } else {
         const wire::ReceiverHello h = wire::decode_receiver_hello(private_data);
         peer_has_key = h.has_key;
-        peer_slots_ = h.slot_count;
+        slots = h.slot_count;
     }
+    if (have_key && !peer_has_key) {
+        throw UserError(fmt::format("{} has no key but this {} requires one: give both ends the same key file "
+                                    "(--key-file)",
+                                    peer_label, wire::name(role)));
+    }
+    if (!have_key && peer_has_key) {
+        throw UserError(fmt::format("{} has a key but this {} has none: give both ends the same key file "
+                                    "(--key-file)",
+                                    peer_label, wire::name(role)));
+    }
+    return slots;
+}
+
+void Handshake::take_peer_hello(std::span<const std::byte> private_data, std::string peer) {
+    peer_ = std::move(peer);
+    peer_slots_ = check_peer_hello(role_, key_ != nullptr, private_data, peer_label());
     // Decoded, so at least a hello's bytes: the proofs cover exactly those.
     std::copy_n(private_data.begin(), peer_hello_.size(), peer_hello_.begin());
     have_peer_hello_ = true;
-    if (key_ && !peer_has_key) {
-        throw UserError(fmt::format("{} has no key but this {} requires one: give both ends the same key file "
-                                    "(--key-file)",
-                                    peer_label(), wire::name(role_)));
-    }
-    if (!key_ && peer_has_key) {
-        throw UserError(fmt::format("{} has a key but this {} has none: give both ends the same key file "
-                                    "(--key-file)",
-                                    peer_label(), wire::name(role_)));
-    }
 }
 
 const wire::RingAdvert& Handshake::ring() const {

@@ -1,10 +1,12 @@
 #include "rdmastream/rc_connection.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream/wire.hpp"
 
 #include <arpa/inet.h>
 #include <netdb.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -93,14 +95,7 @@ std::shared_ptr<ibv_pd> make_shared_pd(ibv_context* device) {
 }
 
 std::string RcConnection::peer_name() const {
-    const sockaddr* sa = rdma_get_peer_addr(id_.get());
-    char host[INET6_ADDRSTRLEN] = "?";
-    if (sa->sa_family == AF_INET) {
-        inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, host, sizeof host);
-    } else if (sa->sa_family == AF_INET6) {
-        inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, host, sizeof host);
-    }
-    return fmt::format("{}:{}", host, ntohs(rdma_get_dst_port(id_.get())));
+    return fmt::format("{}:{}", address_text(rdma_get_peer_addr(id_.get())), ntohs(rdma_get_dst_port(id_.get())));
 }
 
 void RcConnection::stop_qp() noexcept {
@@ -347,27 +342,51 @@ Listener::Listener(const Endpoint& local) : id_(create_id(events_)) {
 
 std::uint16_t Listener::port() const { return ntohs(rdma_get_src_port(id_.get())); }
 
-std::optional<RcConnection> Listener::try_request(const ConnectionOptions& opts) {
-    if (auto ev = events_.next(std::chrono::milliseconds(0)); ev) {
-        if (ev->type != RDMA_CM_EVENT_CONNECT_REQUEST) {
-            return std::nullopt; // nothing else concerns a listener
-        }
-        return from_request(*ev, opts);
+void Listener::log_refusal(const std::string& peer, const std::string& reason) const {
+    const std::string line = fmt::format("refused {}: {}", peer, reason);
+    if (log_) {
+        log_(line);
+    } else {
+        std::fprintf(stderr, "rdmastream: %s\n", line.c_str());
     }
-    return std::nullopt;
 }
 
-RcConnection Listener::wait_request(const ConnectionOptions& opts, std::chrono::milliseconds timeout) {
-    return from_request(events_.expect(RDMA_CM_EVENT_CONNECT_REQUEST, timeout, "waiting for a peer"), opts);
+namespace {
+// "198.18.0.2:40123" for a request's id, before an RcConnection exists.
+std::string request_peer(rdma_cm_id* id) {
+    return fmt::format("{}:{}", address_text(rdma_get_peer_addr(id)), ntohs(rdma_get_dst_port(id)));
 }
 
-RcConnection Listener::from_request(const CmEvent& req, const ConnectionOptions& opts) {
-    CmId id(req.id); // the request's id is ours now
+void reject_with(rdma_cm_id* id, wire::RejectReason reason, const std::string& text) {
+    const auto bytes = wire::encode(wire::Reject{reason, text});
+    rdma_reject(id, bytes.data(), static_cast<std::uint8_t>(bytes.size())); // best effort: the id goes anyway
+}
+} // namespace
+
+std::optional<RcConnection> Listener::screened(const CmEvent& req, const ConnectionOptions& opts,
+                                               const Screen& screen) {
+    CmId id(req.id); // the request's id is ours now: released on every path out of here
+    const std::string peer = request_peer(id.get());
+    if (!allow_.allows(rdma_get_peer_addr(id.get()))) {
+        reject_with(id.get(), wire::RejectReason::kConfig, "this listener does not take connections from your address");
+        log_refusal(peer, fmt::format("its address is not allowed (allowed: {})", allow_.describe()));
+        return std::nullopt;
+    }
     try {
+        if (screen) screen(req.private_bytes());
         check_id_device(id.get(), opts.device, "the connection request");
+    } catch (const PeerRefused& e) {
+        reject_with(id.get(), e.reason(), e.what());
+        log_refusal(peer, e.what());
+        return std::nullopt;
+    } catch (const ProtocolError& e) {
+        reject_with(id.get(), wire::RejectReason::kProtocol, e.what());
+        log_refusal(peer, e.what());
+        return std::nullopt;
     } catch (const UserError& e) {
-        rdma_reject(id.get(), nullptr, 0);
-        throw;
+        reject_with(id.get(), wire::RejectReason::kConfig, e.what());
+        log_refusal(peer, e.what());
+        return std::nullopt;
     }
     CmEventChannel own;
     check_errno(rdma_migrate_id(id.get(), own.get()), "rdma_migrate_id");
@@ -375,6 +394,59 @@ RcConnection Listener::from_request(const CmEvent& req, const ConnectionOptions&
     c.peer_data_ = req;
     c.create_resources();
     return c;
+}
+
+std::optional<RcConnection> Listener::try_request(const ConnectionOptions& opts, const Screen& screen) {
+    while (auto ev = events_.next(std::chrono::milliseconds(0))) {
+        if (ev->type != RDMA_CM_EVENT_CONNECT_REQUEST) {
+            continue; // nothing else concerns a listener that is serving
+        }
+        if (auto c = screened(*ev, opts, screen)) {
+            return c;
+        }
+    }
+    return std::nullopt;
+}
+
+RcConnection Listener::wait_request(const ConnectionOptions& opts, std::chrono::milliseconds timeout,
+                                    const Screen& screen) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        const auto left = std::max(std::chrono::milliseconds(0),
+                                   std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       deadline - std::chrono::steady_clock::now()));
+        const CmEvent req = events_.expect(RDMA_CM_EVENT_CONNECT_REQUEST, left, "waiting for a peer");
+        if (auto c = screened(req, opts, screen)) {
+            return std::move(*c);
+        }
+    }
+}
+
+bool Listener::complete(RcConnection& conn, std::span<const std::byte> private_data) const {
+    try {
+        conn.accept(private_data);
+        return true;
+    } catch (const CmEventError& e) {
+        log_refusal(conn.peer_name(), fmt::format("it did not complete the handshake: {}", e.what()));
+    } catch (const SystemError& e) {
+        // rdma_accept on a request whose peer gave up already (EINVAL): the
+        // CM dropped it under us.
+        log_refusal(conn.peer_name(), fmt::format("it gave its connect request up: {}", e.what()));
+    }
+    return false;
+}
+
+std::size_t Listener::refuse_waiting(wire::RejectReason reason, const std::string& text) {
+    std::size_t n = 0;
+    while (auto ev = events_.next(std::chrono::milliseconds(0))) {
+        if (ev->type != RDMA_CM_EVENT_CONNECT_REQUEST) continue;
+        CmId id(ev->id);
+        const std::string peer = request_peer(id.get());
+        reject_with(id.get(), reason, text);
+        log_refusal(peer, text);
+        ++n;
+    }
+    return n;
 }
 
 } // namespace rdmastream

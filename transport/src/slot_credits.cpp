@@ -40,29 +40,40 @@ void SenderCredits::give_back(wire::SlotImm credit) {
     ++count_;
 }
 
-ReceiverSlots::ReceiverSlots(std::uint32_t slot_count) : held_(slot_count, false), generation_(slot_count, 0) {}
+ReceiverSlots::ReceiverSlots(std::uint32_t slot_count) : owner_(slot_count, kSender), generation_(slot_count, 0) {}
 
 wire::SlotImm ReceiverSlots::arrive(std::uint32_t imm_value) {
     const wire::SlotImm imm = wire::decode_slot_imm(imm_value, slot_count());
-    if (held_[imm.slot]) {
+    if (owner_[imm.slot] == kConsumer) {
         throw ProtocolError(fmt::format("frame written into slot {} while the consumer still holds it: the "
                                         "sender wrote without a credit",
+                                        imm.slot));
+    }
+    if (owner_[imm.slot] == kCreditPending) {
+        throw ProtocolError(fmt::format("frame written into slot {} before its credit went out: the sender "
+                                        "wrote without a credit",
                                         imm.slot));
     }
     if (imm.generation != generation_[imm.slot]) {
         throw ProtocolError(fmt::format("slot {} generation {}, expected {}: stale or forged immediate", imm.slot,
                                         imm.generation, generation_[imm.slot]));
     }
-    held_[imm.slot] = true;
+    owner_[imm.slot] = kConsumer;
     return imm;
 }
 
 wire::SlotImm ReceiverSlots::release(std::uint16_t slot) {
-    if (slot >= held_.size() || !held_[slot]) {
+    if (slot >= owner_.size() || owner_[slot] != kConsumer) {
         throw std::logic_error(fmt::format("release of slot {}, which holds no frame", slot));
     }
-    held_[slot] = false;
+    owner_[slot] = kCreditPending;
     return wire::SlotImm{slot, ++generation_[slot]};
+}
+
+void ReceiverSlots::credit_sent(std::uint16_t slot) noexcept {
+    if (slot < owner_.size() && owner_[slot] == kCreditPending) {
+        owner_[slot] = kSender;
+    }
 }
 
 } // namespace rdmastream

@@ -66,6 +66,18 @@ void check_magic_and_version(std::span<const std::byte> bytes, std::size_t need,
     }
 }
 
+// Reserved bytes [from, to) of `what` must be zero: a peer that sets them
+// speaks something else. Names the field (docs/protocol.md's name for it).
+void check_reserved(std::span<const std::byte> bytes, std::size_t from, std::size_t to, const char* what,
+                    const char* field) {
+    for (std::size_t i = from; i < to; ++i) {
+        if (bytes[i] != std::byte{0}) {
+            throw ProtocolError(fmt::format("{} has reserved field {} (offset {}) set to {:#04x}: it must be zero",
+                                            what, field, i, static_cast<unsigned>(bytes[i])));
+        }
+    }
+}
+
 // Hello layout (both directions): magic, version, flags, a count, reserved, nonce.
 constexpr std::size_t kHelloFlags = 6, kHelloCount = 8, kHelloReserved = 12, kHelloNonce = 16;
 constexpr std::uint16_t kHelloFlagKey = 1;
@@ -88,9 +100,7 @@ bool decode_hello_rest(std::span<const std::byte> bytes, Nonce& nonce, const cha
     if ((flags & ~kHelloFlagKey) != 0) {
         throw ProtocolError(fmt::format("{} has unknown flags {:#06x}", what, flags));
     }
-    if (load_le<std::uint32_t>(bytes, kHelloReserved) != 0) {
-        throw ProtocolError(fmt::format("{}: reserved bytes 12..15 are not zero", what));
-    }
+    check_reserved(bytes, kHelloReserved, kHelloNonce, what, "reserved@12");
     std::copy(bytes.begin() + kHelloNonce, bytes.begin() + kHelloNonce + kNonceSize, nonce.begin());
     return (flags & kHelloFlagKey) != 0;
 }
@@ -151,9 +161,7 @@ KeyProof decode_key_proof(std::span<const std::byte> bytes, Role from) {
     if (role != static_cast<std::uint8_t>(Role::kSender) && role != static_cast<std::uint8_t>(Role::kReceiver)) {
         throw ProtocolError(fmt::format("key proof names role {} (1 sender, 2 receiver)", role));
     }
-    if (bytes[kProofReserved] != std::byte{0}) {
-        throw ProtocolError("key proof: reserved byte 7 is not zero");
-    }
+    check_reserved(bytes, kProofReserved, kProofMac, "key proof", "reserved@7");
     KeyProof p;
     p.role = static_cast<Role>(role);
     if (p.role != from) {
@@ -212,7 +220,14 @@ RingAdvert decode_ring_advert(std::span<const std::byte> bytes) {
     a.slot_size = load_le<std::uint32_t>(bytes, kAdvSlotSize);
     a.addr = load_le<std::uint64_t>(bytes, kAdvAddr);
     a.rkey = load_le<std::uint32_t>(bytes, kAdvRkey);
-    a.live = (load_le<std::uint16_t>(bytes, kAdvFlags) & kAdvFlagLive) != 0;
+    const std::uint16_t flags = load_le<std::uint16_t>(bytes, kAdvFlags);
+    a.live = (flags & kAdvFlagLive) != 0;
+    if ((flags & ~kAdvFlagLive) != 0) {
+        throw ProtocolError(fmt::format("ring advert has flags {:#06x}: only bit 0 (live) is defined, the rest "
+                                        "are reserved and must be zero",
+                                        flags));
+    }
+    check_reserved(bytes, kAdvRkey + 4, kRingAdvertSize, "ring advert", "reserved@28");
     if (a.slot_count == 0 || a.slot_count > kMaxSlots) {
         throw ProtocolError(fmt::format("ring advert has {} slots (allowed 1..{})", a.slot_count, kMaxSlots));
     }
@@ -305,6 +320,8 @@ std::size_t encode(const StreamFormat& f, std::span<std::byte, kControlPayloadMa
 
 StreamFormat decode_stream_format(std::span<const std::byte> bytes) {
     check_magic_and_version(bytes, kFmtCaps, kFormatMagic, "stream format");
+    check_reserved(bytes, 6, kFmtId, "stream format", "reserved@6");
+    check_reserved(bytes, kFmtPlaneCount + 1, kFmtMaxFrame, "stream format", "reserved@11");
     StreamFormat f;
     f.id = load_le<std::uint16_t>(bytes, kFmtId);
     f.plane_count = static_cast<std::uint8_t>(bytes[kFmtPlaneCount]);
@@ -327,9 +344,16 @@ StreamFormat decode_stream_format(std::span<const std::byte> bytes) {
                                             f.planes[i].offset, f.max_frame_size));
         }
     }
+    // The plane entries past plane_count are reserved.
+    check_reserved(bytes, kFmtPlanes + 8 * f.plane_count, kFmtCapsLen, "stream format", "planes past plane_count");
     const std::size_t caps_len = load_le<std::uint16_t>(bytes, kFmtCapsLen);
     if (caps_len > kMaxCapsLength || kFmtCaps + caps_len > bytes.size()) {
         throw ProtocolError(fmt::format("stream format: caps of {} bytes do not fit the message", caps_len));
+    }
+    if (bytes.size() != kFmtCaps + caps_len) {
+        throw ProtocolError(fmt::format("stream format of {} bytes, its caps end at byte {}: a message carries "
+                                        "nothing after its caps",
+                                        bytes.size(), kFmtCaps + caps_len));
     }
     f.caps.reserve(caps_len);
     for (std::size_t i = 0; i < caps_len; ++i) {
@@ -393,6 +417,19 @@ SlotHeader decode_slot_header(std::span<const std::byte> slot, SlotImm expected)
     h.imm.generation = load_le<std::uint16_t>(slot, kHdrGen);
     h.format_id = load_le<std::uint16_t>(slot, kHdrFormat);
     h.sent_at_ns = load_le<std::uint64_t>(slot, kHdrSentAt);
+    if ((h.flags & ~kFrameFlagsDefined) != 0) {
+        throw ProtocolError(fmt::format("slot {} header has flags {:#06x}: bits above 3 are reserved and must be "
+                                        "zero",
+                                        expected.slot, h.flags));
+    }
+    // Two 8-byte loads: reserved@42 (6 bytes, after format_id) and
+    // reserved@56 must be zero. A few compares per frame.
+    if ((load_le<std::uint64_t>(slot, kHdrFormat) >> 16) != 0) {
+        check_reserved(slot, kHdrFormat + 2, kHdrSentAt, "slot header", "reserved@42");
+    }
+    if (load_le<std::uint64_t>(slot, kHdrSentAt + 8) != 0) {
+        check_reserved(slot, kHdrSentAt + 8, kSlotHeaderSize, "slot header", "reserved@56");
+    }
     if (h.payload_size > slot.size() - kSlotHeaderSize) {
         throw ProtocolError(fmt::format("slot {} claims a {} byte payload, room is {}", expected.slot,
                                         h.payload_size, slot.size() - kSlotHeaderSize));

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace rdmastream::cli {
 
@@ -24,6 +25,12 @@ struct ConnectionFlags {
     double connect_timeout = 60; // seconds to wait for the peer
     double idle_timeout = 30;    // seconds without a frame before giving up
     std::string key_file;        // --key-file: a pre-shared key both ends must prove; empty: none
+    // With --listen: who may connect (--allow, repeatable, comma-separated);
+    // empty: everyone.
+    std::vector<std::string> allow;
+    // rdmarecv --listen: seconds a new sender has to send its first frame
+    // before it is refused and the next one served.
+    double handshake_timeout = 10;
 };
 
 struct ConnectionPlan {
@@ -35,6 +42,10 @@ struct ConnectionPlan {
 // --connect-timeout, --idle-timeout, --key-file. `listens_by_default` says which side this program takes
 // when neither --listen nor --connect is given.
 void add_connection_flags(CLI::App& app, ConnectionFlags& flags, bool listens_by_default);
+
+// --allow as the transport's AllowList. Throws UserError on a bad entry, or
+// when --allow is given without listening (a connecting side picks its peer).
+AllowList allow_list(const ConnectionFlags& flags, const ConnectionPlan& plan);
 
 // After parsing: which side, and the endpoint. Throws UserError on both
 // --listen and --connect, or a bad address.

@@ -29,10 +29,4 @@ struct FrameGeometry {
 // Throws UserError for palette and hardware formats (no planes to describe).
 FrameGeometry frame_geometry(AVPixelFormat format, int width, int height);
 
-// The payload bytes a frame in `format` spans (its planes at their offsets
-// and strides), checked once per format so that each frame needs only a size
-// comparison. Throws ProtocolError when the layout (off the wire, untrusted)
-// has too few planes or a stride shorter than a row.
-std::size_t layout_extent(const FrameGeometry& geometry, const wire::StreamFormat& format);
-
 } // namespace rdmastream::cli

@@ -3,23 +3,20 @@
 // pad rows and planes as they like).
 #pragma once
 
-#include "rdmastream/wire.hpp"
+#include "rdmastream_gst/frame_layout.hpp"
 
-#include <gst/video/video.h>
+#include <gst/gst.h>
 
 namespace rdmastream::gst {
 
-// Describes `format`'s planes in `buffer`'s GstVideoMeta (at most as many
-// planes as `info` has). A recycled SlotBuffers shell keeps its meta and it
-// is rewritten in place, so the per-frame path allocates nothing; a buffer
-// without one gets one. `info` nullptr (not raw video) or a format without
-// planes removes the meta: the buffer then is the caps' own layout, or
-// opaque bytes.
-// The layout is off the wire: throws ProtocolError, leaving the meta as it
-// was, when it has fewer planes than the caps' format, a stride shorter than
-// a row (or, for a tiled format, other than the caps' own tiling), or a
-// plane that reaches past the end of `buffer` (its size: the frame's
-// payload), which a reader downstream would overrun.
-void set_video_meta(GstBuffer* buffer, const GstVideoInfo* info, const wire::StreamFormat& format);
+// Describes `layout`'s planes in `buffer`'s GstVideoMeta. A recycled
+// SlotBuffers shell keeps its meta and it is rewritten in place, so the
+// per-frame path allocates nothing; a buffer without one gets one. Opaque
+// caps, or raw video in the caps' own layout (the sender gave none), remove
+// the meta: downstream then reads the caps' layout.
+// The layout was checked when the format arrived (FrameLayout::check) and
+// the frame against it (check_frame) before the buffer was made, so nothing
+// here can fail: `buffer` must hold at least layout.min_payload() bytes.
+void set_video_meta(GstBuffer* buffer, const FrameLayout& layout) noexcept;
 
 } // namespace rdmastream::gst

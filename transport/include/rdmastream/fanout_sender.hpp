@@ -46,6 +46,14 @@ public:
     // Waits up to `timeout` until at least `count` receivers are connected.
     void wait_for_receivers(std::size_t count, std::chrono::milliseconds timeout);
     std::size_t receivers() const noexcept { return members_.size(); }
+    // At most this many receivers at once, joiners included (default:
+    // kDefaultMaxReceivers); one more is refused "busy" at its connect
+    // request, before anything is allocated for it.
+    void set_max_receivers(std::size_t n) noexcept { max_receivers_ = n; }
+    static constexpr std::size_t kDefaultMaxReceivers = 64;
+    // Handshakes in progress at once: a flood of connect requests that never
+    // finish joining cannot make the fan-out hold more connections than this.
+    static constexpr std::size_t kMaxJoining = 8;
     // The largest frame every receiver's ring takes now.
     std::uint32_t max_payload() const noexcept;
 
@@ -134,6 +142,7 @@ private:
     std::vector<ReceiverStats> departed_; // members dropped so far, for the reports
     std::optional<wire::StreamFormat> format_;
     std::uint64_t next_token_ = 0;
+    std::size_t max_receivers_ = kDefaultMaxReceivers;
     StreamStats stats_;
 };
 

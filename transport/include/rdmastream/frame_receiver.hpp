@@ -30,6 +30,12 @@
 
 namespace rdmastream {
 
+// What a receiver lets a sender make it pin, by default: a frame of up to
+// 256 MiB (an 8K picture of 16-bit RGBA is 265 MB: raise it for those), a
+// ring of up to 1 GiB.
+inline constexpr std::uint32_t kDefaultMaxFrameBytes = 256u << 20;
+inline constexpr std::uint64_t kDefaultMaxRingBytes = 1ull << 30;
+
 struct RingConfig {
     std::uint32_t slots = 8;
     std::uint32_t slot_size = 4u << 20; // header included
@@ -39,6 +45,14 @@ struct RingConfig {
     // Interrupts wait_frame() from any thread (a slot freed downstream,
     // unlock, Ctrl-C); empty: nothing interrupts it but the timeout.
     std::shared_ptr<Waker> waker;
+    // (Last, so positional initialisers of the fields above stay valid.)
+    // The receiver decides what it pins, whatever RLIMIT_MEMLOCK allows
+    // (often unlimited): a stream format whose frames exceed
+    // max_frame_bytes, or whose frames would grow the ring (slots x slot
+    // size) past max_ring_bytes, is refused with a UserError naming the
+    // limit. The ring this config asks for must itself fit max_ring_bytes.
+    std::uint32_t max_frame_bytes = kDefaultMaxFrameBytes;
+    std::uint64_t max_ring_bytes = kDefaultMaxRingBytes;
     // A pre-shared key the sender must prove before it learns where the
     // ring is (handshake.hpp); null: no authentication, and a sender with a
     // key refuses this receiver.
@@ -88,6 +102,11 @@ public:
     // sender for `idle`, counted from the last thing it sent, so wakes do
     // not extend it and keepalives do.
     Arrival wait_frame(std::chrono::milliseconds idle);
+    // A sender on probation (a listener's new peer): until its first frame,
+    // wait_frame() throws TimeoutError at `by` whatever it sent before
+    // (keepalives included), so a peer that connects and never streams
+    // cannot hold a listener. Default: no such bound.
+    void first_frame_by(std::chrono::steady_clock::time_point by) noexcept { first_frame_by_ = by; }
     // wait_frame() for a caller with nothing to do on a wake: the next frame,
     // or nullopt at end of stream.
     std::optional<ReceivedFrame> next(std::chrono::milliseconds idle);
@@ -98,6 +117,8 @@ public:
     const StreamStats& stats() const noexcept { return stats_; }
     const RingConfig& ring() const noexcept { return config_; }
     bool huge_pages() const noexcept { return ring_->huge_pages(); }
+    // The sender's address ("198.18.0.2:40123"), for messages.
+    std::string peer() const { return path_->peer_name(); }
     // What the sender must know of the ring: the last step of the
     // handshake sends it (announce_ring), once the sender proved the key.
     wire::RingAdvert ring_advert() const noexcept;
@@ -122,6 +143,12 @@ private:
     void flush_credits();
     // One completion; a frame when it is one.
     std::optional<ReceivedFrame> take(const ibv_wc& wc);
+    // take(), with the sender's address added to a ProtocolError.
+    std::optional<ReceivedFrame> checked_take(const ibv_wc& wc);
+    // Set in a receive's wr_id (below it the control buffer's index), so a
+    // failed completion tells a receive from our own sends (credit messages
+    // count up from 0; the ring message is UINT64_MAX).
+    static constexpr std::uint64_t kRecvTag = std::uint64_t{1} << 62;
     // The connection is gone (an rdma_cm event): throws what it means.
     [[noreturn]] void lost(const CmEvent& ev) const;
     // A failed completion: throws, naming the sender's hang-up if that is
@@ -141,6 +168,7 @@ private:
     std::array<ibv_wc, 16> wcs_{};
     std::size_t wc_next_ = 0, wc_count_ = 0;
     std::chrono::steady_clock::time_point last_heard_; // the sender's last message or frame
+    std::chrono::steady_clock::time_point first_frame_by_ = std::chrono::steady_clock::time_point::max();
     // Released, not yet credited: the credits and the receives to re-post.
     // Sized to the slot count once; never grows.
     std::vector<wire::SlotImm> credit_batch_;
@@ -155,6 +183,7 @@ private:
     std::vector<std::uint64_t> recv_of_slot_; // the receive (and buffer) the frame in a slot used
     std::optional<wire::StreamFormat> format_;
     bool format_changed_ = false;
+    std::uint64_t last_sequence_ = 0; // the latest frame's number (once stats_.frames > 0)
 };
 
 } // namespace rdmastream

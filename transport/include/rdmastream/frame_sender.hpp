@@ -80,7 +80,9 @@ public:
     // Connects, retrying while the receiver is not up yet, for `patience`.
     static std::unique_ptr<FrameSender> connect(const Endpoint& receiver, const SenderOptions& opts,
                                                 std::chrono::milliseconds patience);
-    // Waits for a receiver to dial in (its ring advert comes with the request).
+    // Waits for a receiver to dial in (its ring advert comes with the
+    // request); receivers refused meanwhile (the listener logs them) do not
+    // end the wait.
     static std::unique_ptr<FrameSender> accept(Listener& listener, const SenderOptions& opts,
                                                std::chrono::milliseconds timeout);
     // A receiver accepted but not through the handshake yet (a fan-out's
@@ -103,10 +105,13 @@ public:
         std::unique_ptr<Handshake> handshake_; // after path_: goes first
         bool established_ = false;
     };
-    // A receiver already waiting (nullptr if none is), accepted without
-    // waiting for the handshake to finish (a few round trips). For a fan-out
-    // that must not stall the others while someone joins. Never blocks.
-    static std::unique_ptr<Joining> accept_waiting(Listener& listener, const SenderOptions& opts);
+    // A receiver already waiting (nullptr if none is, or it was refused:
+    // the listener logs that), accepted without waiting for the handshake to
+    // finish (a few round trips). For a fan-out that must not stall the
+    // others while someone joins. Never blocks. `screen` refuses a request
+    // before anything is made for it (the fan-out's admission limits).
+    static std::unique_ptr<Joining> accept_waiting(Listener& listener, const SenderOptions& opts,
+                                                   const Listener::Screen& screen = {});
     // Over any datapath (the in-memory fabric of the tests, for one), with
     // the receiver's ring already known.
     FrameSender(std::unique_ptr<Datapath> path, const wire::RingAdvert& ring, const SenderOptions& opts);
@@ -177,7 +182,6 @@ public:
     std::string peer() const { return path_->peer_name(); }
 
 private:
-    static std::unique_ptr<FrameSender> from_request(RcConnection conn, const SenderOptions& opts);
     // A FrameSender over verbs, once `handshake` on `path` is through.
     static std::unique_ptr<FrameSender> over(std::unique_ptr<VerbsDatapath> path, std::unique_ptr<Handshake> handshake,
                                              const SenderOptions& opts);
@@ -214,8 +218,16 @@ private:
     [[noreturn]] void failed(const ibv_wc& wc);
     void take_credits(std::span<const std::byte> bytes); // a kCredits message
     void keepalive_if_idle(); // a keepalive when nothing went out for opts_.keepalive
+    // A format that grows the ring is posted and the receiver's new ring has
+    // not come yet: it is registering memory and serving nothing.
+    bool awaiting_ring() const noexcept { return format_posted_ && format_posted_->grows && !ring_replaced_; }
     void look_for_events();   // rdma_cm events (a hang-up), at most every 10 ms
-    void handle(const ibv_wc& wc);
+    void handle(const ibv_wc& wc);     // handle_one(), with the receiver's address added to a ProtocolError
+    void handle_one(const ibv_wc& wc);
+    // Set in a receive's wr_id (below it the buffer's index), so a failed
+    // completion tells a receive from our own writes (numbered from 0) and
+    // control messages (UINT64_MAX).
+    static constexpr std::uint64_t kRecvTag = std::uint64_t{1} << 62;
     void retire_through(std::uint64_t posted_before); // frames below this posted index are delivered
     void drop_pending();
     std::uint64_t oldest_undone() const noexcept; // lowest frame number not yet delivered or dropped
@@ -248,6 +260,7 @@ private:
     struct PostedFormat {
         std::uint16_t id = 0;
         bool grows = false; // the receiver must grow its ring before frames follow
+        std::uint32_t max_frame_size = 0;
     };
     std::optional<PostedFormat> format_posted_; // a format on its way
     bool eos_posted_ = false;

@@ -52,6 +52,12 @@ public:
     // Throws ProtocolError for a bad one, UserError when only one end has a
     // key (the message names which). `peer` names it in messages.
     void take_peer_hello(std::span<const std::byte> private_data, std::string peer);
+    // The checks take_peer_hello makes, without a connection: a listener
+    // screens a connect request's private data with it before anything is
+    // made for the request. `role`: this end's; `have_key`: whether it has
+    // one. Returns the peer's slots.
+    static std::uint32_t check_peer_hello(wire::Role role, bool have_key, std::span<const std::byte> private_data,
+                                          const std::string& peer_label);
     // After take_peer_hello: the peer's slots (a sender's largest ring, a
     // receiver's slot count).
     std::uint32_t peer_slots() const noexcept { return peer_slots_; }

@@ -35,23 +35,32 @@ private:
     std::vector<std::uint16_t> generation_; // next generation to stamp per slot
 };
 
-// Receiver side: which slots hold a frame the consumer has not released.
+// Receiver side: who owns each slot. The sender, from the start and again
+// once the slot's credit has gone out; the consumer, from a frame's arrival
+// until release; nobody in between (released, its credit not sent yet). A
+// write completing in between was made without a credit; over an RC QP its
+// bytes also spoil the slot header the earlier frame was checked by, so the
+// header check would catch it too: this keeps the bookkeeping exact anyway.
 class ReceiverSlots {
 public:
     explicit ReceiverSlots(std::uint32_t slot_count);
 
-    // A frame's immediate. Refuses an index out of range, a slot the consumer
-    // still holds (the sender had no credit for it), or a stale generation.
+    // A frame's immediate. Refuses an index out of range, a slot the sender
+    // does not own (the consumer holds it, or its credit has not gone out),
+    // or a stale generation.
     wire::SlotImm arrive(std::uint32_t imm_value);
     // The consumer is done with `slot` (any order). Returns the credit to
     // send: the slot and the generation its next frame must carry.
     wire::SlotImm release(std::uint16_t slot);
+    // The credit release() returned for `slot` went out: the sender owns it.
+    void credit_sent(std::uint16_t slot) noexcept;
 
-    bool held(std::uint16_t slot) const noexcept { return slot < held_.size() && held_[slot]; }
-    std::uint32_t slot_count() const noexcept { return static_cast<std::uint32_t>(held_.size()); }
+    bool held(std::uint16_t slot) const noexcept { return slot < owner_.size() && owner_[slot] == kConsumer; }
+    std::uint32_t slot_count() const noexcept { return static_cast<std::uint32_t>(owner_.size()); }
 
 private:
-    std::vector<bool> held_;
+    enum Owner : std::uint8_t { kSender, kConsumer, kCreditPending };
+    std::vector<Owner> owner_;
     std::vector<std::uint16_t> generation_; // generation the next frame in the slot carries
 };
 

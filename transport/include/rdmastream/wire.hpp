@@ -4,7 +4,7 @@
 //
 // Everything is little-endian with explicit offsets (never a struct memcpy'd
 // off the wire). Every decoder throws ProtocolError with the reason on input
-// it refuses.
+// it refuses, naming the field; reserved bits and bytes must be zero.
 #pragma once
 
 #include <array>
@@ -180,6 +180,9 @@ StreamFormat decode_stream_format(std::span<const std::byte> bytes);
 
 // The header at the start of every slot, written by the same RDMA write as
 // the payload that follows it at offset kSlotHeaderSize.
+// Frame flags (SlotHeader::flags): bit 0 discont, 1 delta unit, 2 header,
+// 3 corrupted. The other bits are reserved: sent as zero, refused if set.
+inline constexpr std::uint16_t kFrameFlagsDefined = 0x000f;
 struct SlotHeader {
     std::uint64_t sequence = 0;
     std::int64_t pts = 0;
@@ -194,8 +197,9 @@ struct SlotHeader {
     std::uint64_t sent_at_ns = 0;
 };
 void encode(const SlotHeader& header, std::span<std::byte, kSlotHeaderSize> out) noexcept;
-// Refuses a bad magic, a payload that does not fit slot_size, or an imm that
-// differs from the one the completion carried.
+// Refuses a bad magic or header size, reserved flags or bytes that are not
+// zero, a payload that does not fit slot_size, or an imm that differs from
+// the one the completion carried.
 SlotHeader decode_slot_header(std::span<const std::byte> slot, SlotImm expected_imm);
 
 } // namespace rdmastream::wire

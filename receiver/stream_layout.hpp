@@ -1,0 +1,30 @@
+// A stream format as rdmarecv's outputs read it, worked out once per format
+// before any of them sees a frame: GStreamer's checked layout (where the
+// planes are, how many bytes a frame must have; gstslots' FrameLayout, the
+// one rdmasrc uses too), FFmpeg's names for the same caps, and the bytes
+// each plane's visible rows span (what -o and --framemd5 read). The two
+// readings of the caps must agree, and FFmpeg's rows must lie within the
+// layout's checked bytes, so a frame that passes layout.check_frame (one
+// comparison, in the receive loop) is safe for every output.
+#pragma once
+
+#include "rdmastream_cli/plane_geometry.hpp"
+#include "rdmastream_cli/raw_caps.hpp"
+#include "rdmastream_gst/frame_layout.hpp"
+
+#include <string_view>
+
+namespace rdmastream::cli {
+
+struct StreamLayout {
+    gst::FrameLayout layout; // the planes' offsets and strides are layout.plane(i)'s
+    RawVideoCaps caps;       // FFmpeg's pixel format, size, rate
+    FrameGeometry geometry;  // visible bytes per plane, at layout's offsets and strides
+};
+
+// Throws ProtocolError (naming `sender`, the format and the numbers) for a
+// format FrameLayout refuses, caps that are not raw video, or caps that
+// GStreamer and FFmpeg would read as different pictures.
+StreamLayout read_stream_layout(const wire::StreamFormat& format, std::string_view sender);
+
+} // namespace rdmastream::cli

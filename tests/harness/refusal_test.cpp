@@ -1,0 +1,339 @@
+// Hostile peers over the in-memory fabric: a test plays one end by hand
+// (raw work requests on a fabric end of its own) against a genuine
+// FrameSender or FrameReceiver on the other, and sends what a correct peer
+// never would. Each must be refused with a ProtocolError that names the peer
+// ("harness end N") and the reason (docs/protocol.md, "What is checked").
+#include "memory_fabric.hpp"
+
+#include "rdmastream/error.hpp"
+#include "rdmastream/frame_receiver.hpp"
+#include "rdmastream/frame_sender.hpp"
+
+#include <arpa/inet.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rdmastream::harness {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::uint32_t kSlot = 4096 + wire::kSlotHeaderSize;
+constexpr int kAccessRing = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+
+// The ProtocolError `fn` throws, as text; fails the test if it throws none
+// (or something else).
+std::string refusal(const std::function<void()>& fn) {
+    try {
+        fn();
+    } catch (const ProtocolError& e) {
+        return e.what();
+    } catch (const std::exception& e) {
+        ADD_FAILURE() << "not a ProtocolError: " << e.what();
+        return e.what();
+    }
+    ADD_FAILURE() << "nothing was refused";
+    return "";
+}
+
+// `text` is evaluated once (it may be the refusal itself).
+#define EXPECT_HAS(text, part)                                                                                        \
+    do {                                                                                                              \
+        const std::string got_ = (text);                                                                              \
+        EXPECT_NE(got_.find(part), std::string::npos) << got_;                                                        \
+    } while (0)
+
+// A fabric end played by hand: sends and writes built from raw bytes.
+struct RawEnd {
+    explicit RawEnd(std::unique_ptr<Datapath> p)
+        : path(std::move(p)), out(path->register_memory(8192, 0)),
+          in(path->register_memory(4 * wire::kControlPayloadMax, IBV_ACCESS_LOCAL_WRITE)) {}
+
+    // Receives for the other end's control messages (a format, a keepalive).
+    void post_receives(int n) {
+        for (int i = 0; i < n; ++i) {
+            ibv_sge sge{in.addr() + std::uint64_t(i % 4) * wire::kControlPayloadMax,
+                        static_cast<std::uint32_t>(wire::kControlPayloadMax), in.lkey()};
+            ibv_recv_wr wr{};
+            wr.wr_id = static_cast<std::uint64_t>(i);
+            wr.sg_list = &sge;
+            wr.num_sge = 1;
+            path->post_recv(wr, "raw receive");
+        }
+    }
+    void send(std::span<const std::byte> payload, std::optional<std::uint32_t> imm) {
+        std::copy(payload.begin(), payload.end(), out.bytes().begin());
+        ibv_sge sge{out.addr(), static_cast<std::uint32_t>(payload.size()), out.lkey()};
+        ibv_send_wr wr{};
+        wr.sg_list = &sge;
+        wr.num_sge = payload.empty() ? 0 : 1;
+        wr.opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND;
+        wr.imm_data = imm ? htonl(*imm) : 0;
+        path->post_send(wr, "raw send");
+    }
+    void control(wire::Control kind, std::span<const std::byte> payload = {}) {
+        send(payload, wire::encode(kind));
+    }
+    void credits(std::vector<wire::SlotImm> list) {
+        std::vector<std::byte> bytes(list.size() * wire::kCreditSize);
+        wire::encode_credits(list, bytes);
+        control(wire::Control::kCredits, bytes);
+    }
+    // A frame into (slot, generation) of `ring`: a header from `header`
+    // (slot, generation and payload size filled in here), `payload` bytes.
+    void frame(const wire::RingAdvert& ring, wire::SlotImm imm, wire::SlotHeader header, std::uint32_t payload = 16,
+               const std::function<void(std::span<std::byte>)>& spoil = {}) {
+        header.imm = imm;
+        header.payload_size = payload;
+        const auto bytes = out.bytes().first(wire::kSlotHeaderSize + payload);
+        wire::encode(header, bytes.first<wire::kSlotHeaderSize>());
+        if (spoil) spoil(bytes);
+        ibv_sge sge{out.addr(), static_cast<std::uint32_t>(bytes.size()), out.lkey()};
+        ibv_send_wr wr{};
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+        wr.imm_data = htonl(wire::encode(imm));
+        wr.wr.rdma.remote_addr = ring.addr + std::uint64_t{imm.slot} * ring.slot_size;
+        wr.wr.rdma.rkey = ring.rkey;
+        path->post_send(wr, "raw write");
+    }
+
+    std::unique_ptr<Datapath> path;
+    RegisteredRegion out;
+    RegisteredRegion in;
+};
+
+std::span<const std::byte> advert_bytes(const wire::RingAdvert& a, wire::RingAdvertBytes& keep) {
+    keep = wire::encode(a);
+    return keep;
+}
+
+// ---- a hostile receiver against a genuine FrameSender --------------------
+
+struct RogueReceiver {
+    MemoryFabric fabric;
+    RawEnd rogue{fabric.end(0)};
+    RegisteredRegion ring = rogue.path->register_memory(4 * kSlot, kAccessRing);
+    RegisteredRegion bigger = rogue.path->register_memory(4 * 3 * kSlot, kAccessRing);
+    std::unique_ptr<FrameSender> tx =
+        std::make_unique<FrameSender>(fabric.end(1), wire::RingAdvert{4, kSlot, ring.addr(), ring.rkey(), false},
+                                      SenderOptions{});
+    RegisteredRegion payload = tx->register_memory(4096, 0);
+
+    RogueReceiver() { rogue.post_receives(8); }
+    void send_frame() { tx->send(payload.bytes().first(100), payload.lkey(), FrameMeta{}, 0, 1s); }
+    wire::StreamFormat format(std::uint32_t max_frame) const {
+        wire::StreamFormat f;
+        f.id = 1;
+        f.max_frame_size = max_frame;
+        f.caps = "application/x-test";
+        return f;
+    }
+};
+
+TEST(HostileReceiver, AnUnsolicitedRingAdvertIsRefused) {
+    RogueReceiver r;
+    wire::RingAdvertBytes keep;
+    r.rogue.control(wire::Control::kRing, advert_bytes({4, kSlot, r.bigger.addr(), r.bigger.rkey(), false}, keep));
+    const std::string why = refusal([&] { r.tx->progress(); });
+    EXPECT_HAS(why, "sender: refused the receiver at harness end 0: ");
+    EXPECT_HAS(why, "a ring advert the sender did not ask for");
+}
+
+TEST(HostileReceiver, ASecondRingForOneFormatIsRefused) {
+    RogueReceiver r;
+    r.tx->begin_format(r.format(2 * kSlot)); // outgrows the slots: one new ring is due
+    wire::RingAdvertBytes keep;
+    const wire::RingAdvert grown{4, 3 * kSlot, r.bigger.addr(), r.bigger.rkey(), false};
+    r.rogue.control(wire::Control::kRing, advert_bytes(grown, keep));
+    EXPECT_TRUE(r.tx->format_settled());
+    EXPECT_EQ(r.tx->ring().slot_size, 3 * kSlot);
+    r.rogue.control(wire::Control::kRing, advert_bytes(grown, keep));
+    EXPECT_HAS(refusal([&] { r.tx->progress(); }), "a ring advert the sender did not ask for");
+}
+
+TEST(HostileReceiver, ANewRingTooSmallForTheFormatIsRefused) {
+    RogueReceiver r;
+    r.tx->begin_format(r.format(2 * kSlot));
+    wire::RingAdvertBytes keep;
+    r.rogue.control(wire::Control::kRing, advert_bytes({4, kSlot + 4096, r.bigger.addr(), r.bigger.rkey(), false}, keep));
+    const std::string why = refusal([&] { r.tx->format_settled(); });
+    EXPECT_HAS(why, "refused the receiver at harness end 0: ");
+    EXPECT_HAS(why, "too small for the 8320-byte frames it grew for");
+}
+
+TEST(HostileReceiver, ACreditForASlotNeverHandedOutIsRefused) {
+    RogueReceiver r;
+    r.send_frame(); // slot 0; slots 1..3 were never handed out
+    r.rogue.credits({{2, 1}});
+    const std::string why = refusal([&] { r.tx->progress(); });
+    EXPECT_HAS(why, "refused the receiver at harness end 0: credit for slot 2, which the sender already holds");
+}
+
+TEST(HostileReceiver, ACreditGivenTwiceIsRefused) {
+    RogueReceiver r;
+    r.send_frame();
+    r.rogue.credits({{0, 1}});
+    r.tx->progress(); // the honest credit: taken
+    EXPECT_EQ(r.tx->credits_available(), 4u);
+    r.rogue.credits({{0, 1}});
+    EXPECT_HAS(refusal([&] { r.tx->progress(); }),
+               "refused the receiver at harness end 0: credit for slot 0, which the sender already holds");
+}
+
+TEST(HostileReceiver, AControlMessageOnlySendersSendIsRefused) {
+    RogueReceiver r;
+    r.rogue.control(wire::Control::kKeepalive);
+    EXPECT_HAS(refusal([&] { r.tx->progress(); }),
+               "refused the receiver at harness end 0: the receiver sent control message kind 2: only senders send it");
+}
+
+TEST(HostileReceiver, AMessageWithoutAnImmediateIsRefused) {
+    RogueReceiver r;
+    std::vector<std::byte> credit(wire::kCreditSize);
+    r.rogue.send(credit, std::nullopt);
+    EXPECT_HAS(refusal([&] { r.tx->progress(); }),
+               "refused the receiver at harness end 0: the receiver sent a message without an immediate (4 bytes)");
+}
+
+TEST(HostileReceiver, AMessageLongerThanTheReceivesIsRefused) {
+    RogueReceiver r;
+    std::vector<std::byte> big(2048);
+    r.rogue.send(big, wire::encode(wire::Control::kCredits));
+    const std::string why = refusal([&] { r.tx->progress(); });
+    EXPECT_HAS(why, "refused the receiver at harness end 0: the receiver sent a message longer than the 32-byte "
+                    "receive buffers");
+}
+
+TEST(HostileReceiver, ARingAdvertWithReservedBitsIsRefusedByName) {
+    RogueReceiver r;
+    r.tx->begin_format(r.format(2 * kSlot));
+    wire::RingAdvertBytes keep = wire::encode(wire::RingAdvert{4, 3 * kSlot, r.bigger.addr(), r.bigger.rkey(), false});
+    keep[29] = std::byte{1};
+    r.rogue.control(wire::Control::kRing, keep);
+    EXPECT_HAS(refusal([&] { r.tx->format_settled(); }),
+               "refused the receiver at harness end 0: ring advert has reserved field reserved@28");
+}
+
+// ---- a hostile sender against a genuine FrameReceiver --------------------
+
+struct RogueSender {
+    explicit RogueSender(std::uint32_t slots = 8) {
+        RingConfig c;
+        c.slots = slots;
+        c.slot_size = kSlot;
+        rx = std::make_unique<FrameReceiver>(fabric.end(0), c);
+        ring = rx->ring_advert();
+    }
+    MemoryFabric fabric;
+    std::unique_ptr<FrameReceiver> rx; // end 0
+    RawEnd rogue{fabric.end(1)};
+    wire::RingAdvert ring;
+    static wire::SlotHeader numbered(std::uint64_t sequence) {
+        wire::SlotHeader h;
+        h.sequence = sequence;
+        return h;
+    }
+};
+
+TEST(HostileSender, FrameNumbersThatFallAreRefused) {
+    RogueSender s;
+    s.rogue.frame(s.ring, {0, 0}, RogueSender::numbered(5));
+    s.rogue.frame(s.ring, {1, 0}, RogueSender::numbered(3));
+    EXPECT_EQ(s.rx->next(1s)->header.sequence, 5u);
+    const std::string why = refusal([&] { s.rx->next(1s); });
+    EXPECT_HAS(why, "receiver: refused the sender at harness end 1: ");
+    EXPECT_HAS(why, "slot 1 holds frame 3, but frame 5 came already: frame numbers must rise");
+}
+
+TEST(HostileSender, AFrameNumberRepeatedIsRefused) {
+    RogueSender s;
+    s.rogue.frame(s.ring, {0, 0}, RogueSender::numbered(0));
+    s.rogue.frame(s.ring, {1, 0}, RogueSender::numbered(0));
+    s.rx->next(1s);
+    EXPECT_HAS(refusal([&] { s.rx->next(1s); }), "frame numbers must rise");
+}
+
+TEST(HostileSender, GapsInFrameNumbersAreFine) { // the live policy's drops
+    RogueSender s;
+    s.rogue.frame(s.ring, {0, 0}, RogueSender::numbered(0));
+    s.rogue.frame(s.ring, {1, 0}, RogueSender::numbered(7));
+    EXPECT_EQ(s.rx->next(1s)->header.sequence, 0u);
+    EXPECT_EQ(s.rx->next(1s)->header.sequence, 7u);
+}
+
+// A sender that guesses the next generation and writes into a slot the
+// consumer still holds: refused when the write completes (the bytes landed
+// already: that is what memory windows would prevent, docs/security.md).
+TEST(HostileSender, AWriteIntoAHeldSlotIsRefused) {
+    RogueSender s;
+    s.rogue.frame(s.ring, {0, 0}, RogueSender::numbered(0));
+    const auto f = s.rx->next(1s);
+    ASSERT_TRUE(f);
+    s.rogue.frame(s.ring, {0, 1}, RogueSender::numbered(1)); // no credit: the consumer holds slot 0
+    EXPECT_HAS(refusal([&] { s.rx->next(1s); }),
+               "refused the sender at harness end 1: frame written into slot 0 while the consumer still holds it");
+}
+
+TEST(HostileSender, AFormatAnnouncedTwiceIsRefused) {
+    RogueSender s;
+    wire::StreamFormat f;
+    f.id = 4;
+    f.max_frame_size = 100;
+    std::array<std::byte, wire::kControlPayloadMax> bytes{};
+    const std::size_t n = wire::encode(f, bytes);
+    s.rogue.control(wire::Control::kFormat, std::span(bytes).first(n));
+    s.rogue.control(wire::Control::kFormat, std::span(bytes).first(n));
+    EXPECT_HAS(refusal([&] { s.rx->next(1s); }),
+               "refused the sender at harness end 1: the sender announced format 4 again");
+}
+
+TEST(HostileSender, AKeepaliveWithAPayloadIsRefused) {
+    RogueSender s;
+    std::vector<std::byte> junk(8);
+    s.rogue.control(wire::Control::kKeepalive, junk);
+    EXPECT_HAS(refusal([&] { s.rx->next(1s); }),
+               "refused the sender at harness end 1: the sender's keepalive message carries 8 bytes");
+}
+
+TEST(HostileSender, CreditsFromASenderAreRefused) {
+    RogueSender s;
+    s.rogue.credits({{0, 1}});
+    EXPECT_HAS(refusal([&] { s.rx->next(1s); }),
+               "refused the sender at harness end 1: the sender sent a credits message: only receivers send those");
+}
+
+TEST(HostileSender, AMessageWithoutAnImmediateIsRefused) {
+    RogueSender s;
+    std::vector<std::byte> junk(8);
+    s.rogue.send(junk, std::nullopt);
+    EXPECT_HAS(refusal([&] { s.rx->next(1s); }),
+               "refused the sender at harness end 1: the sender sent a message without an immediate");
+}
+
+TEST(HostileSender, AMessageLongerThanTheReceivesIsRefused) {
+    RogueSender s;
+    std::vector<std::byte> big(2048);
+    s.rogue.send(big, wire::encode(wire::Control::kKeepalive));
+    EXPECT_HAS(refusal([&] { s.rx->next(1s); }),
+               "refused the sender at harness end 1: the sender sent a message longer than the 1024-byte receive "
+               "buffers");
+}
+
+TEST(HostileSender, ReservedHeaderBytesAreRefusedByName) {
+    RogueSender s;
+    s.rogue.frame(s.ring, {0, 0}, RogueSender::numbered(0), 16, [](std::span<std::byte> b) { b[60] = std::byte{1}; });
+    EXPECT_HAS(refusal([&] { s.rx->next(1s); }),
+               "refused the sender at harness end 1: slot header has reserved field reserved@56 (offset 60)");
+}
+
+} // namespace
+} // namespace rdmastream::harness

@@ -1,0 +1,170 @@
+// rdma-rogue-peer: one misbehaving peer at a listening rdmastream end, for
+// the tests that prove a listener refuses it, logs one line naming it and
+// serves the next peer. Role-agnostic modes work at the rdma_cm level
+// (the protocol-level misbehaviour after a good handshake is the rogue
+// receiver's and rdma-ring-check's rogue sender's):
+//
+//   garbage      private data that is no hello
+//   bad-hello    a well-formed sender hello (--as sender) or receiver hello
+//                (--as receiver) of another protocol version
+//   half-open    a connect request answered by the listener, then nothing:
+//                the rogue never reads the CM's reply, so never sends the RTU
+//   abandon      a connect request, then the rogue's id is gone at once (a
+//                stale request at the listener)
+//   silent       (--as sender) a good handshake (protocol 3: hellos, the
+//                receiver's ring advert), then nothing at all
+//   bad-format   (--as sender) a good handshake, then a format with caps
+//                nobody can use (a range, not fixed), then one frame
+//   probe        a good hello (either role) that expects to be refused (a busy
+//                listener): prints the refusal, fails if it got in
+//
+// Exits 0 once it has misbehaved as asked (the listener's reaction is what
+// the tests check), non-zero when it could not even try.
+#include "rdmastream/error.hpp"
+#include "rdmastream/frame_sender.hpp"
+#include "rdmastream/registered_region.hpp"
+#include "rdmastream/verbs_owners.hpp"
+#include "rdmastream/wire.hpp"
+
+#include <CLI/CLI.hpp>
+#include <netdb.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+using namespace rdmastream;
+
+namespace {
+
+// The private data each mode opens with.
+std::vector<std::byte> opening(const std::string& mode, bool as_sender) {
+    std::vector<std::byte> data;
+    if (mode == "garbage") {
+        for (int i = 0; i < 40; ++i) data.push_back(static_cast<std::byte>(0xa5 ^ (i * 37)));
+        return data;
+    }
+    // Protocol 3 hellos, no key (a zero nonce: no key, so no proof binds it).
+    if (as_sender) {
+        const auto hello = wire::encode(wire::SenderHello{256, false, {}});
+        data.assign(hello.begin(), hello.end());
+    } else {
+        // A plausible ring's slot count; its address and rkey would come
+        // only after the handshake, which these modes never reach.
+        const auto hello = wire::encode(wire::ReceiverHello{4, false, {}});
+        data.assign(hello.begin(), hello.end());
+    }
+    if (mode == "bad-hello") data[4] = std::byte{99}; // version 99
+    return data;
+}
+
+// half-open and abandon: raw rdma_cm, to stop where a correct peer never does.
+void raw_request(const Endpoint& peer, const std::string& mode, bool as_sender, std::chrono::seconds hold) {
+    EventChannel ch(rdma_create_event_channel());
+    if (!ch) throw SystemError("rdma_create_event_channel", errno);
+    rdma_cm_id* raw = nullptr;
+    check_errno(rdma_create_id(ch.get(), &raw, nullptr, RDMA_PS_TCP), "rdma_create_id");
+    CmId id(raw);
+    addrinfo* ai = nullptr;
+    if (getaddrinfo(peer.host.c_str(), std::to_string(peer.port).c_str(), nullptr, &ai) != 0) {
+        throw UserError("cannot resolve " + peer.host);
+    }
+    const int rc = rdma_resolve_addr(id.get(), nullptr, ai->ai_addr, 5000);
+    freeaddrinfo(ai);
+    check_errno(rc, "rdma_resolve_addr");
+    const auto expect = [&](rdma_cm_event_type want) {
+        rdma_cm_event* ev = nullptr;
+        check_errno(rdma_get_cm_event(ch.get(), &ev), "rdma_get_cm_event");
+        const auto got = ev->event;
+        rdma_ack_cm_event(ev);
+        if (got != want) throw std::runtime_error(std::string("rogue: got ") + rdma_event_str(got));
+    };
+    expect(RDMA_CM_EVENT_ADDR_RESOLVED);
+    check_errno(rdma_resolve_route(id.get(), 5000), "rdma_resolve_route");
+    expect(RDMA_CM_EVENT_ROUTE_RESOLVED);
+    ibv_qp_init_attr qa{};
+    qa.qp_type = IBV_QPT_RC;
+    qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
+    qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+    check_errno(rdma_create_qp(id.get(), nullptr, &qa), "rdma_create_qp");
+    CmQueuePair qp(id.get());
+    const auto data = opening("ok", as_sender);
+    rdma_conn_param p{};
+    p.private_data = data.data();
+    p.private_data_len = static_cast<std::uint8_t>(data.size());
+    p.responder_resources = p.initiator_depth = 1;
+    p.retry_count = p.rnr_retry_count = 6;
+    check_errno(rdma_connect(id.get(), &p), "rdma_connect");
+    std::printf("rogue-peer: %s: connect request sent\n", mode.c_str());
+    std::fflush(stdout);
+    if (mode == "half-open") {
+        std::this_thread::sleep_for(hold); // the listener's answer stays unread: no RTU
+    }
+    // abandon: the id and QP go now, with the request still at the listener.
+}
+
+// silent and bad-format: a real sender that then misbehaves.
+void as_bad_sender(const Endpoint& peer, const std::string& mode, std::chrono::seconds hold) {
+    SenderOptions so;
+    auto tx = FrameSender::connect(peer, so, std::chrono::seconds(30));
+    std::printf("rogue-peer: %s: connected\n", mode.c_str());
+    std::fflush(stdout);
+    if (mode == "silent") {
+        std::this_thread::sleep_for(hold); // no keepalive, no format, no frame
+        return;
+    }
+    RegisteredRegion frame(tx->pd(), 4096, IBV_ACCESS_LOCAL_WRITE);
+    wire::StreamFormat f;
+    f.id = 1;
+    f.max_frame_size = 1024;
+    f.caps = "video/x-raw,format=GRAY8,width=[ 16, 64 ],height=16,framerate=30/1";
+    try {
+        tx->set_format(f, std::chrono::seconds(10));
+        tx->send(frame.bytes().first(256), frame.lkey(), FrameMeta{}, 0, std::chrono::seconds(10));
+        tx->finish(std::chrono::seconds(std::max<long>(1, hold.count())));
+    } catch (const std::exception& e) {
+        std::printf("rogue-peer: bad-format: the listener hung up: %s\n", e.what()); // as it should
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    std::string connect, mode, as = "sender";
+    int hold_s = 20;
+    CLI::App app{"rdma-rogue-peer: one misbehaving peer at a listening rdmastream end (tests)"};
+    app.add_option("--connect", connect, "the listener, ADDR[:PORT]")->required();
+    app.add_option("--mode", mode, "garbage, bad-hello, half-open, abandon, silent, bad-format, probe")
+        ->required()
+        ->check(CLI::IsMember({"garbage", "bad-hello", "half-open", "abandon", "silent", "bad-format", "probe"}));
+    app.add_option("--as", as, "the role it claims: sender (at a receiver) or receiver (at a sender)")
+        ->check(CLI::IsMember({"sender", "receiver"}));
+    app.add_option("--hold", hold_s, "seconds to stay (half-open, silent)");
+    CLI11_PARSE(app, argc, argv);
+    try {
+        const Endpoint peer = parse_endpoint(connect);
+        const bool as_sender = as == "sender";
+        if (mode == "silent" || mode == "bad-format") {
+            if (!as_sender) throw UserError("--mode " + mode + " is a sender's misbehaviour: --as sender");
+            as_bad_sender(peer, mode, std::chrono::seconds(hold_s));
+        } else if (mode == "half-open" || mode == "abandon") {
+            raw_request(peer, mode, as_sender, std::chrono::seconds(hold_s));
+        } else {
+            // garbage / bad-hello / probe: the listener must refuse the request.
+            const auto data = opening(mode, as_sender);
+            ConnectionOptions co;
+            try {
+                auto c = connect_with_retry(peer, co, std::chrono::seconds(30), data);
+                std::printf("rogue-peer: %s: FAIL: the listener accepted it\n", mode.c_str());
+                return 1;
+            } catch (const CmEventError& e) {
+                const auto why = e.event() ? wire::decode_reject(e.event()->private_bytes()) : std::nullopt;
+                std::printf("rogue-peer: %s: refused: %s\n", mode.c_str(), why ? why->text.c_str() : e.what());
+            }
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "rogue-peer: %s\n", e.what());
+        return 2;
+    }
+    return 0;
+}
