@@ -15,6 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             continue;
         }
         FUZZ_CHECK(p->role == from); // a reflected proof never gets through
+        FUZZ_CHECK(data[7] == 0);    // reserved@7
         const auto again = wire::decode_key_proof(wire::encode(*p), from);
         FUZZ_CHECK(again.mac == p->mac);
     }

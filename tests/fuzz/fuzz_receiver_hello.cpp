@@ -14,6 +14,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
     }
     FUZZ_CHECK(h->slot_count >= 1 && h->slot_count <= wire::kMaxSlots);
+    for (std::size_t i : {7u, 12u, 13u, 14u, 15u}) { // flags' high byte, and reserved@12
+        FUZZ_CHECK(data[i] == 0);
+    }
+    FUZZ_CHECK((data[6] & 0xfe) == 0); // only the key flag is defined
     const auto again = wire::decode_receiver_hello(wire::encode(*h));
     FUZZ_CHECK(again.slot_count == h->slot_count && again.has_key == h->has_key && again.nonce == h->nonce);
     return 0;

@@ -13,6 +13,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
     }
     FUZZ_CHECK(h->max_slots != 0);
+    for (std::size_t i : {7u, 12u, 13u, 14u, 15u}) { // flags' high byte, and reserved@12
+        FUZZ_CHECK(data[i] == 0);
+    }
+    FUZZ_CHECK((data[6] & 0xfe) == 0); // only the key flag is defined
     FUZZ_CHECK(wire::decode_sender_hello(wire::encode(*h)).max_slots == h->max_slots);
     return 0;
 }
