@@ -126,7 +126,7 @@ void FanoutSender::accept_requests() {
     // calls, so a joiner costs the others no wait.
     // Limits are checked on the request itself, before its QP, CQ and
     // memory regions exist: a refused receiver costs nothing but its reject.
-    const auto admission = [this](std::span<const std::byte>) {
+    const auto admission = [this](std::span<const std::byte>, const std::string&) {
         if (members_.size() + joining_.size() >= max_receivers_) {
             throw PeerRefused(wire::RejectReason::kBusy,
                               fmt::format("busy: this sender takes at most {} receivers at once (--max-receivers)",

@@ -78,8 +78,9 @@ void take_hello(Setup& s, const RingConfig& ring) {
 
 // A sender's hello, checked before anything is made for its connect
 // request (a listener's screen).
-void screen_hello(std::span<const std::byte> private_data, const RingConfig& ring) {
-    check_slots(Handshake::check_peer_hello(wire::Role::kReceiver, ring.key != nullptr, private_data, "the sender"),
+void screen_hello(std::span<const std::byte> private_data, const std::string& peer, const RingConfig& ring) {
+    check_slots(Handshake::check_peer_hello(wire::Role::kReceiver, ring.key != nullptr, private_data,
+                                            "the sender " + peer),
                 ring);
 }
 } // namespace
@@ -96,7 +97,9 @@ std::unique_ptr<FrameReceiver> FrameReceiver::accept(Listener& listener, const R
     for (;;) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         Setup s = setup(listener.wait_request(receiver_queues(ring), std::max(left, std::chrono::milliseconds(0)),
-                                              [&](std::span<const std::byte> hello) { screen_hello(hello, ring); }),
+                                              [&](std::span<const std::byte> hello, const std::string& peer) {
+                                                  screen_hello(hello, peer, ring);
+                                              }),
                         ring);
         RcConnection& c = s.path->connection();
         check_or_refuse(c, [&] { take_hello(s, ring); }); // screened already: cannot fail

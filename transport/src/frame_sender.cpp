@@ -67,8 +67,9 @@ void take_hello(Setup& s) {
 
 // A receiver's hello, checked before anything is made for its connect
 // request (a listener's screen).
-void screen_hello(std::span<const std::byte> private_data, const SenderOptions& opts) {
-    check_slots(Handshake::check_peer_hello(wire::Role::kSender, opts.key != nullptr, private_data, "the receiver"));
+void screen_hello(std::span<const std::byte> private_data, const std::string& peer, const SenderOptions& opts) {
+    check_slots(Handshake::check_peer_hello(wire::Role::kSender, opts.key != nullptr, private_data,
+                                            "the receiver " + peer));
 }
 } // namespace
 
@@ -102,7 +103,9 @@ std::unique_ptr<FrameSender> FrameSender::accept(Listener& listener, const Sende
     for (;;) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
         Setup s = setup(listener.wait_request(sender_queues(opts), std::max(left, std::chrono::milliseconds(0)),
-                                              [&](std::span<const std::byte> hello) { screen_hello(hello, opts); }),
+                                              [&](std::span<const std::byte> hello, const std::string& peer) {
+                                                  screen_hello(hello, peer, opts);
+                                              }),
                         opts);
         RcConnection& c = s.path->connection();
         check_or_refuse(c, [&] { take_hello(s); }); // screened already: cannot fail
@@ -122,9 +125,9 @@ std::unique_ptr<FrameSender> FrameSender::accept(Listener& listener, const Sende
 
 std::unique_ptr<FrameSender::Joining> FrameSender::accept_waiting(Listener& listener, const SenderOptions& opts,
                                                                   const Listener::Screen& screen) {
-    auto conn = listener.try_request(sender_queues(opts), [&](std::span<const std::byte> hello) {
-        if (screen) screen(hello);
-        screen_hello(hello, opts);
+    auto conn = listener.try_request(sender_queues(opts), [&](std::span<const std::byte> hello, const std::string& peer) {
+        if (screen) screen(hello, peer);
+        screen_hello(hello, peer, opts);
     });
     if (!conn) {
         return nullptr;

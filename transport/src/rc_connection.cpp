@@ -373,7 +373,7 @@ std::optional<RcConnection> Listener::screened(const CmEvent& req, const Connect
         return std::nullopt;
     }
     try {
-        if (screen) screen(req.private_bytes());
+        if (screen) screen(req.private_bytes(), peer);
         check_id_device(id.get(), opts.device, "the connection request");
     } catch (const PeerRefused& e) {
         reject_with(id.get(), e.reason(), e.what());

@@ -170,8 +170,9 @@ public:
     using LogFn = std::function<void(const std::string&)>;
     // Checks a request's private data before any resource is made for it;
     // throws ProtocolError or UserError to refuse it (the text goes to the
-    // peer in the reject, and to the log).
-    using Screen = std::function<void(std::span<const std::byte>)>;
+    // peer in the reject, and to the log). `peer` ("198.18.0.2:40123") is
+    // for its messages.
+    using Screen = std::function<void(std::span<const std::byte> private_data, const std::string& peer)>;
 
     // Binds and listens. A port in use is a UserError naming it.
     explicit Listener(const Endpoint& local);
