@@ -392,7 +392,17 @@ std::optional<RcConnection> Listener::screened(const CmEvent& req, const Connect
     check_errno(rdma_migrate_id(id.get(), own.get()), "rdma_migrate_id");
     RcConnection c(std::move(own), std::move(id), opts);
     c.peer_data_ = req;
-    c.create_resources();
+    try {
+        c.create_resources();
+    } catch (const SystemError& e) {
+        // This peer's resources only: a request whose peer gave it up before
+        // we got to it (rxe fails rdma_create_qp with EINVAL on such an id),
+        // or a device out of QPs or memory for one more. The peer goes, with
+        // all made for it; the listener serves the next.
+        reject_with(c.id_.get(), wire::RejectReason::kResources, "the listener could not set up the connection");
+        log_refusal(peer, fmt::format("could not set up its connection (or it gave its request up): {}", e.what()));
+        return std::nullopt;
+    }
     return c;
 }
 
