@@ -7,7 +7,6 @@
 #include "rdmastream/error.hpp"
 
 #include <fmt/format.h>
-#include <gst/gst.h>
 
 #include <chrono>
 #include <csignal>
@@ -170,11 +169,6 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
     require_rdma_device(o.connection.device);
     g_waker = released.waker().get();
     const auto old = std::signal(SIGINT, on_interrupt); // also while waiting for a sender worth serving
-    // GStreamer reads every format's caps (read_stream_layout). Its first
-    // gst_init scans the plugin registry, seconds on a slow host: done
-    // before any sender connects, not while one streams into a ring this
-    // thread does not serve meanwhile (its keepalives would find no receive).
-    if (!gst_is_initialized()) gst_init(nullptr, nullptr);
     Served served = open_receiver(o, plan, released.waker());
     if (!served.rx) { // Ctrl-C before any sender was admitted
         std::signal(SIGINT, old);
