@@ -152,100 +152,100 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
     auto* self = GST_RDMA_SRC(src);
     SrcState& st = *self->state;
     for (;;) {
-    try {
-        if (!st.buffers && !connect(self, st)) {
-            return GST_FLOW_FLUSHING;
-        }
-        FrameReceiver& receiver = *st.receiver;
-        // One wait, woken by a slot downstream freed (its credit goes back
-        // at once), by unlock(), or by the sender; the timeout counts from
-        // the sender's last frame or keepalive.
-        std::optional<ReceivedFrame> f;
-        for (;;) {
-            release_freed(st);
-            if (self->flushing->load()) {
+        try {
+            if (!st.buffers && !connect(self, st)) {
                 return GST_FLOW_FLUSHING;
             }
-            FrameReceiver::Arrival a = receiver.wait_frame(std::chrono::milliseconds(st.settings.timeout_ms));
-            if (a.kind == FrameReceiver::Arrival::kFrame) {
-                f = std::move(a.frame);
-                break;
+            FrameReceiver& receiver = *st.receiver;
+            // One wait, woken by a slot downstream freed (its credit goes back
+            // at once), by unlock(), or by the sender; the timeout counts from
+            // the sender's last frame or keepalive.
+            std::optional<ReceivedFrame> f;
+            for (;;) {
+                release_freed(st);
+                if (self->flushing->load()) {
+                    return GST_FLOW_FLUSHING;
+                }
+                FrameReceiver::Arrival a = receiver.wait_frame(std::chrono::milliseconds(st.settings.timeout_ms));
+                if (a.kind == FrameReceiver::Arrival::kFrame) {
+                    f = std::move(a.frame);
+                    break;
+                }
+                if (a.kind == FrameReceiver::Arrival::kEnd) {
+                    break;
+                }
             }
-            if (a.kind == FrameReceiver::Arrival::kEnd) {
-                break;
+            if (!f && on_probation(st)) {
+                throw ProtocolError("it ended the stream before its first frame");
             }
-        }
-        if (!f && on_probation(st)) {
-            throw ProtocolError("it ended the stream before its first frame");
-        }
-        if (!f) {
-            GST_INFO_OBJECT(self, "end of stream after %" G_GUINT64_FORMAT " frames", st.counters.frames);
-            return GST_FLOW_EOS;
-        }
-        if (f->format == nullptr && on_probation(st)) {
-            throw ProtocolError("it sent a frame before announcing its format");
-        }
-        if (f->format == nullptr) {
-            receiver.release(f->slot);
-            GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("The sender sent a frame before announcing its format"),
-                              ("frame %" G_GUINT64_FORMAT ": without caps there is nothing to push",
-                               f->header.sequence));
+            if (!f) {
+                GST_INFO_OBJECT(self, "end of stream after %" G_GUINT64_FORMAT " frames", st.counters.frames);
+                return GST_FLOW_EOS;
+            }
+            if (f->format == nullptr && on_probation(st)) {
+                throw ProtocolError("it sent a frame before announcing its format");
+            }
+            if (f->format == nullptr) {
+                receiver.release(f->slot);
+                GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("The sender sent a frame before announcing its format"),
+                                  ("frame %" G_GUINT64_FORMAT ": without caps there is nothing to push",
+                                   f->header.sequence));
+                return GST_FLOW_ERROR;
+            }
+            if (on_probation(st)) {
+                // Its format and first frame checked here, where a refusal (a
+                // ProtocolError) is the peer's doing: the catch below refuses the
+                // sender and listens on, where adopt_format would end the pipeline.
+                const FrameLayout layout = FrameLayout::check(*f->format, receiver.peer());
+                layout.check_frame(f->header.sequence, f->payload.size());
+                // Admitted: from here on it is the stream, and any other sender is told "busy".
+                st.busy.emplace(*st.listener, "sender " + receiver.peer());
+            }
+            if ((f->format_changed || !st.layout) && !adopt_format(self, st, *f->format, receiver)) {
+                receiver.release(f->slot);
+                return GST_FLOW_NOT_NEGOTIATED;
+            }
+            try {
+                st.layout->check_frame(f->header.sequence, f->payload.size()); // one comparison
+            } catch (const ProtocolError& e) {
+                receiver.release(f->slot);
+                GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("The sender sent a frame shorter than its format"),
+                                  ("%s", e.what()));
+                return GST_FLOW_ERROR;
+            }
+
+            // Checked: from here nothing fails, so the buffer always goes out.
+            GstBuffer* buffer = st.buffers->wrap_st(f->slot, f->payload, receiver.ring().slot_size - wire::kSlotHeaderSize);
+            GST_BUFFER_PTS(buffer) = clock_time(f->header.pts);
+            GST_BUFFER_DURATION(buffer) = clock_time(f->header.duration);
+            GST_BUFFER_FLAG_SET(buffer, buffer_flags(f->header.flags));
+            set_video_meta(buffer, *st.layout);
+
+            // Frame numbers count every frame the sender was offered: a gap is
+            // what its live policy dropped.
+            if (f->header.sequence > st.next_sequence) {
+                st.counters.drops += f->header.sequence - st.next_sequence;
+            }
+            st.next_sequence = f->header.sequence + 1;
+            const StreamStats& t = receiver.stats();
+            st.counters.frames = t.frames;
+            st.counters.bytes = t.bytes;
+            GST_OBJECT_LOCK(self);
+            *self->published = st.counters;
+            GST_OBJECT_UNLOCK(self);
+            GST_LOG_OBJECT(self, "frame %" G_GUINT64_FORMAT " in slot %u: %zu bytes, pts %" GST_TIME_FORMAT,
+                           f->header.sequence, f->slot, f->payload.size(), GST_TIME_ARGS(GST_BUFFER_PTS(buffer)));
+            *buf = buffer;
+            return GST_FLOW_OK;
+        } catch (const std::exception& e) {
+            if (st.receiver != nullptr && on_probation(st) && !st.busy) {
+                refuse_sender(st, e.what());
+                continue;
+            }
+            const bool timed_out = dynamic_cast<const TimeoutError*>(&e) != nullptr;
+            GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Lost the RDMA stream"),
+                              ("%s%s", e.what(), timed_out ? " (raise the timeout property if the sender is only slow)" : ""));
             return GST_FLOW_ERROR;
         }
-        if (on_probation(st)) {
-            // Its format and first frame checked here, where a refusal (a
-            // ProtocolError) is the peer's doing: the catch below refuses the
-            // sender and listens on, where adopt_format would end the pipeline.
-            const FrameLayout layout = FrameLayout::check(*f->format, receiver.peer());
-            layout.check_frame(f->header.sequence, f->payload.size());
-            // Admitted: from here on it is the stream, and any other sender is told "busy".
-            st.busy.emplace(*st.listener, "sender " + receiver.peer());
-        }
-        if ((f->format_changed || !st.layout) && !adopt_format(self, st, *f->format, receiver)) {
-            receiver.release(f->slot);
-            return GST_FLOW_NOT_NEGOTIATED;
-        }
-        try {
-            st.layout->check_frame(f->header.sequence, f->payload.size()); // one comparison
-        } catch (const ProtocolError& e) {
-            receiver.release(f->slot);
-            GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("The sender sent a frame shorter than its format"),
-                              ("%s", e.what()));
-            return GST_FLOW_ERROR;
-        }
-
-        // Checked: from here nothing fails, so the buffer always goes out.
-        GstBuffer* buffer = st.buffers->wrap_st(f->slot, f->payload, receiver.ring().slot_size - wire::kSlotHeaderSize);
-        GST_BUFFER_PTS(buffer) = clock_time(f->header.pts);
-        GST_BUFFER_DURATION(buffer) = clock_time(f->header.duration);
-        GST_BUFFER_FLAG_SET(buffer, buffer_flags(f->header.flags));
-        set_video_meta(buffer, *st.layout);
-
-        // Frame numbers count every frame the sender was offered: a gap is
-        // what its live policy dropped.
-        if (f->header.sequence > st.next_sequence) {
-            st.counters.drops += f->header.sequence - st.next_sequence;
-        }
-        st.next_sequence = f->header.sequence + 1;
-        const StreamStats& t = receiver.stats();
-        st.counters.frames = t.frames;
-        st.counters.bytes = t.bytes;
-        GST_OBJECT_LOCK(self);
-        *self->published = st.counters;
-        GST_OBJECT_UNLOCK(self);
-        GST_LOG_OBJECT(self, "frame %" G_GUINT64_FORMAT " in slot %u: %zu bytes, pts %" GST_TIME_FORMAT,
-                       f->header.sequence, f->slot, f->payload.size(), GST_TIME_ARGS(GST_BUFFER_PTS(buffer)));
-        *buf = buffer;
-        return GST_FLOW_OK;
-    } catch (const std::exception& e) {
-        if (st.receiver != nullptr && on_probation(st) && !st.busy) {
-            refuse_sender(st, e.what());
-            continue;
-        }
-        const bool timed_out = dynamic_cast<const TimeoutError*>(&e) != nullptr;
-        GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Lost the RDMA stream"),
-                          ("%s%s", e.what(), timed_out ? " (raise the timeout property if the sender is only slow)" : ""));
-        return GST_FLOW_ERROR;
-    }
     }
 }

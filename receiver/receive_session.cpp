@@ -7,6 +7,7 @@
 #include "rdmastream/error.hpp"
 
 #include <fmt/format.h>
+#include <gst/gst.h>
 
 #include <chrono>
 #include <csignal>
@@ -169,6 +170,11 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
     require_rdma_device(o.connection.device);
     g_waker = released.waker().get();
     const auto old = std::signal(SIGINT, on_interrupt); // also while waiting for a sender worth serving
+    // GStreamer reads every stream's caps (FrameLayout, also without --gst):
+    // start it before the sender connects. Started at the first frame, its
+    // plugin scan (seconds in a fresh guest) kept rdmarecv from its CQ so
+    // long that a fast sender's keepalives found no receive posted (RNR).
+    if (!gst_is_initialized()) gst_init(nullptr, nullptr);
     Served served = open_receiver(o, plan, released.waker());
     if (!served.rx) { // Ctrl-C before any sender was admitted
         std::signal(SIGINT, old);
