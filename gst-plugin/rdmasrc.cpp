@@ -319,8 +319,9 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
     g_object_class_install_property(
         gobject_class, PROP_HANDSHAKE_TIMEOUT,
         g_param_spec_uint("handshake-timeout", "Handshake timeout",
-                          "role=listen: milliseconds a new sender has to send its first frame after connecting; one "
-                          "that does not (silent, a bad format) is refused with a warning and the next one served",
+                          "role=listen: milliseconds a new sender has to prove its key (key-file), and then to send its "
+                          "first frame; one that does not (silent, a bad format) is refused with a warning and the "
+                          "next one served",
                           1, G_MAXUINT, kSrcDefaultHandshakeTimeoutMs, rw));
     g_object_class_install_property(
         gobject_class, PROP_STATS,

@@ -45,6 +45,7 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     ring.max_ring_bytes = s.max_ring_bytes;
     ring.waker = *self->waker;
     ring.key = load_key_file(GST_ELEMENT(self), s.key_file);
+    ring.handshake_timeout = std::chrono::milliseconds(s.handshake_timeout_ms);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.connect_timeout_ms);
     std::unique_ptr<FrameReceiver> r;
     while (!r) {

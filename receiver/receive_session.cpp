@@ -37,6 +37,7 @@ RingConfig ring_config(const ReceiveOptions& o, std::shared_ptr<Waker> waker) {
     ring.live = o.connection.policy == "live"; // the sender drops frames rather than wait for us
     ring.waker = std::move(waker);
     ring.key = load_key(o.connection, "rdmarecv");
+    ring.handshake_timeout = to_ms(o.connection.handshake_timeout);
     return ring;
 }
 

@@ -58,8 +58,9 @@ void add_connection_flags(CLI::App& app, ConnectionFlags& f, bool listens_by_def
         ->type_name("ADDR[/PREFIX]");
     if (listens_by_default) { // a receiver: a sender on probation must start streaming
         app.add_option("--handshake-timeout", f.handshake_timeout,
-                       "with --listen: seconds a new sender has to send its first frame after connecting; one "
-                       "that does not (silent, or only keepalives) is refused and the next one served")
+                       "with --listen: seconds a new sender has to prove its key (--key-file), and then to send "
+                       "its first frame; one that does not (silent, or only keepalives) is refused and the next "
+                       "one served")
             ->check(CLI::Range(0.01, 100000.0))
             ->capture_default_str();
     }

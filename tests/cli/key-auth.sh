@@ -8,10 +8,12 @@
 #   no key on a sender  refused on both ends, saying which end lacks it; the
 #                       listener serves the next peer
 #   fan-out             a receiver with the wrong key is refused, the next one joins
+#   a mute sender       one that claims a key and proves nothing is refused
+#                       within --handshake-timeout, and the next one served
 # A key file open to others draws a warning.
-#   key-auth.sh listen|dial BINDIR CLIPDIR
+#   key-auth.sh listen|dial BINDIR CLIPDIR ROGUE
 set -u
-side=$1 bin=$2 clips=$3
+side=$1 bin=$2 clips=$3 rogue=$4
 S=$bin/rdmasend R=$bin/rdmarecv C=$clips/h264.mp4 REF=$clips/h264.mp4.ref.md5 A=$RDMABED_SERVER_ADDR
 out=${RDMABED_OUT:-/tmp}
 keys=$(mktemp -d)
@@ -64,6 +66,12 @@ if [ "$side" = listen ]; then
   "$S" "$C" --listen=:18704 --key-file "$keys/k1" -q --connect-timeout 120 || fail "same key, sender listens: rdmasend exited $?"
   refuses_then_serves "wrong key, listening sender" "rdmasend: refused [0-9.]+:[0-9]+: the receiver .*'s key does not match ours" \
     "$S" "$C" --listen=:18705 --key-file "$keys/k1" -q --connect-timeout 120
+  # A sender that never proves its key holds the listener --handshake-timeout
+  # (3 s), not the rogue's 12 s: the refusal names the timeout.
+  refuses_then_serves "a mute sender" "rdmarecv: refused [0-9.]+:[0-9]+: the sender .* sent no key proof within 3000 ms" \
+    "$R" --listen :18707 --key-file "$keys/k1" --handshake-timeout 3 --framemd5 "$out/key-after-mute.md5" -q \
+    --connect-timeout 120
+  same_frames "the next sender after a mute one" "$out/key-after-mute.md5"
   # The fan-out logs the refused joiner and keeps waiting for a good one.
   "$S" "$C" --listen=:18706 --receivers 1 --key-file "$keys/k1" -q --connect-timeout 120 2>"$keys/fan.err" ||
     { fail "fan-out: rdmasend exited $?"; cat "$keys/fan.err"; }
@@ -92,6 +100,9 @@ else
   "$R" --connect "$A:18705" --key-file "$keys/k1" --framemd5 "$out/key-reverse-next.md5" -q --connect-timeout 120 ||
     fail "the right key after a wrong one, sender listens: rdmarecv exited $?"
   same_frames "the next receiver after a wrong key" "$out/key-reverse-next.md5"
+  "$rogue" --connect "$A:18707" --mode mute-key --hold 12 || fail "the mute sender could not run"
+  "$S" "$C" --connect "$A:18707" --key-file "$keys/k1" -q --connect-timeout 120 ||
+    fail "the right key after a mute sender: rdmasend exited $?"
   refused "fan-out, wrong key" "rdmarecv: .*key does not match ours" \
     "$R" --connect "$A:18706" --key-file "$keys/k2" --null -q --connect-timeout 120
   "$R" --connect "$A:18706" --key-file "$keys/k1" --framemd5 "$out/key-fanout.md5" -q --connect-timeout 120 ||

@@ -13,6 +13,8 @@
 //                stale request at the listener)
 //   silent       (--as sender) a good handshake (protocol 3: hellos, the
 //                receiver's ring advert), then nothing at all
+//   mute-key     (--as sender) a hello that claims a key, the connection
+//                established, then no key proof (at a receiver with a key)
 //   bad-format   (--as sender) a good handshake, then a format with caps
 //                nobody can use (a range, not fixed), then one frame
 //   probe        a good hello (either role) that expects to be refused (a busy
@@ -55,6 +57,12 @@ std::vector<std::byte> opening(const std::string& mode, bool as_sender) {
         data.assign(hello.begin(), hello.end());
     }
     if (mode == "bad-hello") data[4] = std::byte{99}; // version 99
+    if (mode == "mute-key") { // a key claimed, with a nonce that is not zero
+        wire::Nonce nonce{};
+        nonce.fill(std::byte{0x6b});
+        const auto hello = wire::encode(wire::SenderHello{256, true, nonce});
+        data.assign(hello.begin(), hello.end());
+    }
     return data;
 }
 
@@ -134,12 +142,13 @@ int main(int argc, char** argv) {
     int hold_s = 20;
     CLI::App app{"rdma-rogue-peer: one misbehaving peer at a listening rdmastream end (tests)"};
     app.add_option("--connect", connect, "the listener, ADDR[:PORT]")->required();
-    app.add_option("--mode", mode, "garbage, bad-hello, half-open, abandon, silent, bad-format, probe")
+    app.add_option("--mode", mode, "garbage, bad-hello, half-open, abandon, silent, mute-key, bad-format, probe")
         ->required()
-        ->check(CLI::IsMember({"garbage", "bad-hello", "half-open", "abandon", "silent", "bad-format", "probe"}));
+        ->check(CLI::IsMember(
+            {"garbage", "bad-hello", "half-open", "abandon", "silent", "mute-key", "bad-format", "probe"}));
     app.add_option("--as", as, "the role it claims: sender (at a receiver) or receiver (at a sender)")
         ->check(CLI::IsMember({"sender", "receiver"}));
-    app.add_option("--hold", hold_s, "seconds to stay (half-open, silent)");
+    app.add_option("--hold", hold_s, "seconds to stay (half-open, silent, mute-key)");
     CLI11_PARSE(app, argc, argv);
     try {
         const Endpoint peer = parse_endpoint(connect);
@@ -149,6 +158,12 @@ int main(int argc, char** argv) {
             as_bad_sender(peer, mode, std::chrono::seconds(hold_s));
         } else if (mode == "half-open" || mode == "abandon") {
             raw_request(peer, mode, as_sender, std::chrono::seconds(hold_s));
+        } else if (mode == "mute-key") {
+            if (!as_sender) throw UserError("--mode mute-key is a sender's misbehaviour: --as sender");
+            auto c = connect_with_retry(peer, ConnectionOptions{}, std::chrono::seconds(30), opening(mode, true));
+            std::printf("rogue-peer: mute-key: connected, proving nothing\n");
+            std::fflush(stdout);
+            std::this_thread::sleep_for(std::chrono::seconds(hold_s));
         } else {
             // garbage / bad-hello / probe: the listener must refuse the request.
             const auto data = opening(mode, as_sender);

@@ -107,7 +107,7 @@ std::unique_ptr<FrameReceiver> FrameReceiver::accept(Listener& listener, const R
             continue;
         }
         try {
-            s.handshake->run(Handshake::kPatience);
+            s.handshake->run(ring.handshake_timeout);
         } catch (const std::exception& e) {
             listener.log_refusal(c.peer_name(), e.what());
             s.path->disconnect(); // too late to reject: the sender sees a disconnect

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "rdmastream/datapath.hpp"
+#include "rdmastream/handshake.hpp"
 #include "rdmastream/peer_auth.hpp"
 #include "rdmastream/rc_connection.hpp"
 #include "rdmastream/registered_region.hpp"
@@ -57,6 +58,10 @@ struct RingConfig {
     // ring is (handshake.hpp); null: no authentication, and a sender with a
     // key refuses this receiver.
     std::shared_ptr<const PresharedKey> key;
+    // A listening receiver's bound on a connected sender's key proof: a
+    // sender silent after connecting is refused after it, and the next one
+    // served (the CLI's --handshake-timeout, rdmasrc's handshake-timeout).
+    std::chrono::milliseconds handshake_timeout = Handshake::kPatience;
 };
 
 // A frame in the ring; valid until release(slot).
