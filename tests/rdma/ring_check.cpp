@@ -360,7 +360,7 @@ int main(int argc, char** argv) {
     app.add_option("--fault", o.fault,
                    "rogue-sender: how to break frame 1; rogue-receiver: what to send the sender (see "
                    "tests/rdma/rogue_receiver.hpp)")
-        ->check(CLI::IsMember({"wrong-rkey", "wrong-imm", "stale-generation", "corrupt-payload", "bad-hello", "rnr",
+        ->check(CLI::IsMember({"wrong-rkey", "wrong-imm", "stale-generation", "corrupt-payload", "bad-hello",
                                "early-credits", "never-given", "ring-advert", "no-imm", "oversized", "hostile-layout",
                                "short-frame", "huge-frame"}));
     app.add_option("--connect-timeout", o.connect_timeout, "seconds to wait for the peer")->capture_default_str();
