@@ -119,17 +119,23 @@ report=$out/soak-report.txt
   for role in sender lossless live; do
     f=$out/soak-samples-$role.txt
     [ -s "$f" ] || { echo "(no samples of the $role)"; continue; }
+    # (The last sample may catch the process tearing down: left out.)
     awk -v role=$role '
-      $1 >= 60 { n++; for (k = 3; k <= 6; k++) { sx[k] += $1; sy[k] += $k; sxx[k] += $1 * $1; sxy[k] += $1 * $k
-                 if (n == 1 || $k < lo[k]) lo[k] = $k; if (n == 1 || $k > hi[k]) hi[k] = $k } }
+      $1 >= 60 { m++; for (k = 1; k <= 6; k++) v[m, k] = $k }
       END {
+        n = m - 1
         if (n < 2) { printf "%s: %d samples after the first minute: no slope\n", role, n; exit }
         split("rss_kB fds regions pinned_kB", name, " ")
         line = role ":"
         for (k = 3; k <= 6; k++) {
-          d = n * sxx[k] - sx[k] * sx[k]; s = d == 0 ? 0 : (n * sxy[k] - sx[k] * sy[k]) / d * 60
-          line = line sprintf(" %s %g..%g (%+.1f/min)", name[k - 2], lo[k], hi[k], s)
-          if (role != "sender" && k > 3 && lo[k] != hi[k]) grew = grew " " name[k - 2]
+          sx = sy = sxx = sxy = 0; lo = hi = v[1, k]
+          for (i = 1; i <= n; i++) {
+            x = v[i, 1]; y = v[i, k]; sx += x; sy += y; sxx += x * x; sxy += x * y
+            if (y < lo) lo = y; if (y > hi) hi = y
+          }
+          d = n * sxx - sx * sx; slope = d == 0 ? 0 : (n * sxy - sx * sy) / d * 60
+          line = line sprintf(" %s %g..%g (%+.1f/min)", name[k - 2], lo, hi, slope)
+          if (role != "sender" && k > 3 && lo != hi) grew = grew " " name[k - 2]
         }
         print line
         if (grew != "") print "FAIL: " role " changed after the first minute:" grew
