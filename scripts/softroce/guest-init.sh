@@ -56,7 +56,7 @@ mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 rdmabed "$share" \
 
 [[ -r $share/job.sh ]] || fail "no job.sh in the share"
 # job.sh sets RDMABED_{GUEST,NODES,TOPOLOGY,CWD,MODDIR,KVER,ADDR_n,CMD_n,
-# SHELL,BUDGET,LOCAL_ADDR,PEER_ADDR} and exports the node environment
+# SHELL,BUDGET,LOCAL_ADDR,PEER_ADDR,GST_REGISTRY} and exports the node environment
 # (RDMABED_MTU among it).
 # shellcheck source=/dev/null
 source "$share/job.sh"
@@ -167,6 +167,12 @@ fi
 ulimit -l unlimited
 mkdir -p /run/home /run/home/.cache
 export HOME=/run/home XDG_CACHE_HOME=/run/home/.cache XDG_RUNTIME_DIR=/run
+# The host's GStreamer registry (rdmabed made it): no plugin scan here.
+if [[ -n ${RDMABED_GST_REGISTRY:-} && -r $RDMABED_GST_REGISTRY ]]; then
+  mkdir -p /run/home/.cache/gstreamer-1.0
+  cp "$RDMABED_GST_REGISTRY" "/run/home/.cache/gstreamer-1.0/registry.$(uname -m).bin" ||
+    say "could not copy the host's GStreamer registry: plugins will be scanned"
+fi
 
 if [[ ${RDMABED_SHELL:-0} == 1 ]]; then
   export RDMABED_NODE=0

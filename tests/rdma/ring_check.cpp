@@ -151,6 +151,10 @@ int run_receiver(const Options& o, std::unique_ptr<rs::FrameReceiver>& rx) {
             throw rs::ProtocolError(fmt::format("frame {} arrived in slot {}, the sender's credits say slot {}", seq,
                                                 f->slot, expected ? int{expected->slot} : -1));
         }
+        if (!last && o.late_join && seq == 0) {
+            // A join that found the stream not yet started proves nothing.
+            throw rs::ProtocolError("--late-join: the first frame was frame 0: this receiver did not join late");
+        }
         const std::uint64_t want_seq = last ? *last + 1 : (o.late_join ? seq : 0);
         const bool back_from_away = std::exchange(rejoined, false) && seq > want_seq;
         if (seq != want_seq && !back_from_away && !(o.allow_drops && seq > want_seq && seq < o.frames)) {
@@ -369,7 +373,7 @@ int main(int argc, char** argv) {
     app.add_option("--fault", o.fault,
                    "rogue-sender: how to break frame 1; rogue-receiver: what to send the sender (see "
                    "tests/rdma/rogue_receiver.hpp)")
-        ->check(CLI::IsMember({"wrong-rkey", "wrong-imm", "stale-generation", "corrupt-payload", "bad-hello", "rnr",
+        ->check(CLI::IsMember({"wrong-rkey", "wrong-imm", "stale-generation", "corrupt-payload", "bad-hello",
                                "early-credits", "never-given", "ring-advert", "no-imm", "oversized", "hostile-layout",
                                "short-frame", "huge-frame"}));
     app.add_option("--connect-timeout", o.connect_timeout, "seconds to wait for the peer")->capture_default_str();
@@ -403,7 +407,7 @@ int main(int argc, char** argv) {
     app.add_option("--fps", o.fps, "sender (fan-out): pace frames at this rate, as a live source would");
     app.add_option("--rejoin-after", o.rejoin_after,
                    "receiver: after this many frames, disconnect and connect again (the stream goes on)");
-    app.add_flag("--late-join", o.late_join, "receiver: the stream may already be running (first frame > 0)");
+    app.add_flag("--late-join", o.late_join, "receiver: the stream must already be running (its first frame > 0)");
     app.add_flag("--reverse", o.reverse,
                  "the sender listens on --addr and the receiver connects to it (default: the other way round)");
     CLI11_PARSE(app, argc, argv);

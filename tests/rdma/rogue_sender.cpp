@@ -15,7 +15,6 @@
 #include <array>
 #include <cstdio>
 #include <optional>
-#include <thread>
 #include <vector>
 
 namespace rdmastream::check {
@@ -121,21 +120,6 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
     std::vector<wire::SlotImm> credit_list(ring.slot_count);
     std::printf("rogue-sender: connected; frame 1 will have fault '%s'\n", fault.c_str());
     std::fflush(stdout);
-    if (fault == "rnr") {
-        // More messages than the receiver posted receives for, while it is
-        // frozen and cannot post more: the NIC answers "receiver not ready"
-        // until rnr_retry runs out. A correct sender never does this.
-        std::this_thread::sleep_for(std::chrono::seconds(2));
-        for (std::uint32_t i = 0; i < ring.slot_count + 4; ++i) {
-            ibv_send_wr wr{};
-            ibv_send_wr* bad = nullptr;
-            wr.wr_id = i;
-            wr.opcode = IBV_WR_SEND_WITH_IMM;
-            wr.imm_data = htonl(wire::encode(wire::Control::kKeepalive));
-            wr.send_flags = IBV_SEND_SIGNALED;
-            check_rc(ibv_post_send(conn.qp(), &wr, &bad), "ibv_post_send");
-        }
-    }
     const std::optional<FormatFault> announced = format_fault(fault);
     if (announced) {
         // The format, as FrameSender::set_format sends it (nothing in

@@ -4,6 +4,8 @@
 # DELAY more seconds, then sends SIGNAL (KILL, STOP, ...) to it: the peer
 # killed or frozen mid-stream for the failure tests. Exits 0 once the signal
 # is sent and, for STOP, the process is killed after HOLD seconds (env, 30).
+# SIGNALLED (env): a file made once the signal is sent, for a peer that must
+# start only then.
 set -uo pipefail
 sig=$1 pattern=$2 delay=$3
 shift 3
@@ -21,6 +23,7 @@ sleep "$delay"
 cat "$log"
 echo "run-and-kill: sending SIG$sig to $1 (pid $pid)"
 kill -"$sig" "$pid"
+[ -n "${SIGNALLED:-}" ] && touch "$SIGNALLED"
 if [ "$sig" = STOP ]; then
   sleep "${HOLD:-30}"
   kill -KILL "$pid"

@@ -1,12 +1,14 @@
 #include "rdmastream/completion_poller.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream/port_link.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace rdmastream {
@@ -37,7 +39,11 @@ void set_nonblocking(int fd, const char* what) {
 } // namespace
 
 CompletionPoller::CompletionPoller(RcConnection& conn, PollMode mode, Waker* waker)
-    : conn_(conn), mode_(mode), waker_(waker) {
+    : conn_(conn), mode_(mode), waker_(waker),
+      // 4.096 us x 2^ack_timeout per try (ibv_modify_qp(3)), retry_count
+      // retries after the first.
+      retry_budget_(std::chrono::nanoseconds(4096ll << conn.options().ack_timeout) *
+                    (conn.options().retry_count + 1)) {
     set_nonblocking(conn_.comp_channel()->fd, "completion channel");
     // The device's async fd is shared by every connection on the device;
     // each poller reads what arrives and acts on what concerns it.
@@ -53,7 +59,8 @@ void CompletionPoller::fail(const ibv_wc& wc, const char* side) {
         pollfd pfd{conn_.device()->async_fd, POLLIN, 0};
         if (::poll(&pfd, 1, 5) <= 0) break;
     }
-    throw std::runtime_error(fmt::format("{}: work completion failed: {}", side, describe_failed_wc(wc)));
+    throw std::runtime_error(
+        fmt::format("{}: work completion failed: {}{}", side, describe_failed_wc(wc), port_outage()));
 }
 
 Waited CompletionPoller::spin(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline) {
@@ -68,6 +75,7 @@ Waited CompletionPoller::spin(std::span<ibv_wc> out, std::chrono::steady_clock::
         }
         const auto now = Clock::now(); // vDSO: no syscall
         if (now >= next_look) {        // the event fds cost a syscall: one poll(2) of both, once a millisecond
+            check_port(now);
             pollfd fds[2] = {{conn_.events().fd(), POLLIN, 0}, {conn_.device()->async_fd, POLLIN, 0}};
             if (::poll(fds, 2, 0) > 0) {
                 if (fds[1].revents & POLLIN) {
@@ -95,15 +103,53 @@ void CompletionPoller::drain_async_events() {
                            (type == IBV_EVENT_QP_FATAL || type == IBV_EVENT_QP_REQ_ERR ||
                             type == IBV_EVENT_QP_ACCESS_ERR || type == IBV_EVENT_PATH_MIG_ERR)) ||
                           (ev.element.cq == conn_.cq() && type == IBV_EVENT_CQ_ERR);
-        const bool device_wide = type == IBV_EVENT_DEVICE_FATAL || type == IBV_EVENT_PORT_ERR;
+        const bool our_port = (type == IBV_EVENT_PORT_ERR || type == IBV_EVENT_PORT_ACTIVE) &&
+                              ev.element.port_num == conn_.port();
         ibv_ack_async_event(&ev); // always, or destroying the QP/CQ would block
-        if (ours || device_wide) {
+        if (ours || type == IBV_EVENT_DEVICE_FATAL) {
             throw std::runtime_error(fmt::format("RDMA device {} reported {}{}",
                                                  ibv_get_device_name(conn_.device()->device),
                                                  ibv_event_type_str(type),
-                                                 device_wide ? ": the link or device is down" : ""));
+                                                 ours ? "" : ": the device is gone"));
+        }
+        if (our_port && type == IBV_EVENT_PORT_ERR && !port_down_) {
+            port_down_ = true;
+            port_down_at_ = std::chrono::steady_clock::now();
+        } else if (our_port && type == IBV_EVENT_PORT_ACTIVE && port_down_) {
+            port_down_ = false;
+            port_down_for_ = std::chrono::steady_clock::now() - *port_down_at_;
         }
     }
+}
+
+std::optional<std::chrono::steady_clock::time_point> CompletionPoller::port_deadline() const {
+    if (!port_down_) {
+        return std::nullopt;
+    }
+    return *port_down_at_ + retry_budget_;
+}
+
+void CompletionPoller::check_port(std::chrono::steady_clock::time_point now) const {
+    if (port_down_ && now >= *port_deadline()) {
+        using Seconds = std::chrono::duration<double>;
+        throw std::runtime_error(fmt::format(
+            "{} has been down for {:.1f} s, longer than the connection's retries last: bring the link up "
+            "(ip link set IFACE up; `rdma link show` must say ACTIVE) and restart the stream",
+            describe_port(conn_.device(), conn_.port()), Seconds(now - *port_down_at_).count()));
+    }
+}
+
+std::string CompletionPoller::port_outage() const {
+    if (!port_down_at_) {
+        return {};
+    }
+    using Seconds = std::chrono::duration<double>;
+    const std::string port = describe_port(conn_.device(), conn_.port());
+    if (port_down_) {
+        return fmt::format("; {} went down {:.1f} s before and is still down", port,
+                           Seconds(std::chrono::steady_clock::now() - *port_down_at_).count());
+    }
+    return fmt::format("; {} was down for {:.1f} s", port, Seconds(port_down_for_).count());
 }
 
 CompletionPoller::~CompletionPoller() {
@@ -142,8 +188,13 @@ Waited CompletionPoller::sleep(std::span<ibv_wc> out, std::chrono::steady_clock:
         if (std::size_t n = poll(out); n > 0) { // arrived before the re-arm
             return {Waited::kCompletions, n, {}};
         }
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto now = std::chrono::steady_clock::now();
+        check_port(now);
+        // A port that is down wakes us when its outage outlasts the retries.
+        const auto wake_at = std::min(deadline, port_deadline().value_or(deadline));
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(wake_at - now);
         if (left.count() <= 0) {
+            if (wake_at < deadline) continue; // the port's deadline: check_port throws
             return {};
         }
         if (waker_ != nullptr && !waker_->sleep_begin()) {

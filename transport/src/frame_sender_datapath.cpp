@@ -60,8 +60,8 @@ bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds tim
         if (control_in_flight_ && now - control_posted_at_ >= opts_.ack_limit) {
             throw std::runtime_error(fmt::format(
                 "sender: the receiver's side has not acknowledged a control message for {} ms after {} frames, "
-                "though the NIC reported no error: the path to the receiver is down (link, cable, switch) or its "
-                "host hangs",
+                "though the NIC reported no error: the receiver has stopped taking messages (its process is "
+                "stopped or stuck), or the path to it is down (link, cable, switch) or its host hangs",
                 opts_.ack_limit.count(), next_post_));
         }
         if (now >= deadline && awaiting_ring()) {

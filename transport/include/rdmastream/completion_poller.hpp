@@ -1,8 +1,16 @@
 // Per-frame completion handling for one connection: batched CQ polling, and
 // one wait that sleeps on the completion channel, the rdma_cm channel, the
 // device's async events and the caller's Waker at once, so a disconnect, a
-// dead port or a slot freed downstream wakes a waiter as surely as a
+// dead QP or a slot freed downstream wakes a waiter as surely as a
 // completion does. The wait returns what woke it; it never throws for time.
+//
+// A port that goes down is not by itself the end: an RC QP retransmits
+// until its retry budget runs out (ack timeout x (retries + 1), about 1.9 s
+// by default), so a link that comes back within it costs a stall, not the
+// stream. A port down for longer than that ends the wait with an error
+// naming the port and its link (rxe loops traffic back inside one host
+// whatever the link does, so the QP alone would not notice), and a
+// completion that fails after an outage names it too.
 //
 // Hot path: poll() is one ibv_poll_cq, no allocation. wait() returns at once
 // when completions are queued; otherwise it re-arms the CQ (only if no
@@ -19,6 +27,7 @@
 #include <chrono>
 #include <optional>
 #include <span>
+#include <string>
 
 namespace rdmastream {
 
@@ -55,13 +64,22 @@ public:
     }
 
     // A failed completion: throws, naming the device event behind it when
-    // there is one (a port that went down explains a local QP error).
+    // there is one (a QP's fatal event, or a port that went down: it
+    // explains a retry counter that ran out).
     [[noreturn]] void fail(const ibv_wc& wc, const char* side);
 
 private:
     // Acks every pending async event; throws on one that means this
-    // connection (or the whole device) is gone.
+    // connection (or the whole device) is gone, and notes our port going
+    // down and up.
     void drain_async_events();
+    // "; port 1 of rxe0 (link eth0) went down 1.9 s before" (or "was down
+    // for 1.0 s"), or "" when our port never went down.
+    std::string port_outage() const;
+    // While our port is down: when its outage outlasts the retry budget.
+    std::optional<std::chrono::steady_clock::time_point> port_deadline() const;
+    // Throws once the port has been down past port_deadline().
+    void check_port(std::chrono::steady_clock::time_point now) const;
     Waited spin(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline);
     Waited sleep(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline);
     // A connection event, unless completions came in just before it: then
@@ -75,6 +93,12 @@ private:
     bool armed_ = false;          // a CQ notification is requested and has not fired yet
     std::optional<CmEvent> held_event_; // read, kept until the completions before it were taken
     unsigned unacked_events_ = 0; // acked in batches; all before the CQ dies
+    // Our port's last outage: when it went down (down_ while it still is),
+    // and how long it lasted once it came back.
+    bool port_down_ = false;
+    std::optional<std::chrono::steady_clock::time_point> port_down_at_;
+    std::chrono::steady_clock::duration port_down_for_{};
+    std::chrono::steady_clock::duration retry_budget_; // the QP's, from the connection's options
 };
 
 // "remote access error (wr_id 7, opcode RDMA_WRITE)" for a failed completion.

@@ -50,9 +50,10 @@ struct SenderOptions {
     FrameDoneFn on_done;                         // may be empty
     std::chrono::milliseconds keepalive{1000};   // idle time before a keepalive goes out
     // A control message (keepalive, format, end of stream) the receiver's
-    // NIC has not acknowledged within this means the path is gone even if our
-    // NIC reports nothing (e.g. its queue cannot drain): the sender gives up.
-    // Acks take microseconds; RC retry reports a lost peer in ~2 s.
+    // NIC has not acknowledged within this means the receiver stopped taking
+    // messages (its NIC retries a receiver-not-ready forever: rnr_retry 7)
+    // or the path is gone even if our NIC reports nothing: the sender gives
+    // up. Acks take microseconds; RC retry reports a lost peer in ~2 s.
     std::chrono::milliseconds ack_limit{5000};
     PollMode poll_mode = PollMode::kEvent;
     std::string device; // RDMA device by name; empty: the one the route picks

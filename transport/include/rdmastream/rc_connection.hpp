@@ -40,11 +40,17 @@ struct ConnectionOptions {
     std::uint32_t recv_wr = 64; // receive-queue depth (one per WRITE_WITH_IMM/SEND in flight)
     std::chrono::milliseconds step_timeout{5000}; // address, route, establish
     // Transport retries are bounded so a dead peer becomes an error, not a
-    // hang: 4.096 us * 2^ack_timeout per try, retry_count tries (7 would mean
-    // "forever" for rnr_retry, so neither uses it).
+    // hang: 4.096 us * 2^ack_timeout per try, retry_count tries.
     std::uint8_t ack_timeout = 16; // ~268 ms
     std::uint8_t retry_count = 6;
-    std::uint8_t rnr_retry = 6;
+    // A receiver-not-ready NAK is retried forever (7): a peer that is alive
+    // but has not re-posted its receives (a process stopped or descheduled
+    // for a moment, a consumer that holds the CPU) would otherwise end the
+    // connection within milliseconds (7 tries of the minimum RNR timer).
+    // The wait is bounded above the NIC instead: the sender gives up on a
+    // message unacknowledged for SenderOptions::ack_limit, and on a stream
+    // without progress for its idle timeout.
+    std::uint8_t rnr_retry = 7;
     // RDMA device to use ("rxe0", "mlx5_0"); empty: whichever the route to
     // the peer (or the listening address) goes through.
     std::string device;
@@ -92,6 +98,7 @@ public:
     ibv_qp* qp() const noexcept { return qp_->qp; }
     ibv_comp_channel* comp_channel() const noexcept { return comp_.get(); }
     ibv_context* device() const noexcept { return id_->verbs; }
+    std::uint8_t port() const noexcept { return id_->port_num; } // of device()
     CmEventChannel& events() noexcept { return events_; }
     // What the peer sent with its connect request (passive) or accept (active).
     std::span<const std::byte> peer_private_data() const noexcept { return peer_data_.private_bytes(); }
