@@ -57,7 +57,17 @@ G_DEFINE_TYPE(GstRdmaSink, gst_rdma_sink, GST_TYPE_BASE_SINK)
 #pragma GCC diagnostic pop
 GST_ELEMENT_REGISTER_DEFINE(rdmasink, "rdmasink", GST_RANK_NONE, GST_TYPE_RDMA_SINK)
 
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE("sink", GST_PAD_SINK, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+// What the sink carries: video, raw (any layout GstVideoInfo reads; a
+// format it does not know travels opaque) or encoded, and still images, in
+// system memory (it maps every buffer for the NIC; GL or other memory
+// features would need a download it does not do). Not audio, RTP or other
+// data: rdmastream moves frames.
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
+    "sink", GST_PAD_SINK, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS("video/x-raw; video/x-bayer; image/jpeg; image/png; image/x-j2c; image/x-jpc; video/x-h264; "
+                    "video/x-h265; video/x-vp8; video/x-vp9; video/x-av1; video/mpeg; video/x-prores; "
+                    "video/x-dnxhd; video/x-ffv; video/x-huffyuv; video/x-theora; video/x-jpeg-xs; video/x-divx; "
+                    "video/x-xvid; video/x-h263; video/x-wmv"));
 
 namespace {
 

@@ -40,6 +40,7 @@ public:
         listener_.set_allow(opts.allow);
         listener_.set_log(log_line); // refusals at the connect request (allow list, limits, bad advert)
         fan_.set_max_receivers(opts.max_receivers);
+        fan_.set_member_timeout(opts.member_timeout);
         std::fprintf(stderr, "rdmasend: listening on %s:%u for %zu receiver(s); more may join while it streams\n",
                      local.host.empty() ? "*" : local.host.c_str(), listener_.port(), count);
         try {

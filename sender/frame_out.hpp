@@ -70,6 +70,7 @@ struct OutOptions {
     std::uint32_t max_in_flight = 0;        // --slots; 0: as the receiver's ring allows
     AllowList allow;                        // listening: who may connect (--allow); empty: everyone
     std::uint32_t max_receivers = 64;       // a fan-out: receivers at once (--max-receivers)
+    std::chrono::milliseconds member_timeout{5000}; // a fan-out: one receiver's hold on the others (--member-timeout)
 };
 
 // One receiver: dials `peer`, or waits on `peer` for it when `listen`.

@@ -44,6 +44,12 @@ int main(int argc, char** argv) {
                    "\"busy\" at its connect request, before anything is allocated for it")
         ->check(CLI::Range(1u, 1000u))
         ->capture_default_str();
+    app.add_option("--member-timeout", o.member_timeout,
+                   "with --receivers: seconds one receiver may hold the others back (a lossless one that returns "
+                   "no slot, a live one that acknowledges nothing); then it is cut, named in a message, and the "
+                   "others go on")
+        ->check(CLI::Range(0.01, 100000.0))
+        ->capture_default_str();
     app.add_option("--stream", o.input.stream, "which video stream to send (0: the first); default: FFmpeg's best")
         ->check(CLI::NonNegativeNumber);
     app.add_flag("--realtime", realtime, "send at the stream's own rate, from its timestamps (default: as fast as "

@@ -151,6 +151,7 @@ private:
         oo.max_in_flight = o_.slots_given ? o_.connection.slots : 0;
         oo.allow = allow_list(o_.connection, plan);
         oo.max_receivers = o_.max_receivers;
+        oo.member_timeout = to_ms(o_.member_timeout);
         tx_ = o_.receivers > 0 ? open_fanout(plan.endpoint, o_.receivers, oo)
                                : open_single(plan.endpoint, plan.listen, oo);
         // Sized once: on_done indexes it, and the decoder's pool is cut to match.

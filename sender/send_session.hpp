@@ -22,6 +22,7 @@ struct SendOptions {
     bool loop = false;
     std::uint32_t receivers = 0; // --receivers N (with --listen): a fan-out; 0: one receiver
     std::uint32_t max_receivers = 64; // --max-receivers: a fan-out refuses more at once "busy"
+    double member_timeout = 5;        // --member-timeout: seconds a fan-out waits for one receiver
     std::uint64_t frames = 0;  // 0: all (or forever with --loop)
     std::string pix_fmt;       // empty: the decoder's
     bool force_copy = false;   // --no-zero-copy: take the copy path (to compare, or to rule it out)

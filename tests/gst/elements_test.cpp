@@ -168,6 +168,22 @@ TEST_F(ElementsTest, SinkAcceptsRawVideoOfAnyLayoutAndOpaqueCaps) {
     gst_object_unref(sink);
 }
 
+// The template states what the sink carries: not audio, not RTP, not
+// memory it would have to download first.
+TEST_F(ElementsTest, SinkRefusesWhatItCannotCarry) {
+    GstElement* sink = make("rdmasink");
+    GstPad* pad = gst_element_get_static_pad(sink, "sink");
+    for (const char* c : {"audio/x-raw,format=S16LE,rate=48000,channels=2,layout=interleaved",
+                          "application/x-rtp,media=video,encoding-name=H264,clock-rate=90000",
+                          "video/x-raw(memory:GLMemory),format=RGBA,width=64,height=64,texture-target=2D"}) {
+        GstCaps* caps = gst_caps_from_string(c);
+        EXPECT_FALSE(gst_pad_query_accept_caps(pad, caps)) << c;
+        gst_caps_unref(caps);
+    }
+    gst_object_unref(pad);
+    gst_object_unref(sink);
+}
+
 TEST_F(ElementsTest, SrcAnswersTheLatencyQueryAsALiveSource) {
     GstElement* src = make("rdmasrc");
     GstQuery* q = gst_query_new_latency();

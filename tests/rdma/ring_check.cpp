@@ -52,6 +52,7 @@ struct Options {
     std::string fault = "none";
     double connect_timeout = 60;
     double idle_timeout = 20;
+    double member_timeout = 5; // fan-out sender
     std::string stats_json;
     bool reverse = false; // the sender listens, the receiver dials
     std::string policy = "lossless";
@@ -236,6 +237,7 @@ int run_fanout_sender(const Options& o) {
         std::printf("sender: %s\n", m.c_str());
         std::fflush(stdout);
     });
+    tx.set_member_timeout(ms(o.member_timeout));
     std::printf("sender: listening on %s:%u for %u receivers\n", o.addr.c_str(), listener.port(), o.receivers);
     std::fflush(stdout);
     tx.wait_for_receivers(o.receivers, ms(o.connect_timeout));
@@ -404,6 +406,9 @@ int main(int argc, char** argv) {
     app.add_option("--receivers", o.receivers,
                    "sender: listen on --addr and stream to this many receivers at once (fan-out); more may join")
         ->check(CLI::Range(1u, 64u));
+    app.add_option("--member-timeout", o.member_timeout,
+                   "sender (fan-out): seconds one receiver may hold the others back before it is cut")
+        ->capture_default_str();
     app.add_option("--fps", o.fps, "sender (fan-out): pace frames at this rate, as a live source would");
     app.add_option("--rejoin-after", o.rejoin_after,
                    "receiver: after this many frames, disconnect and connect again (the stream goes on)");

@@ -149,6 +149,11 @@ std::string CompletionPoller::port_outage() const {
         return fmt::format("; {} went down {:.1f} s before and is still down", port,
                            Seconds(std::chrono::steady_clock::now() - *port_down_at_).count());
     }
+    // An outage long over explains nothing: only one that ended within the
+    // last minute is named.
+    if (std::chrono::steady_clock::now() - (*port_down_at_ + port_down_for_) > std::chrono::minutes(1)) {
+        return {};
+    }
     return fmt::format("; {} was down for {:.1f} s", port, Seconds(port_down_for_).count());
 }
 

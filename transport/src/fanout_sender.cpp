@@ -87,6 +87,10 @@ void FanoutSender::for_each_member(Fn&& fn) {
         try {
             fn(*(*it)->sender);
             ++it;
+        } catch (const TimeoutError& e) { // stuck past the member timeout: it goes, the others need not wait
+            if (log_) log_(fmt::format("receiver {} cut: it held the others back: {}", (*it)->peer, e.what()));
+            departed_.push_back({(*it)->peer, (*it)->sender->stats(), (*it)->sender->policy(), true});
+            it = members_.erase(it);
         } catch (const std::exception& e) {
             if (log_) log_(fmt::format("receiver {} left: {}", (*it)->peer, e.what()));
             departed_.push_back({(*it)->peer, (*it)->sender->stats(), (*it)->sender->policy(), true});
@@ -248,7 +252,7 @@ std::uint64_t FanoutSender::send(std::span<const std::byte> payload, std::uint32
             throw UserError(fmt::format("a {}-byte frame does not fit its {}-byte slots", payload.size(),
                                         s.ring().slot_size));
         }
-        s.send(payload, lkey, meta, token, timeout);
+        s.send(payload, lkey, meta, token, std::min(timeout, member_timeout_));
         ++o.remaining;
     });
     ++stats_.frames;
@@ -259,7 +263,7 @@ std::uint64_t FanoutSender::send(std::span<const std::byte> payload, std::uint32
 
 void FanoutSender::set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout) {
     format_ = format;
-    for_each_member([&](FrameSender& s) { s.set_format(format, timeout); });
+    for_each_member([&](FrameSender& s) { s.set_format(format, std::min(timeout, member_timeout_)); });
 }
 
 void FanoutSender::progress() {
@@ -296,7 +300,7 @@ bool FanoutSender::can_take_frame() {
 }
 
 void FanoutSender::finish(std::chrono::milliseconds timeout) {
-    for_each_member([&](FrameSender& s) { s.finish(timeout); });
+    for_each_member([&](FrameSender& s) { s.finish(std::min(timeout, member_timeout_)); });
 }
 
 std::vector<FanoutSender::ReceiverStats> FanoutSender::receiver_stats() const {

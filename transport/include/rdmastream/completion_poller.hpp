@@ -74,7 +74,7 @@ private:
     // down and up.
     void drain_async_events();
     // "; port 1 of rxe0 (link eth0) went down 1.9 s before" (or "was down
-    // for 1.0 s"), or "" when our port never went down.
+    // for 1.0 s", for an outage over within the last minute), or "".
     std::string port_outage() const;
     // While our port is down: when its outage outlasts the retry budget.
     std::optional<std::chrono::steady_clock::time_point> port_deadline() const;

@@ -4,8 +4,8 @@
 // on a protection domain they share: still no copy).
 //
 // A receiver may join at any time and gets the stream's format, then the
-// next frame. A receiver that fails, leaves or stays stuck past the timeout
-// is dropped with a message; the others go on. A live receiver (its own ask,
+// next frame. A receiver that fails, leaves or stays stuck past the member
+// timeout is dropped with a message naming it; the others go on. A live receiver (its own ask,
 // or the sender's policy) never holds the others back; a lossless one paces
 // the stream, by definition.
 //
@@ -51,6 +51,13 @@ public:
     // request, before anything is allocated for it.
     void set_max_receivers(std::size_t n) noexcept { max_receivers_ = n; }
     static constexpr std::size_t kDefaultMaxReceivers = 64;
+    // How long one receiver may hold the stream back: a lossless receiver
+    // that returns no credit (or a live one that acknowledges nothing) for
+    // this long is cut, with a message naming it, and the others go on at
+    // their own rate. send(), set_format() and finish() wait at most this
+    // long for any one receiver, whatever their own timeout.
+    void set_member_timeout(std::chrono::milliseconds t) noexcept { member_timeout_ = t; }
+    static constexpr std::chrono::milliseconds kDefaultMemberTimeout{5000};
     // Handshakes in progress at once: a flood of connect requests that never
     // finish joining cannot make the fan-out hold more connections than this.
     static constexpr std::size_t kMaxJoining = 8;
@@ -143,6 +150,7 @@ private:
     std::optional<wire::StreamFormat> format_;
     std::uint64_t next_token_ = 0;
     std::size_t max_receivers_ = kDefaultMaxReceivers;
+    std::chrono::milliseconds member_timeout_ = kDefaultMemberTimeout;
     StreamStats stats_;
 };
 
