@@ -40,15 +40,17 @@ case "$out" in /*) ;; *) out=$PWD/$out ;; esac
 mkdir -p "$out"
 
 # The clip: a minute of each size, 20 frames/s, H.264 back to back (the
-# decoder sees the size change; rdmasend announces a new format).
-clip=$out/soak.h264
+# decoder sees the size change; rdmasend announces a new format), in
+# MPEG-TS: --loop seeks back to the start, which a raw .h264 cannot.
+clip=$out/soak.ts
 if [ ! -s "$clip" ]; then
   ff() { ffmpeg -nostdin -v error -y "$@"; }
   ff -f lavfi -i testsrc2=size=320x240:rate=20 -frames:v 1200 -c:v libx264 -preset ultrafast -pix_fmt yuv420p \
     -bsf:v h264_mp4toannexb "$out/soak-a.h264"
   ff -f lavfi -i testsrc2=size=160x120:rate=20 -frames:v 1200 -c:v libx264 -preset ultrafast -pix_fmt yuv420p \
     -bsf:v h264_mp4toannexb "$out/soak-b.h264"
-  cat "$out/soak-a.h264" "$out/soak-b.h264" >"$clip"
+  cat "$out/soak-a.h264" "$out/soak-b.h264" >"$out/soak.h264"
+  ff -i "$out/soak.h264" -c copy -f mpegts "$clip"
   # Each frame's hash in order (ffmpeg would scale the second half without -autoscale 0).
   ffmpeg -nostdin -v error -i "$clip" -map 0:v:0 -autoscale 0 -f framemd5 - | grep -v '^#' |
     awk -F', *' '{print $6}' >"$clip.hashes"
