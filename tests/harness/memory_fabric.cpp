@@ -391,15 +391,7 @@ private:
         std::byte* dst = nullptr;
         if (write) {
             if (s_->remote(wr.wr.rdma.rkey, peer_, wr.wr.rdma.remote_addr, total) == nullptr) {
-                // Nothing lands. As on rxe, the receive the write would have
-                // used completes with the error and the peer's QP goes down.
-                ibv_wc theirs{};
-                theirs.wr_id = peer.recvs.pop().wr_id;
-                theirs.qp_num = peer.qp_num;
-                theirs.status = IBV_WC_REM_ACCESS_ERR;
-                peer.down = true;
-                s_->complete(peer_, theirs);
-                return IBV_WC_REM_ACCESS_ERR;
+                return IBV_WC_REM_ACCESS_ERR; // nothing lands; as on rxe, the peer sees no completion
             }
             dst = reinterpret_cast<std::byte*>(wr.wr.rdma.remote_addr);
         }

@@ -10,8 +10,8 @@
 // Memory windows (type 2) bind and invalidate at post time; a write through
 // a window must use its current key and fall inside its range. Keys,
 // bounds, access flags and receive sizes are checked as a NIC checks them, and a fault completes with the status a NIC reports: a missing
-// receive RNR_RETRY_EXC_ERR, a bad rkey or range REM_ACCESS_ERR (at both
-// ends: the receive it would have used fails too, as on rxe), a bad lkey
+// receive RNR_RETRY_EXC_ERR, a bad rkey or range REM_ACCESS_ERR (nothing
+// lands, and only the writer learns it, as on rxe), a bad lkey
 // LOC_PROT_ERR, a send longer than the receive REM_INV_REQ_ERR, a peer that
 // stopped or hung up RETRY_EXC_ERR, a post on a stopped end WR_FLUSH_ERR.
 // disconnect() gives the peer RDMA_CM_EVENT_DISCONNECTED. A plain SEND (no

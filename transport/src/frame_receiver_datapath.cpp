@@ -101,7 +101,8 @@ std::optional<ReceivedFrame> FrameReceiver::checked_next_arrived() {
 void FrameReceiver::failed(const ibv_wc& wc) {
     // A write through a key the sender holds no credit for (a window
     // invalidated, or bound over another slot): the NIC refused it before a
-    // byte landed. rxe reports it on the receive the write would have used.
+    // byte landed. rxe tells only the writer; a NIC that also fails the
+    // receive the write would have used says it here.
     if ((wc.wr_id & kRecvTag) != 0 && wc.wr_id != UINT64_MAX && wc.status == IBV_WC_REM_ACCESS_ERR) {
         throw ProtocolError(fmt::format("the sender wrote where it holds no credit: the NIC refused the write "
                                         "({}), nothing of it landed",
