@@ -39,7 +39,8 @@ RegisteredRegion::RegisteredRegion(ibv_pd* pd, std::size_t size, int access, con
         const int err = errno;
         // Running out of regions looks like any ENOMEM: name the limit.
         throw SystemError("ibv_reg_mr", err,
-                          fmt::format("{} bytes; device {} allows {} memory regions in all, each connection uses 4",
+                          fmt::format("{} bytes; device {} allows {} memory regions in all, each connection uses 4 "
+                                      "(a receiver with memory windows one more per slot)",
                                       size, ibv_get_device_name(pd->context->device), attr.max_mr));
     }
     mr_.reset(mr);
