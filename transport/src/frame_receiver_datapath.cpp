@@ -64,7 +64,12 @@ FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle)
         }
         if (w.event->type == RDMA_CM_EVENT_DISCONNECTED && eos_arrived_) {
             // The sender ended the stream and hung up. What is left to hand
-            // out waits only for our own invalidates, which complete without it.
+            // out waits for our own invalidates, and a send queue completes
+            // in order: behind a credit that the gone peer will never
+            // acknowledge (until RC retries run out, seconds). Stopping the
+            // QP flushes them at once; a QP in error takes no more writes,
+            // so what is in the ring stays as it is (take()).
+            path_->stop();
             continue;
         }
         lost(*w.event);
