@@ -252,13 +252,16 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
         fill(slot.subspan(wire::kSlotHeaderSize, size), seq);
 
         const bool faulty = seq == 1;
-        std::uint32_t rkey = slot_rkey[imm.slot];
+        // The slot the credit was for: the write goes there, with its key,
+        // whatever the faults below make the immediate say.
+        const std::uint16_t target = imm.slot;
+        std::uint32_t rkey = slot_rkey[target];
         if (faulty && fault == "wrong-rkey") rkey ^= 0x00ff00ffu;
         if (faulty && fault == "wrong-imm") imm.slot = static_cast<std::uint16_t>(ring.slot_count);
         if (faulty && fault == "stale-generation") imm.generation = static_cast<std::uint16_t>(imm.generation + 1);
         if (faulty && fault == "corrupt-payload") slot[wire::kSlotHeaderSize + size / 2] ^= std::byte{0x01};
 
-        ibv_sge sge{src.addr() + std::uint64_t{imm.slot % ring.slot_count} * ring.slot_size,
+        ibv_sge sge{src.addr() + std::uint64_t{target} * ring.slot_size,
                     static_cast<std::uint32_t>(wire::kSlotHeaderSize) + size, src.lkey()};
         ibv_send_wr wr{};
         ibv_send_wr* bad = nullptr;
@@ -268,7 +271,7 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
         wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
         wr.imm_data = htonl(wire::encode(imm));
         wr.send_flags = IBV_SEND_SIGNALED; // every write: the rogue wants to see its own failure
-        wr.wr.rdma.remote_addr = ring.addr + std::uint64_t{imm.slot % ring.slot_count} * ring.slot_size;
+        wr.wr.rdma.remote_addr = ring.addr + std::uint64_t{target} * ring.slot_size;
         wr.wr.rdma.rkey = rkey;
         check_rc(ibv_post_send(conn.qp(), &wr, &bad), "ibv_post_send");
     }
