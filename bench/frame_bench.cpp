@@ -6,6 +6,9 @@
 // again and again. --pingpong keeps one frame in flight and reports the round
 // trip (the write, then its credit back), comparable to ib_write_lat's figure
 // (half of a ping-pong of two writes, so one write's worth of work).
+// The receiver prints its own line: its CPU time (user + system, rxe's
+// work in its thread included) per frame, with or without memory windows
+// (--no-memory-windows), for bench/mw-cost.sh.
 #include "rdmastream/error.hpp"
 #include "rdmastream/frame_receiver.hpp"
 #include "rdmastream/frame_sender.hpp"
@@ -13,6 +16,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -27,6 +32,7 @@ int main(int argc, char** argv) {
     std::uint32_t size = 1 << 20, slots = 8;
     std::uint64_t frames = 1000;
     bool pingpong = false;
+    bool memory_windows = true;
     CLI::App app{"rdmastream-bench: transport throughput / round trip at one frame size"};
     app.add_option("--role", role, "receiver (listens) or sender")->required()->check(CLI::IsMember({"receiver", "sender"}));
     app.add_option("--addr", addr, "listen address (receiver) or receiver address (sender)")->required();
@@ -34,6 +40,7 @@ int main(int argc, char** argv) {
     app.add_option("--size", size, "payload bytes per frame")->capture_default_str();
     app.add_option("--slots", slots, "ring slots (receiver)")->capture_default_str();
     app.add_option("--frames", frames, "frames to send")->capture_default_str();
+    app.add_flag("!--no-memory-windows", memory_windows, "receiver: the ring as one region, no window per slot");
     app.add_flag("--pingpong", pingpong, "sender: one frame in flight, report round trips");
     CLI11_PARSE(app, argc, argv);
     using namespace std::chrono_literals;
@@ -43,10 +50,26 @@ int main(int argc, char** argv) {
             rs::RingConfig ring;
             ring.slots = slots;
             ring.slot_size = size + 64;
+            ring.memory_windows = memory_windows;
             auto rx = rs::FrameReceiver::accept(listener, ring, 60s);
+            const auto cpu_us = [] {
+                rusage u{};
+                getrusage(RUSAGE_SELF, &u);
+                return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e6 +
+                       static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+            };
+            double cpu0 = 0;
+            std::uint64_t n = 0;
             while (auto f = rx->next(30s)) {
+                if (n++ == 0) cpu0 = cpu_us(); // from the first frame: set-up (pinning) excluded
                 rx->release(f->slot);
             }
+            const nlohmann::json j = {{"role", "receiver"},
+                                      {"size", size},
+                                      {"memory_windows", rx->memory_windows()},
+                                      {"frames", n},
+                                      {"cpu_us_per_frame", n > 1 ? (cpu_us() - cpu0) / static_cast<double>(n - 1) : 0}};
+            std::printf("%s\n", j.dump().c_str());
             return 0;
         }
         auto tx = rs::FrameSender::connect(rs::Endpoint{addr, port}, rs::SenderOptions{}, 60s);

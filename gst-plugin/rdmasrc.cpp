@@ -45,6 +45,7 @@ enum {
     PROP_HANDSHAKE_TIMEOUT,
     PROP_STATS,
     PROP_KEY_FILE,
+    PROP_MEMORY_WINDOWS,
 };
 
 // GLib's type macros expand to C casts; nothing else here needs the exemption.
@@ -200,6 +201,7 @@ static void gst_rdma_src_set_property(GObject* object, guint prop_id, const GVal
     case PROP_KEY_FILE: s.key_file = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
     case PROP_ALLOW: s.allow = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
     case PROP_HANDSHAKE_TIMEOUT: s.handshake_timeout_ms = g_value_get_uint(value); break;
+    case PROP_MEMORY_WINDOWS: s.memory_windows = g_value_get_boolean(value) != FALSE; break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
     }
     GST_OBJECT_UNLOCK(self);
@@ -224,6 +226,7 @@ static void gst_rdma_src_get_property(GObject* object, guint prop_id, GValue* va
     case PROP_KEY_FILE: g_value_set_string(value, s.key_file.c_str()); break;
     case PROP_ALLOW: g_value_set_string(value, s.allow.c_str()); break;
     case PROP_HANDSHAKE_TIMEOUT: g_value_set_uint(value, s.handshake_timeout_ms); break;
+    case PROP_MEMORY_WINDOWS: g_value_set_boolean(value, s.memory_windows ? TRUE : FALSE); break;
     case PROP_STATS: g_value_take_boxed(value, stats_structure(*self->published)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
     }
@@ -307,6 +310,14 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                             "make it grow; a stream format needing more is refused with an element error naming "
                             "this property. slots x slot-size must fit it too",
                             1, G_MAXUINT64, kSrcDefaultMaxRingBytes, rw));
+    g_object_class_install_property(
+        gobject_class, PROP_MEMORY_WINDOWS,
+        g_param_spec_boolean("memory-windows", "Memory windows",
+                             "A type 2 memory window per ring slot, bound only while the sender holds the slot's "
+                             "credit: the NIC refuses a sender's write into a frame pushed downstream. false: the "
+                             "ring is one remote-writable region (such a write is refused only after it landed). "
+                             "A device without type 2 windows falls back to that, with a warning",
+                             TRUE, rw));
     install_device_property(gobject_class, PROP_DEVICE, rw);
     install_poll_mode_property(gobject_class, PROP_POLL_MODE, rw);
     install_key_file_property(gobject_class, PROP_KEY_FILE, rw);

@@ -46,6 +46,10 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     ring.waker = *self->waker;
     ring.key = load_key_file(GST_ELEMENT(self), s.key_file);
     ring.handshake_timeout = std::chrono::milliseconds(s.handshake_timeout_ms);
+    ring.memory_windows = s.memory_windows;
+    ring.warn = [self](const std::string& text) {
+        GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("No memory windows on this RDMA device"), ("%s", text.c_str()));
+    };
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.connect_timeout_ms);
     std::unique_ptr<FrameReceiver> r;
     while (!r) {

@@ -62,6 +62,10 @@ int main(int argc, char** argv) {
                    "make rdmarecv pin")
         ->check(CLI::Range(std::uint64_t{1}, UINT64_MAX))
         ->capture_default_str();
+    app.add_flag("!--no-memory-windows", o.memory_windows,
+                 "register the ring as one remote-writable region instead of a type 2 memory window per slot, "
+                 "bound only while the sender holds the slot's credit; without windows a sender's write into a "
+                 "frame rdmarecv still holds is refused only after it landed");
     cli::add_report_flags(app, o.stats_json, o.quiet, verbose);
     try {
         app.parse(argc, argv);

@@ -34,6 +34,7 @@ RingConfig ring_config(const ReceiveOptions& o, std::shared_ptr<Waker> waker) {
     ring.poll_mode = poll_mode(o.connection);
     ring.max_frame_bytes = o.max_frame_bytes;
     ring.max_ring_bytes = o.max_ring_bytes;
+    ring.memory_windows = o.memory_windows;
     ring.live = o.connection.policy == "live"; // the sender drops frames rather than wait for us
     ring.waker = std::move(waker);
     ring.key = load_key(o.connection, "rdmarecv");

@@ -1,6 +1,7 @@
-// wire::decode_ring_advert on any bytes (the accept's private data, padded
-// by the CM). An accepted ring is within the limits and its address range
-// does not wrap; it means the same after a round trip.
+// wire::decode_ring_advert on any bytes (a kRing message). An accepted ring
+// is within the limits and its address range does not wrap; with memory
+// windows it has no ring rkey and a key per slot; it means the same after a
+// round trip.
 #include "fuzz_input.hpp"
 
 #include "rdmastream/wire.hpp"
@@ -19,10 +20,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (std::size_t i : {7u, 28u, 29u, 30u, 31u}) { // flags' high byte, and reserved@28
         FUZZ_CHECK(data[i] == 0);
     }
-    FUZZ_CHECK((data[6] & 0xfe) == 0);
+    FUZZ_CHECK((data[6] & 0xfc) == 0);
+    FUZZ_CHECK(a->windows() == ((data[6] & 0x02) != 0));
+    FUZZ_CHECK(!a->windows() || (a->rkey == 0 && a->slot_rkeys.size() == a->slot_count &&
+                                 size >= wire::ring_advert_size(a->slot_count, true)));
     FUZZ_CHECK(a->addr + std::uint64_t{a->slot_count} * a->slot_size > a->addr); // no wrap
     const wire::RingAdvert b = wire::decode_ring_advert(wire::encode(*a));
     FUZZ_CHECK(b.slot_count == a->slot_count && b.slot_size == a->slot_size && b.addr == a->addr &&
-               b.rkey == a->rkey && b.live == a->live);
+               b.rkey == a->rkey && b.live == a->live && b.slot_rkeys == a->slot_rkeys);
     return 0;
 }

@@ -108,6 +108,8 @@ void wire_seeds() {
     Bytes padded = bytes_of(wire::encode(wire::RingAdvert{4, 4096, 0x10000, 7, true}));
     padded.resize(196); // the IB CM pads private data
     write("fuzz_ring_advert", "live_padded", padded);
+    const wire::RingAdvert windows{3, 8192, 0x7f0000002000ull, 0, false, {0x80000101u, 0x80000201u, 0x80000301u}};
+    write("fuzz_ring_advert", "windows", bytes_of(wire::encode(windows)));
 
     write("fuzz_slot_imm", "slot3", cat({le32(wire::encode(wire::SlotImm{3, 7})), le32(8)}));
     write("fuzz_slot_imm", "slot0", cat({le32(wire::encode(wire::SlotImm{0, 65535})), le32(1)}));
@@ -117,11 +119,11 @@ void wire_seeds() {
         write("fuzz_control", "kind" + std::to_string(static_cast<int>(kind)), le32(wire::encode(kind)));
     }
 
-    const std::vector<wire::SlotImm> credits{{1, 1}, {3, 2}, {0, 9}};
+    const std::vector<wire::Credit> credits{{{1, 1}, 0x1234}, {{3, 2}, 0x80000102u}, {{0, 9}, 0x80000305u}};
     Bytes payload(credits.size() * wire::kCreditSize);
     wire::encode_credits(credits, payload);
     write("fuzz_credits", "three", cat({le16(8), payload}));
-    write("fuzz_credits", "one", cat({le16(1), Bytes(payload.begin(), payload.begin() + 4)}));
+    write("fuzz_credits", "one", cat({le16(1), Bytes(payload.begin(), payload.begin() + wire::kCreditSize)}));
 
     write("fuzz_stream_format", "i420", format_bytes(raw_format("video/x-raw,format=I420,width=320,height=240,framerate=30/1")));
     wire::StreamFormat opaque;

@@ -119,6 +119,7 @@ TEST(Auth, SameKeyStreams) {
     ASSERT_EQ(j->rx_error, "");
     ASSERT_EQ(j->tx_error, "");
     EXPECT_EQ(j->tx->ring().rkey, j->rx->ring_advert().rkey);
+    EXPECT_EQ(j->tx->ring().slot_rkeys, j->rx->ring_advert().slot_rkeys); // memory windows: a key per slot
     EXPECT_EQ(j->tx->ring().addr, j->rx->ring_advert().addr);
     stream_frames(*j, 10);
 }

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace rdmastream::harness {
@@ -53,6 +54,20 @@ struct Region {
     int access = 0;
 };
 
+// A type 2 memory window: answers to `rkey` over [addr, addr + length) of
+// region `mr_key` while bound. Its rkey is kWindowKey | index << 8 | key
+// byte (region keys are small indices: the two never meet).
+struct Window {
+    int owner = -1;
+    bool bound = false;
+    std::uint32_t rkey = 0;
+    std::uint32_t mr_key = 0;
+    std::uint64_t addr = 0;
+    std::size_t length = 0;
+    int access = 0;
+};
+constexpr std::uint32_t kWindowKey = 0x80000000u;
+
 constexpr std::size_t kQueue = 4096;
 } // namespace
 
@@ -70,6 +85,8 @@ struct MemoryFabric::State {
     std::mutex mutex;
     std::array<End, 2> ends;
     std::vector<Region> regions; // by key - 1; a forgotten one has owner -1
+    std::vector<Window> windows; // by (rkey & ~kWindowKey) >> 8; likewise
+    bool have_windows = true;    // the device has type 2 memory windows
     std::uint64_t copied = 0;
     std::size_t slow_from = SIZE_MAX; // slow_registration
     std::chrono::milliseconds slow_delay{0};
@@ -78,6 +95,20 @@ struct MemoryFabric::State {
     void complete(int side, const ibv_wc& wc) {
         if (!ends[side].cq.push(wc)) throw std::logic_error("harness: completion queue overrun");
         ends[side].ready.wake();
+    }
+    // A remote write's target: a window bound with exactly this key, the
+    // range inside the window's (the IB spec's rule; rxe checks only the
+    // region's), or a region of its own with remote write access.
+    const Region* remote(std::uint32_t rkey, int owner, std::uint64_t addr, std::size_t len) const {
+        if ((rkey & kWindowKey) == 0) return region(rkey, owner, addr, len, IBV_ACCESS_REMOTE_WRITE);
+        const std::size_t index = (rkey & ~kWindowKey) >> 8;
+        if (index >= windows.size()) return nullptr;
+        const Window& w = windows[index];
+        if (w.owner != owner || !w.bound || w.rkey != rkey || addr < w.addr || addr - w.addr > w.length ||
+            len > w.length - (addr - w.addr) || (w.access & IBV_ACCESS_REMOTE_WRITE) == 0) {
+            return nullptr;
+        }
+        return region(w.mr_key, owner, addr, len, 0);
     }
     const Region* region(std::uint32_t key, int owner, std::uint64_t addr, std::size_t len, int need) const {
         if (key == 0 || key > regions.size()) return nullptr;
@@ -92,6 +123,48 @@ struct MemoryFabric::State {
 };
 
 namespace {
+
+// A ring on the fabric: its regions and windows in the fabric's tables,
+// with ibv_mr and ibv_mw stand-ins for SlotRing's work requests to name.
+class FabricRing final : public SlotRing {
+public:
+    FabricRing(std::shared_ptr<MemoryFabric::State> s, int side, std::uint32_t slot_count, std::uint32_t slot_size,
+               bool windows)
+        : SlotRing(slot_count, slot_size), s_(std::move(s)) {
+        const std::uint32_t regions = windows ? slot_count : 1;
+        const std::size_t size = windows ? slot_size : std::size_t{slot_count} * slot_size;
+        const int access = windows ? IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND
+                                   : IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+        mrs_.resize(regions);
+        mws_.resize(windows ? slot_count : 0);
+        std::lock_guard lock(s_->mutex);
+        for (std::uint32_t i = 0; i < regions; ++i) {
+            s_->regions.push_back(Region{side, slot(i).data(), size, access});
+            const auto key = static_cast<std::uint32_t>(s_->regions.size());
+            mrs_[i].addr = slot(i).data();
+            mrs_[i].length = size;
+            mrs_[i].lkey = mrs_[i].rkey = key;
+            regions_.push_back(&mrs_[i]);
+        }
+        for (std::uint32_t i = 0; i < mws_.size(); ++i) {
+            const auto index = static_cast<std::uint32_t>(s_->windows.size());
+            s_->windows.push_back(Window{side, false, kWindowKey | index << 8, 0, 0, 0, 0});
+            mws_[i].rkey = kWindowKey | index << 8;
+            mws_[i].type = IBV_MW_TYPE_2;
+            windows_.push_back(&mws_[i]);
+        }
+    }
+    ~FabricRing() override {
+        std::lock_guard lock(s_->mutex);
+        for (const ibv_mw& w : mws_) s_->windows[(w.rkey & ~kWindowKey) >> 8] = Window{};
+        for (const ibv_mr& r : mrs_) s_->regions[r.lkey - 1] = Region{};
+    }
+
+private:
+    std::shared_ptr<MemoryFabric::State> s_;
+    std::vector<ibv_mr> mrs_; // sized once: regions_ and windows_ point into them
+    std::vector<ibv_mw> mws_;
+};
 
 class FabricEnd final : public Datapath {
 public:
@@ -124,14 +197,36 @@ public:
         return r;
     }
 
-    void post_send(ibv_send_wr& wr, const char* what) override {
-        if (wr.next != nullptr || wr.num_sge > 2 ||
-            (wr.opcode != IBV_WR_RDMA_WRITE_WITH_IMM && wr.opcode != IBV_WR_SEND_WITH_IMM &&
-             wr.opcode != IBV_WR_SEND)) {
-            throw SystemError(what, EINVAL,
-                              "the harness takes one WRITE_WITH_IMM, SEND_WITH_IMM or SEND with <= 2 SGEs");
+    std::unique_ptr<SlotRing> register_ring(std::uint32_t slot_count, std::uint32_t slot_size, bool windows) override;
+    bool has_memory_windows() const override {
+        std::lock_guard lock(s_->mutex);
+        return s_->have_windows;
+    }
+    std::string device_name() const override { return "harness"; }
+
+    void post_send(ibv_send_wr& list, const char* what) override {
+        for (ibv_send_wr* wr = &list; wr != nullptr; wr = wr->next) {
+            if (wr->num_sge > 2 || (wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM && wr->opcode != IBV_WR_SEND_WITH_IMM &&
+                                    wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_BIND_MW &&
+                                    wr->opcode != IBV_WR_LOCAL_INV)) {
+                throw SystemError(what, EINVAL,
+                                  "the harness takes WRITE_WITH_IMM, SEND_WITH_IMM or SEND with <= 2 SGEs, "
+                                  "BIND_MW and LOCAL_INV");
+            }
         }
         std::lock_guard lock(s_->mutex);
+        for (ibv_send_wr* wr = &list; wr != nullptr; wr = wr->next) {
+            if (wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV) {
+                local(*wr);
+            } else {
+                carry(*wr);
+            }
+        }
+    }
+
+private:
+    // Under the mutex: a write or send, carried to the peer at once.
+    void carry(const ibv_send_wr& wr) {
         auto& me = s_->ends[side_];
         auto& peer = s_->ends[peer_];
         const bool write = wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
@@ -149,6 +244,44 @@ public:
         }
     }
 
+    // Under the mutex: a bind or invalidate of one of this end's windows,
+    // done at once. Refused as rxe refuses them (a stale current key, a key
+    // byte that does not change, a range outside the region, invalidating
+    // with another key): a memory management error, and the QP goes down.
+    void local(const ibv_send_wr& wr) {
+        auto& me = s_->ends[side_];
+        ibv_wc mine{};
+        mine.wr_id = wr.wr_id;
+        mine.qp_num = me.qp_num;
+        mine.opcode = wr.opcode == IBV_WR_BIND_MW ? IBV_WC_BIND_MW : IBV_WC_LOCAL_INV;
+        mine.status = me.down ? IBV_WC_WR_FLUSH_ERR : IBV_WC_SUCCESS;
+        const std::uint32_t key = wr.opcode == IBV_WR_BIND_MW ? wr.bind_mw.mw->rkey : wr.invalidate_rkey;
+        const std::size_t index = (key & ~kWindowKey) >> 8;
+        Window* w = (key & kWindowKey) != 0 && index < s_->windows.size() ? &s_->windows[index] : nullptr;
+        if (mine.status == IBV_WC_SUCCESS && (w == nullptr || w->owner != side_ || w->rkey != key)) {
+            mine.status = IBV_WC_MW_BIND_ERR;
+        }
+        if (mine.status == IBV_WC_SUCCESS && wr.opcode == IBV_WR_BIND_MW) {
+            const ibv_mw_bind_info& b = wr.bind_mw.bind_info;
+            if ((wr.bind_mw.rkey & ~0xffu) != (key & ~0xffu) || (wr.bind_mw.rkey & 0xffu) == (key & 0xffu) ||
+                s_->region(b.mr->lkey, side_, b.addr, b.length, IBV_ACCESS_MW_BIND) == nullptr) {
+                mine.status = IBV_WC_MW_BIND_ERR;
+            } else {
+                *w = Window{side_, true, wr.bind_mw.rkey, b.mr->lkey, b.addr, b.length,
+                            static_cast<int>(b.mw_access_flags)};
+            }
+        } else if (mine.status == IBV_WC_SUCCESS) {
+            w->bound = false;
+        }
+        if (mine.status != IBV_WC_SUCCESS) {
+            me.down = true;
+        }
+        if (mine.status != IBV_WC_SUCCESS || (wr.send_flags & IBV_SEND_SIGNALED) != 0) {
+            s_->complete(side_, mine);
+        }
+    }
+
+public:
     void post_recv(ibv_recv_wr& list, const char* what) override {
         std::lock_guard lock(s_->mutex);
         auto& me = s_->ends[side_];
@@ -179,7 +312,16 @@ public:
         for (;;) {
             ready.take();
             if (std::size_t n = poll(out); n > 0) return {Waited::kCompletions, n, {}};
-            if (auto ev = next_event()) return {Waited::kCmEvent, 0, std::move(ev)};
+            if (held_event_) return {Waited::kCmEvent, 0, std::exchange(held_event_, std::nullopt)};
+            if (auto ev = next_event()) {
+                // As CompletionPoller: what the peer sent before the event may
+                // have completed since the CQ was found empty; it goes first.
+                if (std::size_t n = poll(out); n > 0) {
+                    held_event_ = std::move(ev);
+                    return {Waited::kCompletions, n, {}};
+                }
+                return {Waited::kCmEvent, 0, std::move(ev)};
+            }
             if (waker_ != nullptr && waker_->take()) return {Waited::kWoken, 0, {}};
             const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
             if (left.count() <= 0) return {};
@@ -248,8 +390,8 @@ private:
         if (peer.recvs.empty()) return IBV_WC_RNR_RETRY_EXC_ERR;
         std::byte* dst = nullptr;
         if (write) {
-            if (s_->region(wr.wr.rdma.rkey, peer_, wr.wr.rdma.remote_addr, total, IBV_ACCESS_REMOTE_WRITE) == nullptr) {
-                return IBV_WC_REM_ACCESS_ERR;
+            if (s_->remote(wr.wr.rdma.rkey, peer_, wr.wr.rdma.remote_addr, total) == nullptr) {
+                return IBV_WC_REM_ACCESS_ERR; // nothing lands; as on rxe, the peer sees no completion
             }
             dst = reinterpret_cast<std::byte*>(wr.wr.rdma.remote_addr);
         }
@@ -301,9 +443,25 @@ private:
     PollMode mode_;
     Waker* waker_;
     bool hung_up_ = false;
+    std::optional<CmEvent> held_event_; // read behind completions: wait() returns it after them
 };
 
+std::unique_ptr<SlotRing> FabricEnd::register_ring(std::uint32_t slot_count, std::uint32_t slot_size, bool windows) {
+    std::chrono::milliseconds delay{0};
+    {
+        std::lock_guard lock(s_->mutex);
+        if (std::size_t{slot_count} * slot_size >= s_->slow_from) delay = s_->slow_delay;
+    }
+    std::this_thread::sleep_for(delay); // pinning: this end does nothing else meanwhile
+    return std::make_unique<FabricRing>(s_, side_, slot_count, slot_size, windows);
+}
+
 } // namespace
+
+void MemoryFabric::without_windows() {
+    std::lock_guard lock(state_->mutex);
+    state_->have_windows = false;
+}
 
 MemoryFabric::MemoryFabric() : state_(std::make_shared<State>()) {
     state_->ends[0].qp_num = 1;

@@ -7,9 +7,11 @@
 // the peer's registered memory at post time and consumes the peer's oldest
 // posted receive; a send is copied into that receive's buffer; completions
 // arrive in order, the sender's only when signalled (errors always).
-// Keys, bounds, access flags and receive sizes are checked as a NIC checks
-// them, and a fault completes with the status a NIC reports: a missing
-// receive RNR_RETRY_EXC_ERR, a bad rkey or range REM_ACCESS_ERR, a bad lkey
+// Memory windows (type 2) bind and invalidate at post time; a write through
+// a window must use its current key and fall inside its range. Keys,
+// bounds, access flags and receive sizes are checked as a NIC checks them, and a fault completes with the status a NIC reports: a missing
+// receive RNR_RETRY_EXC_ERR, a bad rkey or range REM_ACCESS_ERR (nothing
+// lands, and only the writer learns it, as on rxe), a bad lkey
 // LOC_PROT_ERR, a send longer than the receive REM_INV_REQ_ERR, a peer that
 // stopped or hung up RETRY_EXC_ERR, a post on a stopped end WR_FLUSH_ERR.
 // disconnect() gives the peer RDMA_CM_EVENT_DISCONNECTED. A plain SEND (no
@@ -43,6 +45,10 @@ public:
     // registering thread, as pinning a large region does (ibv_reg_mr of a
     // GiB takes seconds): the end serves nothing meanwhile.
     void slow_registration(std::size_t bytes, std::chrono::milliseconds delay);
+
+    // The fabric's device has no type 2 memory windows from now on (a
+    // receiver then falls back to one REMOTE_WRITE region, and warns).
+    void without_windows();
 
     // Bytes the fabric copied (payloads, headers, messages).
     std::uint64_t copied_bytes() const noexcept;

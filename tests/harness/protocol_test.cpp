@@ -378,7 +378,7 @@ TEST(Protocol, ACreditForAHeldSlotIsRefused) {
     RegisteredRegion ringmem = rogue->register_memory(2 * kSlot, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     RegisteredRegion out = rogue->register_memory(64, 0);
     FrameSender tx(fabric.end(1), wire::RingAdvert{2, kSlot, ringmem.addr(), ringmem.rkey(), false}, SenderOptions{});
-    const std::size_t n = wire::encode_credits(std::vector<wire::SlotImm>{{0, 0}}, out.bytes());
+    const std::size_t n = wire::encode_credits(std::vector<wire::Credit>{{{0, 0}, ringmem.rkey()}}, out.bytes());
     ibv_sge sge{out.addr(), static_cast<std::uint32_t>(n), out.lkey()};
     ibv_send_wr wr{};
     wr.sg_list = &sge;

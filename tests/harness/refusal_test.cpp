@@ -11,12 +11,15 @@
 
 #include <arpa/inet.h>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,18 +84,25 @@ struct RawEnd {
     void control(wire::Control kind, std::span<const std::byte> payload = {}) {
         send(payload, wire::encode(kind));
     }
-    void credits(std::vector<wire::SlotImm> list) {
-        std::vector<std::byte> bytes(list.size() * wire::kCreditSize);
-        wire::encode_credits(list, bytes);
+    // Credits for `list`, each carrying `rkey`.
+    void credits(const std::vector<wire::SlotImm>& list, std::uint32_t rkey) {
+        std::vector<wire::Credit> entries;
+        for (const wire::SlotImm& imm : list) entries.push_back({imm, rkey});
+        std::vector<std::byte> bytes(entries.size() * wire::kCreditSize);
+        wire::encode_credits(entries, bytes);
         control(wire::Control::kCredits, bytes);
     }
     // A frame into (slot, generation) of `ring`: a header from `header`
-    // (slot, generation and payload size filled in here), `payload` bytes.
+    // (slot, generation and payload size filled in here), `payload` bytes,
+    // written with `rkey` (default: the slot's first key, as the advert
+    // gave it). `fill` gives the payload's bytes.
     void frame(const wire::RingAdvert& ring, wire::SlotImm imm, wire::SlotHeader header, std::uint32_t payload = 16,
-               const std::function<void(std::span<std::byte>)>& spoil = {}) {
+               const std::function<void(std::span<std::byte>)>& spoil = {}, std::optional<std::uint32_t> rkey = {},
+               std::byte fill = std::byte{0}) {
         header.imm = imm;
         header.payload_size = payload;
         const auto bytes = out.bytes().first(wire::kSlotHeaderSize + payload);
+        std::fill(bytes.begin() + wire::kSlotHeaderSize, bytes.end(), fill);
         wire::encode(header, bytes.first<wire::kSlotHeaderSize>());
         if (spoil) spoil(bytes);
         ibv_sge sge{out.addr(), static_cast<std::uint32_t>(bytes.size()), out.lkey()};
@@ -102,8 +112,20 @@ struct RawEnd {
         wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
         wr.imm_data = htonl(wire::encode(imm));
         wr.wr.rdma.remote_addr = ring.addr + std::uint64_t{imm.slot} * ring.slot_size;
-        wr.wr.rdma.rkey = ring.rkey;
+        wr.wr.rdma.rkey = rkey ? *rkey : ring.first_rkey(imm.slot);
+        wr.send_flags = IBV_SEND_SIGNALED; // the rogue sees its own write's fate
         path->post_send(wr, "raw write");
+    }
+    // The status of the next completion of ours (a signalled write's).
+    ibv_wc_status last_status() {
+        std::array<ibv_wc, 4> wc{};
+        ibv_wc_status status = IBV_WC_SUCCESS;
+        for (std::size_t n = path->poll(wc); n > 0; n = path->poll(wc)) {
+            for (std::size_t i = 0; i < n; ++i) {
+                if (wc[i].opcode == IBV_WC_RDMA_WRITE || wc[i].status != IBV_WC_SUCCESS) status = wc[i].status;
+            }
+        }
+        return status;
     }
 
     std::unique_ptr<Datapath> path;
@@ -173,7 +195,7 @@ TEST(HostileReceiver, ANewRingTooSmallForTheFormatIsRefused) {
 TEST(HostileReceiver, ACreditForASlotNeverHandedOutIsRefused) {
     RogueReceiver r;
     r.send_frame(); // slot 0; slots 1..3 were never handed out
-    r.rogue.credits({{2, 1}});
+    r.rogue.credits({{2, 1}}, r.ring.rkey());
     const std::string why = refusal([&] { r.tx->progress(); });
     EXPECT_HAS(why, "refused the receiver at harness end 0: credit for slot 2, which the sender already holds");
 }
@@ -181,12 +203,25 @@ TEST(HostileReceiver, ACreditForASlotNeverHandedOutIsRefused) {
 TEST(HostileReceiver, ACreditGivenTwiceIsRefused) {
     RogueReceiver r;
     r.send_frame();
-    r.rogue.credits({{0, 1}});
+    r.rogue.credits({{0, 1}}, r.ring.rkey());
     r.tx->progress(); // the honest credit: taken
     EXPECT_EQ(r.tx->credits_available(), 4u);
-    r.rogue.credits({{0, 1}});
+    r.rogue.credits({{0, 1}}, r.ring.rkey());
     EXPECT_HAS(refusal([&] { r.tx->progress(); }),
                "refused the receiver at harness end 0: credit for slot 0, which the sender already holds");
+}
+
+// Without windows the ring has one key, and a credit carrying another is
+// refused (with windows the key is the receiver's to choose, the NIC's to
+// check).
+TEST(HostileReceiver, ACreditWithAnotherKeyThanTheRingsIsRefused) {
+    RogueReceiver r;
+    r.send_frame();
+    r.rogue.credits({{0, 1}}, r.ring.rkey() + 1);
+    EXPECT_HAS(refusal([&] { r.tx->progress(); }),
+               fmt::format("credit for slot 0 carries rkey {:#x}, but the ring has no memory windows: every credit "
+                           "must carry the ring's rkey {:#x}",
+                           r.ring.rkey() + 1, r.ring.rkey()));
 }
 
 TEST(HostileReceiver, AControlMessageOnlySendersSendIsRefused) {
@@ -201,7 +236,7 @@ TEST(HostileReceiver, AMessageWithoutAnImmediateIsRefused) {
     std::vector<std::byte> credit(wire::kCreditSize);
     r.rogue.send(credit, std::nullopt);
     EXPECT_HAS(refusal([&] { r.tx->progress(); }),
-               "refused the receiver at harness end 0: the receiver sent a message without an immediate (4 bytes)");
+               "refused the receiver at harness end 0: the receiver sent a message without an immediate (8 bytes)");
 }
 
 TEST(HostileReceiver, AMessageLongerThanTheReceivesIsRefused) {
@@ -209,7 +244,7 @@ TEST(HostileReceiver, AMessageLongerThanTheReceivesIsRefused) {
     std::vector<std::byte> big(2048);
     r.rogue.send(big, wire::encode(wire::Control::kCredits));
     const std::string why = refusal([&] { r.tx->progress(); });
-    EXPECT_HAS(why, "refused the receiver at harness end 0: the receiver sent a message longer than the 32-byte "
+    EXPECT_HAS(why, "refused the receiver at harness end 0: the receiver sent a message longer than the 48-byte "
                     "receive buffers");
 }
 
@@ -226,10 +261,11 @@ TEST(HostileReceiver, ARingAdvertWithReservedBitsIsRefusedByName) {
 // ---- a hostile sender against a genuine FrameReceiver --------------------
 
 struct RogueSender {
-    explicit RogueSender(std::uint32_t slots = 8) {
+    explicit RogueSender(std::uint32_t slots = 8, bool windows = true) {
         RingConfig c;
         c.slots = slots;
         c.slot_size = kSlot;
+        c.memory_windows = windows;
         rx = std::make_unique<FrameReceiver>(fabric.end(0), c);
         ring = rx->ring_advert();
     }
@@ -271,16 +307,80 @@ TEST(HostileSender, GapsInFrameNumbersAreFine) { // the live policy's drops
 }
 
 // A sender that guesses the next generation and writes into a slot the
-// consumer still holds: refused when the write completes (the bytes landed
-// already: that is what memory windows would prevent, docs/security.md).
-TEST(HostileSender, AWriteIntoAHeldSlotIsRefused) {
+// consumer still holds. With memory windows (the default) the NIC refuses
+// the write: the slot's window was invalidated before the frame was handed
+// out, nothing lands and the consumer's frame is unchanged. The writer's QP
+// goes to the error state (as on rxe, only it sees the error), and the
+// receiver learns of it as the hang-up that follows.
+TEST(HostileSender, AWriteIntoAHeldSlotIsRefusedByTheNic) {
     RogueSender s;
-    s.rogue.frame(s.ring, {0, 0}, RogueSender::numbered(0));
+    ASSERT_TRUE(s.rx->memory_windows());
+    s.rogue.frame(s.ring, {0, 0}, RogueSender::numbered(0), 16, {}, {}, std::byte{0x11});
     const auto f = s.rx->next(1s);
     ASSERT_TRUE(f);
-    s.rogue.frame(s.ring, {0, 1}, RogueSender::numbered(1)); // no credit: the consumer holds slot 0
+    EXPECT_EQ(s.rogue.last_status(), IBV_WC_SUCCESS);
+    const std::vector<std::byte> before(f->payload.begin(), f->payload.end());
+    // No credit: the consumer holds slot 0. The key is the one slot 0's
+    // frame was written with.
+    s.rogue.frame(s.ring, {0, 1}, RogueSender::numbered(1), 16, {}, {}, std::byte{0x22});
+    EXPECT_EQ(s.rogue.last_status(), IBV_WC_REM_ACCESS_ERR);
+    EXPECT_TRUE(std::equal(before.begin(), before.end(), f->payload.begin(), f->payload.end()));
+    EXPECT_EQ(f->payload[0], std::byte{0x11});
+    EXPECT_EQ(f->header.sequence, 0u);
+    s.rogue.path.reset(); // the rogue's connection is dead: it hangs up
+    try {
+        s.rx->next(1s);
+        ADD_FAILURE() << "the receiver went on";
+    } catch (const std::exception& e) {
+        EXPECT_HAS(e.what(), "the sender went away after 1 frames without ending the stream");
+    }
+    EXPECT_EQ(f->payload[0], std::byte{0x11});
+}
+
+// A window covers its own slot only: slot 1's key does not reach slot 0.
+TEST(HostileSender, AWindowKeyReachesOnlyItsSlot) {
+    RogueSender s;
+    s.rogue.frame(s.ring, {0, 0}, RogueSender::numbered(0), 16, {}, {}, std::byte{0x11});
+    const auto f = s.rx->next(1s);
+    ASSERT_TRUE(f);
+    s.rogue.frame(s.ring, {0, 1}, RogueSender::numbered(1), 16, {}, s.ring.first_rkey(1), std::byte{0x22});
+    EXPECT_EQ(s.rogue.last_status(), IBV_WC_REM_ACCESS_ERR);
+    EXPECT_EQ(f->payload[0], std::byte{0x11});
+}
+
+// Without windows (--no-memory-windows) the ring is one REMOTE_WRITE region:
+// the write lands, and is refused only when its completion arrives.
+TEST(HostileSender, WithoutWindowsAWriteIntoAHeldSlotLandsAndIsRefused) {
+    RogueSender s(8, false);
+    ASSERT_FALSE(s.rx->memory_windows());
+    EXPECT_FALSE(s.ring.windows());
+    s.rogue.frame(s.ring, {0, 0}, RogueSender::numbered(0), 16, {}, {}, std::byte{0x11});
+    const auto f = s.rx->next(1s);
+    ASSERT_TRUE(f);
+    s.rogue.frame(s.ring, {0, 1}, RogueSender::numbered(1), 16, {}, {}, std::byte{0x22}); // no credit
+    EXPECT_EQ(s.rogue.last_status(), IBV_WC_SUCCESS);
     EXPECT_HAS(refusal([&] { s.rx->next(1s); }),
                "refused the sender at harness end 1: frame written into slot 0 while the consumer still holds it");
+    EXPECT_EQ(f->payload[0], std::byte{0x22}); // the gap windows close
+}
+
+// A device without type 2 windows: the receiver falls back to one region,
+// with one warning that names the device and the option.
+TEST(HostileSender, ADeviceWithoutWindowsFallsBackWithOneWarning) {
+    MemoryFabric fabric;
+    fabric.without_windows();
+    std::vector<std::string> warnings;
+    RingConfig c;
+    c.slots = 4;
+    c.slot_size = kSlot;
+    c.warn = [&](const std::string& w) { warnings.push_back(w); };
+    FrameReceiver rx(fabric.end(0), c);
+    EXPECT_FALSE(rx.memory_windows());
+    EXPECT_FALSE(rx.ring_advert().windows());
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_HAS(warnings[0], "RDMA device harness has no type 2 memory windows");
+    EXPECT_HAS(warnings[0], "--no-memory-windows");
+    EXPECT_HAS(warnings[0], "memory-windows=false");
 }
 
 TEST(HostileSender, AFormatAnnouncedTwiceIsRefused) {
@@ -306,7 +406,7 @@ TEST(HostileSender, AKeepaliveWithAPayloadIsRefused) {
 
 TEST(HostileSender, CreditsFromASenderAreRefused) {
     RogueSender s;
-    s.rogue.credits({{0, 1}});
+    s.rogue.credits({{0, 1}}, 0);
     EXPECT_HAS(refusal([&] { s.rx->next(1s); }),
                "refused the sender at harness end 1: the sender sent a credits message: only receivers send those");
 }

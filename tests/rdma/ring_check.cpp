@@ -69,7 +69,16 @@ struct Options {
     double fps = 0;
     bool late_join = false;
     std::uint64_t rejoin_after = 0;
+    bool memory_windows = true; // receiver: --no-memory-windows clears it
+    bool hold_first = false;    // receiver: hold frame 0 until the end; check it after a refusal
 };
+
+// FNV-1a over a frame's bytes: whether a held frame changed.
+std::uint64_t checksum(std::span<const std::byte> bytes) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (std::byte b : bytes) h = (h ^ static_cast<std::uint8_t>(b)) * 0x100000001b3ull;
+    return h;
+}
 
 std::shared_ptr<const rs::PresharedKey> key(const Options& o) {
     if (o.key_file.empty()) return nullptr;
@@ -104,6 +113,7 @@ int run_receiver(const Options& o, std::unique_ptr<rs::FrameReceiver>& rx) {
     ring.device = o.device;
     ring.live = o.policy == "live";
     ring.key = key(o);
+    ring.memory_windows = o.memory_windows;
     auto join = [&] {
         if (o.reverse) {
             rx = rs::FrameReceiver::connect(rs::Endpoint{o.addr, o.port}, ring, ms(o.connect_timeout));
@@ -114,7 +124,8 @@ int run_receiver(const Options& o, std::unique_ptr<rs::FrameReceiver>& rx) {
             std::fflush(stdout);
             rx = rs::FrameReceiver::accept(listener, ring, ms(o.connect_timeout));
         }
-        std::printf("receiver: sender connected%s\n", rx->huge_pages() ? " (ring on huge pages)" : "");
+        std::printf("receiver: sender connected%s, %s\n", rx->huge_pages() ? " (ring on huge pages)" : "",
+                    rx->memory_windows() ? "a memory window per slot" : "no memory windows");
         std::fflush(stdout);
     };
     join();
@@ -128,9 +139,32 @@ int run_receiver(const Options& o, std::unique_ptr<rs::FrameReceiver>& rx) {
     unsigned format_changes = 0;
     std::uint32_t slot_size = rx->ring().slot_size;
     bool rejoined = false;
+    // --hold-first: frame 0, which the consumer keeps, and its checksum.
+    struct Held {
+        rs::ReceivedFrame frame;
+        std::uint64_t sum = 0;
+    };
+    std::optional<Held> first;
+    // A refusal while the consumer holds frame 0 says whether its bytes
+    // changed: with memory windows the NIC refuses a write into it.
+    const auto check_first = [&](const char* why) {
+        if (!first) return;
+        const bool same = checksum(first->frame.payload) == first->sum && first->frame.payload.size() > 0;
+        std::printf("receiver: the frame the consumer held (frame %llu, slot %u) is %s after: %s\n",
+                    static_cast<unsigned long long>(first->frame.header.sequence), first->frame.slot,
+                    same ? "intact (checksum unchanged)" : "CHANGED (checksum differs, a write landed in it)", why);
+        std::fflush(stdout);
+    };
     for (;;) {
-    const auto f = rx->next(ms(o.idle_timeout));
+    std::optional<rs::ReceivedFrame> f;
+    try {
+        f = rx->next(ms(o.idle_timeout));
+    } catch (const std::exception& e) {
+        check_first(e.what());
+        throw;
+    }
     if (!f) {
+        if (first) rx->release(first->frame.slot);
         break;
     }
     {
@@ -176,6 +210,10 @@ int run_receiver(const Options& o, std::unique_ptr<rs::FrameReceiver>& rx) {
         ++received;
         if (o.consume_delay_ms > 0) { // a slow consumer
             std::this_thread::sleep_for(std::chrono::milliseconds(o.consume_delay_ms));
+        }
+        if (o.hold_first && seq == 0) {
+            first = Held{*f, checksum(f->payload)};
+            continue; // released at the end of the stream
         }
         held.push_back(*expected);
         if (held.size() == o.release_batch || seq + 1 == o.frames) {
@@ -377,7 +415,7 @@ int main(int argc, char** argv) {
                    "tests/rdma/rogue_receiver.hpp)")
         ->check(CLI::IsMember({"wrong-rkey", "wrong-imm", "stale-generation", "corrupt-payload", "bad-hello",
                                "early-credits", "never-given", "ring-advert", "no-imm", "oversized", "hostile-layout",
-                               "short-frame", "huge-frame"}));
+                               "short-frame", "huge-frame", "held-slot"}));
     app.add_option("--connect-timeout", o.connect_timeout, "seconds to wait for the peer")->capture_default_str();
     app.add_option("--idle-timeout", o.idle_timeout, "seconds without progress before giving up")
         ->capture_default_str();
@@ -412,6 +450,11 @@ int main(int argc, char** argv) {
     app.add_option("--fps", o.fps, "sender (fan-out): pace frames at this rate, as a live source would");
     app.add_option("--rejoin-after", o.rejoin_after,
                    "receiver: after this many frames, disconnect and connect again (the stream goes on)");
+    app.add_flag("!--no-memory-windows", o.memory_windows,
+                 "receiver: the ring as one REMOTE_WRITE region, no memory window per slot");
+    app.add_flag("--hold-first", o.hold_first,
+                 "receiver: hold frame 0 to the end (release the others as usual); after a refusal, say whether "
+                 "its bytes changed");
     app.add_flag("--late-join", o.late_join, "receiver: the stream must already be running (its first frame > 0)");
     app.add_flag("--reverse", o.reverse,
                  "the sender listens on --addr and the receiver connects to it (default: the other way round)");

@@ -11,7 +11,7 @@
 //                the rogue never reads the CM's reply, so never sends the RTU
 //   abandon      a connect request, then the rogue's id is gone at once (a
 //                stale request at the listener)
-//   silent       (--as sender) a good handshake (protocol 3: hellos, the
+//   silent       (--as sender) a good handshake (protocol 4: hellos, the
 //                receiver's ring advert), then nothing at all
 //   mute-key     (--as sender) a hello that claims a key, the connection
 //                established, then no key proof (at a receiver with a key)
@@ -46,7 +46,7 @@ std::vector<std::byte> opening(const std::string& mode, bool as_sender) {
         for (int i = 0; i < 40; ++i) data.push_back(static_cast<std::byte>(0xa5 ^ (i * 37)));
         return data;
     }
-    // Protocol 3 hellos, no key (a zero nonce: no key, so no proof binds it).
+    // Protocol 4 hellos, no key (a zero nonce: no key, so no proof binds it).
     if (as_sender) {
         const auto hello = wire::encode(wire::SenderHello{256, false, {}});
         data.assign(hello.begin(), hello.end());

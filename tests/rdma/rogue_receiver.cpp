@@ -38,7 +38,10 @@ void post_send(RcConnection& conn, const RegisteredRegion& out, std::size_t size
     check_rc(ibv_post_send(conn.qp(), &wr, &bad), "ibv_post_send(rogue)");
 }
 
-void send_credits(RcConnection& conn, const RegisteredRegion& out, wire::SlotImm credit) {
+// A credit for `imm`, carrying the ring's rkey (this rogue's ring has no
+// memory windows).
+void send_credits(RcConnection& conn, const RegisteredRegion& out, wire::SlotImm imm, std::uint32_t rkey) {
+    const wire::Credit credit{imm, rkey};
     const std::size_t n = wire::encode_credits({&credit, 1}, out.bytes());
     post_send(conn, out, n, true, wire::encode(wire::Control::kCredits));
 }
@@ -55,12 +58,12 @@ int run_rogue_receiver(const Endpoint& local, const std::string& fault, std::uin
     copts.recv_wr = slots + 1;
     copts.send_wr = 64;
     RcConnection conn = listener.wait_request(copts, connect_timeout);
-    // Protocol 3, no key: the sender's hello in its request, ours in the
+    // Protocol 4, no key: the sender's hello in its request, ours in the
     // accept, then the ring advert as our first message (solicited: the
     // handshake's last step). The faults come after it.
     const wire::SenderHello their_hello = wire::decode_sender_hello(conn.peer_private_data());
     if (their_hello.has_key) {
-        throw std::runtime_error("rogue-receiver: the sender has a key; this rogue speaks protocol 3 without one");
+        throw std::runtime_error("rogue-receiver: the sender has a key; this rogue speaks protocol 4 without one");
     }
     const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
     RegisteredRegion ring(conn.pd(), std::size_t{slots} * slot_size, access);
@@ -88,7 +91,7 @@ int run_rogue_receiver(const Endpoint& local, const std::string& fault, std::uin
 
     // The faults that need no frame first.
     if (fault == "early-credits") {
-        send_credits(conn, out, {0, 0});
+        send_credits(conn, out, {0, 0}, ring.rkey());
         say("sent a credit for slot 0 before any frame");
     } else if (fault == "ring-advert") {
         // A second advert: the first (the handshake's) was asked for, this
@@ -98,7 +101,7 @@ int run_rogue_receiver(const Endpoint& local, const std::string& fault, std::uin
         post_send(conn, out, second.size(), true, wire::encode(wire::Control::kRing));
         say("sent a second ring advert nobody asked for");
     } else if (fault == "no-imm") {
-        wire::SlotImm credit{0, 0}; // a credit's bytes, but no immediate
+        const wire::Credit credit{{0, 0}, ring.rkey()}; // a credit's bytes, but no immediate
         wire::encode_credits({&credit, 1}, out.bytes());
         post_send(conn, out, wire::kCreditSize, false, 0);
         say("sent a SEND without an immediate");
@@ -131,7 +134,7 @@ int run_rogue_receiver(const Endpoint& local, const std::string& fault, std::uin
             post_recv(wc.wr_id); // a frame or a control message: the receive goes back, no credit
             if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM) continue;
             if (++frames == 1 && fault == "never-given") {
-                send_credits(conn, out, {static_cast<std::uint16_t>(slots - 1), 1});
+                send_credits(conn, out, {static_cast<std::uint16_t>(slots - 1), 1}, ring.rkey());
                 say(fmt::format("sent a credit for slot {}, which no frame used", slots - 1));
             }
         }

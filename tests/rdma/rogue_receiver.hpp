@@ -14,7 +14,7 @@
 
 namespace rdmastream::check {
 
-// Listens on `local`, accepts one sender (protocol 3, no key) with a ring
+// Listens on `local`, accepts one sender (protocol 4, no key) with a ring
 // of `slots` x `slot_size`, sends its ring advert (the handshake's last
 // step, solicited), then per `fault`:
 //   early-credits   a credit for slot 0 as soon as the connection is up,

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <optional>
@@ -58,7 +59,7 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
     ConnectionOptions copts;
     copts.recv_wr = 256;
     copts.send_wr = 256;
-    // Protocol 3, no key: our hello in the connect request; the receiver's
+    // Protocol 4, no key: our hello in the connect request; the receiver's
     // hello comes back with its accept, its ring advert as its first message.
     auto hello = wire::encode(wire::SenderHello{copts.recv_wr, false, {}});
     if (fault == "bad-hello") {
@@ -74,7 +75,7 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
         connected.emplace(retry_connect(receiver, connect_timeout, [&] {
             RcConnection c = RcConnection::resolve(receiver, copts);
             RegisteredRegion in(c.pd(), 4096, IBV_ACCESS_LOCAL_WRITE);
-            ibv_sge sge{in.addr(), 64, in.lkey()};
+            ibv_sge sge{in.addr(), static_cast<std::uint32_t>(in.bytes().size()), in.lkey()}; // with window keys
             ibv_recv_wr wr{};
             ibv_recv_wr* bad = nullptr;
             wr.sg_list = &sge;
@@ -102,8 +103,11 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
     if (ring.slot_count != their_hello.slot_count) {
         throw std::runtime_error("rogue-sender: the ring advert's slot count differs from the hello's");
     }
-    // Receives for the receiver's credit messages (a list of slots each).
+    // Receives for the receiver's credit messages (a list of slots each,
+    // with the key to write each slot's next frame with).
     const std::size_t credit_room = std::size_t{ring.slot_count} * wire::kCreditSize;
+    std::vector<std::uint32_t> slot_rkey(ring.slot_count);
+    for (std::uint32_t i = 0; i < ring.slot_count; ++i) slot_rkey[i] = ring.first_rkey(i);
     RegisteredRegion credits_in(conn.pd(), std::size_t{ring.slot_count} * credit_room, IBV_ACCESS_LOCAL_WRITE);
     const auto post_credit_recv = [&](std::uint64_t i) {
         ibv_sge sge{credits_in.addr() + i * credit_room, static_cast<std::uint32_t>(credit_room), credits_in.lkey()};
@@ -117,8 +121,10 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
     for (std::uint32_t i = 0; i < ring.slot_count; ++i) {
         post_credit_recv(i);
     }
-    std::vector<wire::SlotImm> credit_list(ring.slot_count);
-    std::printf("rogue-sender: connected; frame 1 will have fault '%s'\n", fault.c_str());
+    std::vector<wire::Credit> credit_list(ring.slot_count);
+    bool slot1_back = false; // held-slot: the receiver handed frame 1 out and released it
+    std::printf("rogue-sender: connected (%s); frame 1 will have fault '%s'\n",
+                ring.windows() ? "a memory window per slot" : "one ring key", fault.c_str());
     std::fflush(stdout);
     const std::optional<FormatFault> announced = format_fault(fault);
     if (announced) {
@@ -166,10 +172,60 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
                 if (wcs[i].opcode == IBV_WC_RECV) {
                     const auto bytes = credits_in.bytes().subspan(wcs[i].wr_id * credit_room, wcs[i].byte_len);
                     const std::size_t k = wire::decode_credits(bytes, ring.slot_count, credit_list);
-                    for (std::size_t j = 0; j < k; ++j) credits.give_back(credit_list[j]);
+                    for (std::size_t j = 0; j < k; ++j) {
+                        credits.give_back(credit_list[j].imm);
+                        slot_rkey[credit_list[j].imm.slot] = credit_list[j].rkey;
+                        slot1_back = slot1_back || credit_list[j].imm.slot == 1;
+                    }
                     post_credit_recv(wcs[i].wr_id);
                 }
             }
+        }
+        if (fault == "held-slot" && seq == 2) {
+            // Frame 0 is in slot 0 and the receiver (--hold-first) holds it:
+            // it handed frame 1 out after it, and slot 1's credit is back.
+            while (!slot1_back) {
+                const Waited w = poller.wait(wcs, idle_timeout);
+                if (w.event) throw std::runtime_error(fmt::format("receiver went away: {}", describe(*w.event)));
+                if (w.completions == 0) throw std::runtime_error("no credit for slot 1");
+                for (std::size_t i = 0; i < w.completions; ++i) {
+                    if (wcs[i].status != IBV_WC_SUCCESS) {
+                        throw std::runtime_error(
+                            fmt::format("sender: work completion failed: {}", describe_failed_wc(wcs[i])));
+                    }
+                    if (wcs[i].opcode == IBV_WC_RECV) {
+                        const auto bytes = credits_in.bytes().subspan(wcs[i].wr_id * credit_room, wcs[i].byte_len);
+                        const std::size_t k = wire::decode_credits(bytes, ring.slot_count, credit_list);
+                        for (std::size_t j = 0; j < k; ++j) slot1_back = slot1_back || credit_list[j].imm.slot == 1;
+                        post_credit_recv(wcs[i].wr_id);
+                    }
+                }
+            }
+            // A frame into slot 0 (no credit: the consumer holds it), with
+            // the key frame 0 was written with and bytes of its own.
+            const wire::SlotImm imm{0, 1};
+            const auto slot = src.bytes().first(ring.slot_size);
+            const std::uint32_t size = frame_size(seq, 1, room);
+            wire::encode(wire::SlotHeader{seq, static_cast<std::int64_t>(seq), 1, size, 0, imm, 0},
+                         slot.first<wire::kSlotHeaderSize>());
+            std::fill(slot.begin() + wire::kSlotHeaderSize, slot.begin() + wire::kSlotHeaderSize + size,
+                      std::byte{0xa5});
+            ibv_sge sge{src.addr(), static_cast<std::uint32_t>(wire::kSlotHeaderSize) + size, src.lkey()};
+            ibv_send_wr wr{};
+            ibv_send_wr* bad = nullptr;
+            wr.wr_id = seq;
+            wr.sg_list = &sge;
+            wr.num_sge = 1;
+            wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+            wr.imm_data = htonl(wire::encode(imm));
+            wr.send_flags = IBV_SEND_SIGNALED;
+            wr.wr.rdma.remote_addr = ring.addr;
+            wr.wr.rdma.rkey = ring.first_rkey(0);
+            check_rc(ibv_post_send(conn.qp(), &wr, &bad), "ibv_post_send(held slot)");
+            std::printf("rogue-sender: wrote frame %llu into slot 0, which the receiver holds, with key %#x\n",
+                        static_cast<unsigned long long>(seq), wr.wr.rdma.rkey);
+            std::fflush(stdout);
+            break;
         }
         wire::SlotImm imm = *credits.take();
         const std::uint32_t size = announced ? announced->frame_bytes : frame_size(seq, 1, room);
@@ -180,13 +236,16 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
         fill(slot.subspan(wire::kSlotHeaderSize, size), seq);
 
         const bool faulty = seq == 1;
-        std::uint32_t rkey = ring.rkey;
+        // The slot the credit was for: the write goes there, with its key,
+        // whatever the faults below make the immediate say.
+        const std::uint16_t target = imm.slot;
+        std::uint32_t rkey = slot_rkey[target];
         if (faulty && fault == "wrong-rkey") rkey ^= 0x00ff00ffu;
         if (faulty && fault == "wrong-imm") imm.slot = static_cast<std::uint16_t>(ring.slot_count);
         if (faulty && fault == "stale-generation") imm.generation = static_cast<std::uint16_t>(imm.generation + 1);
         if (faulty && fault == "corrupt-payload") slot[wire::kSlotHeaderSize + size / 2] ^= std::byte{0x01};
 
-        ibv_sge sge{src.addr() + std::uint64_t{imm.slot % ring.slot_count} * ring.slot_size,
+        ibv_sge sge{src.addr() + std::uint64_t{target} * ring.slot_size,
                     static_cast<std::uint32_t>(wire::kSlotHeaderSize) + size, src.lkey()};
         ibv_send_wr wr{};
         ibv_send_wr* bad = nullptr;
@@ -196,7 +255,7 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
         wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
         wr.imm_data = htonl(wire::encode(imm));
         wr.send_flags = IBV_SEND_SIGNALED; // every write: the rogue wants to see its own failure
-        wr.wr.rdma.remote_addr = ring.addr + std::uint64_t{imm.slot % ring.slot_count} * ring.slot_size;
+        wr.wr.rdma.remote_addr = ring.addr + std::uint64_t{target} * ring.slot_size;
         wr.wr.rdma.rkey = rkey;
         check_rc(ibv_post_send(conn.qp(), &wr, &bad), "ibv_post_send");
     }

@@ -14,7 +14,10 @@ namespace rdmastream::check {
 
 // Streams `frames` pattern frames (as rdma-ring-check's sender does, one
 // frame per slot in credit order) with frame 1 broken per `fault`:
-// wrong-rkey, wrong-imm, stale-generation, corrupt-payload. Or announces a
+// wrong-rkey, wrong-imm, stale-generation, corrupt-payload; or held-slot:
+// frames 0 and 1, then, once slot 1's credit is back (the receiver, run with
+// --hold-first, handed frame 1 out and still holds frame 0), a frame into
+// slot 0 with the key frame 0 was written with. Or announces a
 // stream format first and sends every frame in it, correct but for the
 // format (`fault`): hostile-layout (issue 11's: GRAY8 4096x4096 in
 // 4096-byte frames, plane 0 stride 0x7fffffff; 4096-byte frames),

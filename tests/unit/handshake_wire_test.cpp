@@ -1,4 +1,4 @@
-// The handshake's messages of protocol 3 (hellos both ways, key proofs):
+// The handshake's messages of protocols 3 and 4 (hellos both ways, key proofs):
 // round trips, and every field a decoder checks refused; older peers
 // refused by their version, by name.
 #include "rdmastream/error.hpp"
@@ -37,7 +37,7 @@ std::string refusal(auto&& decode) {
 TEST(SenderHello, CarriesKeyFlagAndNonce) {
     const auto b = wire::encode(wire::SenderHello{256, true, nonce(7)});
     ASSERT_EQ(b.size(), 48u); // fits the 56 bytes of a connect request's private data
-    EXPECT_EQ(b[4], std::byte{3}); // version 3
+    EXPECT_EQ(b[4], std::byte{4}); // version 4
     EXPECT_EQ(b[6], std::byte{1}); // flags: key
     EXPECT_EQ(b[16], std::byte{7}); // the nonce from offset 16
     const auto h = wire::decode_sender_hello(b);
@@ -65,10 +65,23 @@ TEST(SenderHello, RefusesProtocolTwoByName) {
     const unsigned char head[] = {'R', 'D', 'M', 'H', 2, 0, 0, 0, 8, 0, 0, 0};
     for (std::size_t i = 0; i < sizeof head; ++i) v2[i] = std::byte{head[i]};
     EXPECT_EQ(refusal([&] { wire::decode_sender_hello(v2); }),
-              "peer speaks rdmastream protocol 2, this is 3: upgrade it (both ends must run the same protocol)");
-    v2[4] = std::byte{4}; // a newer peer: this end is the one to upgrade
-    EXPECT_NE(refusal([&] { wire::decode_sender_hello(v2); }).find("protocol 4, this is 3: upgrade this end"),
+              "peer speaks rdmastream protocol 2, this is 4: upgrade it (both ends must run the same protocol)");
+    v2[4] = std::byte{5}; // a newer peer: this end is the one to upgrade
+    EXPECT_NE(refusal([&] { wire::decode_sender_hello(v2); }).find("protocol 5, this is 4: upgrade this end"),
               std::string::npos);
+}
+
+// A version 3 peer (4-byte credits, no window keys): its hello is this
+// one's size and layout, and is refused for its version alone, by name.
+TEST(SenderHello, RefusesProtocolThreeByName) {
+    auto v3 = bytes_of(wire::encode(wire::SenderHello{8, false, nonce(1)}));
+    v3[4] = std::byte{3};
+    EXPECT_EQ(refusal([&] { wire::decode_sender_hello(v3); }),
+              "peer speaks rdmastream protocol 3, this is 4: upgrade it (both ends must run the same protocol)");
+    auto r3 = bytes_of(wire::encode(wire::ReceiverHello{8, false, nonce(1)}));
+    r3[4] = std::byte{3};
+    EXPECT_EQ(refusal([&] { wire::decode_receiver_hello(r3); }),
+              "peer speaks rdmastream protocol 3, this is 4: upgrade it (both ends must run the same protocol)");
 }
 
 TEST(ReceiverHello, RoundTripsAndRefusesNonsense) {
@@ -97,7 +110,7 @@ TEST(ReceiverHello, RefusesAProtocolTwoRingAdvertByName) {
     const unsigned char head[] = {'R', 'D', 'M', 'S', 2, 0, 0, 0, 8};
     for (std::size_t i = 0; i < sizeof head; ++i) v2[i] = std::byte{head[i]};
     EXPECT_EQ(refusal([&] { wire::decode_receiver_hello(v2); }),
-              "peer speaks rdmastream protocol 2, this is 3: upgrade it (both ends must run the same protocol)");
+              "peer speaks rdmastream protocol 2, this is 4: upgrade it (both ends must run the same protocol)");
 }
 
 TEST(KeyProof, RoundTrips) {

@@ -42,7 +42,7 @@ const auto hello = [](const std::vector<std::byte>& b) { return wire::decode_sen
 const auto advert = [](const std::vector<std::byte>& b) { return wire::decode_ring_advert(b); };
 const auto format = [](const std::vector<std::byte>& b) { return wire::decode_stream_format(b); };
 
-// Protocol 3: bytes 6..7 are the hello's flags (bit 0: a key; the others
+// Protocols 3 and 4: bytes 6..7 are the hello's flags (bit 0: a key; the others
 // reserved), 12..15 reserved, the nonce after them anything.
 TEST(WireReserved, SenderHelloFlagBits1To15AndBytes12To15) {
     const auto good = bytes_of(wire::encode(wire::SenderHello{256, true, {}}));
@@ -87,8 +87,10 @@ TEST(WireReserved, RingAdvertFlagsAndBytes28To31) {
     const auto good = bytes_of(wire::encode(wire::RingAdvert{8, 4096, 0x7f0000001000ull, 0x1234, true}));
     EXPECT_EQ(refusal(advert, good), "");
     EXPECT_TRUE(wire::decode_ring_advert(good).live); // bit 0 is defined
-    EXPECT_NE(refusal(advert, flipped(good, 6, std::byte{2})).find("ring advert has flags 0x0003"),
+    EXPECT_NE(refusal(advert, flipped(good, 6, std::byte{4})).find("ring advert has flags 0x0005"),
               std::string::npos);
+    // Bit 1 (windows) is defined, and then the window keys must follow.
+    EXPECT_NE(refusal(advert, flipped(good, 6, std::byte{2})).find("its rkey must be 0"), std::string::npos);
     EXPECT_NE(refusal(advert, flipped(good, 7, std::byte{0x80})).find("reserved and must be zero"),
               std::string::npos);
     for (std::size_t at : {28u, 31u}) {

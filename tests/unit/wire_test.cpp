@@ -62,7 +62,45 @@ TEST(RingAdvert, RefusesBadMagicAndVersion) {
         wire::decode_ring_advert(b);
         FAIL() << "version 1 accepted";
     } catch (const ProtocolError& e) {
-        EXPECT_NE(std::string(e.what()).find("protocol 1, this is 3: upgrade it"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("protocol 1, this is 4: upgrade it"), std::string::npos) << e.what();
+    }
+}
+
+// With memory windows the ring has no rkey of its own, and each slot's first
+// window key follows the 32 bytes.
+TEST(RingAdvert, CarriesWindowKeysPerSlot) {
+    wire::RingAdvert in{3, 4096, 0x7f0000001000ull, 0, false, {0x80000101u, 0x80000202u, 0x80000303u}};
+    const auto b = wire::encode(in);
+    ASSERT_EQ(b.size(), wire::kRingAdvertSize + 3 * wire::kWindowKeySize);
+    EXPECT_EQ(b[6], std::byte{2}); // flags bit 1: windows
+    EXPECT_EQ(b[32], std::byte{0x01}); // slot 0's key, low byte first
+    const auto a = wire::decode_ring_advert(b);
+    ASSERT_TRUE(a.windows());
+    EXPECT_EQ(a.slot_rkeys, in.slot_rkeys);
+    EXPECT_EQ(a.first_rkey(2), 0x80000303u);
+    EXPECT_FALSE(wire::decode_ring_advert(wire::encode(good_advert())).windows());
+    EXPECT_EQ(wire::decode_ring_advert(wire::encode(good_advert())).first_rkey(5), 0x1234u);
+}
+
+TEST(RingAdvert, RefusesWindowsWithARingKeyOrMissingKeys) {
+    wire::RingAdvert in{3, 4096, 0x7f0000001000ull, 0, false, {1, 2, 3}};
+    auto b = wire::encode(in);
+    b[24] = std::byte{0x34}; // a ring rkey besides the windows
+    try {
+        wire::decode_ring_advert(b);
+        FAIL() << "a ring rkey with windows accepted";
+    } catch (const ProtocolError& e) {
+        EXPECT_NE(std::string(e.what()).find("its rkey must be 0"), std::string::npos) << e.what();
+    }
+    b = wire::encode(in);
+    b.resize(b.size() - 1); // the last key cut
+    try {
+        wire::decode_ring_advert(b);
+        FAIL() << "a short key table accepted";
+    } catch (const ProtocolError& e) {
+        EXPECT_NE(std::string(e.what()).find("ring advert with memory windows too short: 43 bytes, need 44"),
+                  std::string::npos)
+            << e.what();
     }
 }
 
@@ -178,27 +216,39 @@ TEST(Control, EndOfStreamIsNeverASlot) {
 }
 
 TEST(Credits, RoundTripInAnyOrder) {
-    const std::vector<wire::SlotImm> in{{5, 1}, {0, 7}, {3, 65535}};
+    const std::vector<wire::Credit> in{{{5, 1}, 0x80000a01u}, {{0, 7}, 0x1234u}, {{3, 65535}, 0xffffffffu}};
     std::vector<std::byte> buf(in.size() * wire::kCreditSize);
     ASSERT_EQ(wire::encode_credits(in, buf), buf.size());
-    std::vector<wire::SlotImm> out(8);
+    std::vector<wire::Credit> out(8);
     ASSERT_EQ(wire::decode_credits(buf, 8, out), in.size());
     for (std::size_t i = 0; i < in.size(); ++i) {
-        EXPECT_EQ(out[i].slot, in[i].slot);
-        EXPECT_EQ(out[i].generation, in[i].generation);
+        EXPECT_EQ(out[i].imm.slot, in[i].imm.slot);
+        EXPECT_EQ(out[i].imm.generation, in[i].imm.generation);
+        EXPECT_EQ(out[i].rkey, in[i].rkey);
     }
     EXPECT_EQ(wire::decode_control(wire::encode(wire::Control::kCredits)), wire::Control::kCredits);
 }
 
+// Protocol 4's entry: 8 bytes, the immediate then the rkey, little-endian.
+TEST(Credits, EntryIsImmThenRkey) {
+    ASSERT_EQ(wire::kCreditSize, 8u);
+    std::vector<std::byte> buf(wire::kCreditSize);
+    wire::encode_credits(std::vector<wire::Credit>{{{2, 0x0103}, 0xa1b2c3d4u}}, buf);
+    const unsigned char want[] = {0x02, 0x00, 0x03, 0x01, 0xd4, 0xc3, 0xb2, 0xa1};
+    for (std::size_t i = 0; i < sizeof want; ++i) EXPECT_EQ(buf[i], std::byte{want[i]}) << i;
+}
+
 TEST(Credits, RefusesBadLengthsAndSlots) {
-    std::vector<wire::SlotImm> out(4);
+    std::vector<wire::Credit> out(4);
     std::vector<std::byte> buf(wire::kCreditSize * 5);
-    wire::encode_credits(std::vector<wire::SlotImm>(5, wire::SlotImm{1, 0}), buf);
+    wire::encode_credits(std::vector<wire::Credit>(5, wire::Credit{{1, 0}, 7}), buf);
     EXPECT_THROW(wire::decode_credits({}, 4, out), ProtocolError);                          // no credit
     EXPECT_THROW(wire::decode_credits(std::span(buf).first(6), 4, out), ProtocolError);     // not whole entries
+    EXPECT_THROW(wire::decode_credits(std::span(buf).first(4), 4, out), ProtocolError);     // a version 3 entry
+    EXPECT_THROW(wire::decode_credits(std::span(buf).first(12), 4, out), ProtocolError);    // one and a half
     EXPECT_THROW(wire::decode_credits(buf, 4, out), ProtocolError);                         // more than the ring
-    wire::encode_credits(std::vector<wire::SlotImm>{{4, 0}}, buf);
-    EXPECT_THROW(wire::decode_credits(std::span(buf).first(4), 4, out), ProtocolError);     // slot out of range
+    wire::encode_credits(std::vector<wire::Credit>{{{4, 0}, 7}}, buf);
+    EXPECT_THROW(wire::decode_credits(std::span(buf).first(8), 4, out), ProtocolError);     // slot out of range
 }
 } // namespace
 

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 
 namespace rdmastream {
 
@@ -25,8 +26,33 @@ ConnectionOptions receiver_queues(const RingConfig& ring) {
     // count) plus one for the end-of-stream message; during the handshake,
     // one for the sender's key proof.
     o.recv_wr = ring.slots + 1;
-    o.send_wr = 2 * ring.slots + 2; // credit SENDs, signalled every slots/2
+    // Unretired at once, at most: a window bind per slot (unsignalled, in
+    // front of its credit) and an invalidate per slot (signalled, each
+    // polled before the slot's next bind), the 8 credit messages in flight
+    // (FrameReceiver::kCreditBuffers) and the ring advert.
+    o.send_wr = 2 * ring.slots + 8 + 2;
     return o;
+}
+
+// Windows if asked for and the device has them; else the warning, once.
+bool use_windows(const Datapath& path, const RingConfig& config) {
+    if (!config.memory_windows) {
+        return false;
+    }
+    if (path.has_memory_windows()) {
+        return true;
+    }
+    const std::string text = fmt::format(
+        "rdmastream: warning: RDMA device {} has no type 2 memory windows: the ring is one REMOTE_WRITE region, as "
+        "with rdmarecv --no-memory-windows or rdmasrc memory-windows=false, so a sender could write into a frame "
+        "the consumer still holds",
+        path.device_name());
+    if (config.warn) {
+        config.warn(text);
+    } else {
+        std::fprintf(stderr, "%s\n", text.c_str());
+    }
+    return false;
 }
 
 void check_config(const RingConfig& ring) {
@@ -152,34 +178,65 @@ std::unique_ptr<FrameReceiver> FrameReceiver::over(std::unique_ptr<VerbsDatapath
 FrameReceiver::FrameReceiver(std::unique_ptr<Datapath> path, const RingConfig& config)
     : config_(config),
       path_(std::move(path)),
-      // LOCAL_WRITE | REMOTE_WRITE and nothing more: the sender can write
-      // slots, never read this process's memory.
-      ring_(path_->register_memory(std::size_t{config.slots} * config.slot_size,
-                                   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)),
+      windows_(use_windows(*path_, config)),
+      // Remote write and nothing more, with windows only through a slot's
+      // window: the sender can write slots, never read this process's memory.
+      ring_(path_->register_ring(config.slots, config.slot_size, windows_)),
       control_in_(path_->register_memory(std::size_t{config.slots + 1} * wire::kControlPayloadMax,
                                          IBV_ACCESS_LOCAL_WRITE)),
-      control_out_(path_->register_memory(wire::kControlPayloadMax, 0)),
+      control_out_(path_->register_memory(std::max(wire::kControlPayloadMax, wire::ring_advert_size(config.slots, true)),
+                                          0)),
       credit_out_(path_->register_memory(kCreditBuffers * std::size_t{config.slots} * wire::kCreditSize, 0)),
       slots_(config.slots),
       last_heard_(std::chrono::steady_clock::now()),
       credit_batch_(config.slots),
+      bind_batch_(config.slots),
       recv_batch_(config.slots),
       recv_sges_(config.slots),
       flush_at_(std::max<std::size_t>(1, config.slots / 4)),
       signal_every_(kCreditBuffers / 2),
-      recv_of_slot_(config.slots, 0) {
+      recv_of_slot_(config.slots, 0),
+      arrived_(2 * std::size_t{config.slots} + 2),
+      invalidated_(config.slots, 0) {
     for (std::uint32_t i = 0; i <= config.slots; ++i) {
         post_recv(i);
     }
+    bind_all();
 }
 
-wire::RingAdvert FrameReceiver::ring_advert() const noexcept {
-    return wire::RingAdvert{config_.slots, config_.slot_size, ring_->addr(), ring_->rkey(), config_.live};
+void FrameReceiver::bind_all() {
+    if (!windows_) {
+        return;
+    }
+    for (std::uint16_t s = 0; s < config_.slots; ++s) {
+        ibv_send_wr& b = bind_batch_[s];
+        b = {};
+        b.wr_id = kBindTag | s;
+        credit_batch_[s].rkey = ring_->bind_request(s, b);
+        b.next = s + 1u < config_.slots ? &bind_batch_[s + 1u] : nullptr;
+    }
+    path_->post_send(bind_batch_.front(), "ibv_post_send(IBV_WR_BIND_MW)");
+    for (std::uint16_t s = 0; s < config_.slots; ++s) {
+        ring_->bound(s, credit_batch_[s].rkey);
+    }
 }
 
-wire::RingAdvertBytes FrameReceiver::advert() const { return wire::encode(ring_advert()); }
+wire::RingAdvert FrameReceiver::ring_advert() const {
+    wire::RingAdvert a{config_.slots, config_.slot_size, ring_->addr(), ring_->ring_rkey(), config_.live, {}};
+    if (windows_) {
+        a.slot_rkeys.resize(config_.slots);
+        for (std::uint32_t s = 0; s < config_.slots; ++s) {
+            a.slot_rkeys[s] = ring_->rkey(s);
+        }
+    }
+    return a;
+}
 
-void FrameReceiver::announce_ring() { send_control(wire::Control::kRing, advert()); }
+// Posted after bind_all()'s binds on the same send queue, so it reaches the
+// sender after they took effect (see flush_credits).
+void FrameReceiver::announce_ring() {
+    send_control(wire::Control::kRing, wire::encode(ring_advert(), control_out_.bytes()));
+}
 
 FrameReceiver::~FrameReceiver() { path_->disconnect(); }
 
@@ -195,9 +252,8 @@ void FrameReceiver::post_recv(std::uint64_t buffer) {
     path_->post_recv(wr, "ibv_post_recv");
 }
 
-void FrameReceiver::send_control(wire::Control kind, std::span<const std::byte> payload) {
-    std::copy(payload.begin(), payload.end(), control_out_.bytes().begin());
-    ibv_sge sge{control_out_.addr(), static_cast<std::uint32_t>(payload.size()), control_out_.lkey()};
+void FrameReceiver::send_control(wire::Control kind, std::size_t size) {
+    ibv_sge sge{control_out_.addr(), static_cast<std::uint32_t>(size), control_out_.lkey()};
     ibv_send_wr wr{};
     wr.wr_id = UINT64_MAX;
     wr.sg_list = &sge;
@@ -263,13 +319,15 @@ void FrameReceiver::take_format(std::uint64_t buffer, std::uint32_t length) {
         // during which this thread serves nothing; the sender knows it
         // waits for a grown ring and sends no keepalive meanwhile (see
         // FrameSender::keepalive_if_idle), so none meets a missing receive.
+        // The old ring's windows are all bound (every credit is out), and
+        // go with it: deallocating a bound window unbinds it.
         check_memlock(std::size_t{config_.slots} * slot_size);
         ring_.reset();
-        ring_.emplace(path_->register_memory(std::size_t{config_.slots} * slot_size,
-                                             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
+        ring_ = path_->register_ring(config_.slots, slot_size, windows_);
         config_.slot_size = slot_size;
         slots_ = ReceiverSlots(config_.slots);
-        send_control(wire::Control::kRing, advert());
+        bind_all();
+        announce_ring();
         // The registration's time was ours, not the sender's silence.
         last_heard_ = std::chrono::steady_clock::now();
     }

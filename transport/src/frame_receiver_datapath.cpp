@@ -3,7 +3,10 @@
 // mode: none at all); in event mode one poll(2) per sleep, one read(2) when
 // the CQ woke it, and a re-arm (a write(2) on rxe, a doorbell on a NIC) per
 // sleep. Credits go out coalesced: one SEND and one ibv_post_recv list per
-// look at the CQ, not per frame.
+// look at the CQ, not per frame. With memory windows, a frame costs one
+// more ibv_post_send (its invalidate, signalled: the frame is handed out
+// when that completes, which the same CQ wait reports) and a bind work
+// request in the credits' post.
 #include "rdmastream/error.hpp"
 #include "rdmastream/frame_receiver.hpp"
 
@@ -26,17 +29,16 @@ std::optional<ReceivedFrame> FrameReceiver::next(std::chrono::milliseconds idle)
 }
 
 FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle) {
-    if (ended_) {
-        return {Arrival::kEnd, {}};
-    }
     for (;;) {
-        while (wc_next_ < wc_count_) {
-            if (std::optional<ReceivedFrame> f = checked_take(wcs_[wc_next_++])) {
-                return {Arrival::kFrame, std::move(*f)};
-            }
-            if (ended_) {
-                return {Arrival::kEnd, {}};
-            }
+        if (std::optional<ReceivedFrame> f = checked_next_arrived()) {
+            return {Arrival::kFrame, std::move(*f)};
+        }
+        if (ended_) {
+            return {Arrival::kEnd, {}};
+        }
+        if (wc_next_ < wc_count_) {
+            checked_take(wcs_[wc_next_++]);
+            continue;
         }
         // Going to the CQ: the credits released since the last look go first,
         // so the sender never waits on a credit we sit on.
@@ -60,8 +62,15 @@ FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle)
                                            idle.count(), stats_.frames));
         case Waited::kCmEvent: break;
         }
-        if (w.event->type == RDMA_CM_EVENT_DISCONNECTED && ended_) {
-            return {Arrival::kEnd, {}}; // the sender hung up after ending the stream
+        if (w.event->type == RDMA_CM_EVENT_DISCONNECTED && eos_arrived_) {
+            // The sender ended the stream and hung up. What is left to hand
+            // out waits for our own invalidates, and a send queue completes
+            // in order: behind a credit that the gone peer will never
+            // acknowledge (until RC retries run out, seconds). Stopping the
+            // QP flushes them at once; a QP in error takes no more writes,
+            // so what is in the ring stays as it is (take()).
+            path_->stop();
+            continue;
         }
         lost(*w.event);
     }
@@ -77,16 +86,33 @@ void FrameReceiver::lost(const CmEvent& ev) const {
         fmt::format("receiver: connection lost after {} frames: {}", stats_.frames, explain_lost_connection(ev)));
 }
 
-std::optional<ReceivedFrame> FrameReceiver::checked_take(const ibv_wc& wc) {
+void FrameReceiver::checked_take(const ibv_wc& wc) {
     try {
-        return take(wc);
+        take(wc);
     } catch (const ProtocolError& e) {
         // One place names the peer for every refusal (no cost until one is thrown).
         throw ProtocolError(fmt::format("receiver: refused the sender at {}: {}", path_->peer_name(), e.what()));
     }
 }
 
+std::optional<ReceivedFrame> FrameReceiver::checked_next_arrived() {
+    try {
+        return next_arrived();
+    } catch (const ProtocolError& e) {
+        throw ProtocolError(fmt::format("receiver: refused the sender at {}: {}", path_->peer_name(), e.what()));
+    }
+}
+
 void FrameReceiver::failed(const ibv_wc& wc) {
+    // A write through a key the sender holds no credit for (a window
+    // invalidated, or bound over another slot): the NIC refused it before a
+    // byte landed. rxe tells only the writer; a NIC that also fails the
+    // receive the write would have used says it here.
+    if ((wc.wr_id & kRecvTag) != 0 && wc.wr_id != UINT64_MAX && wc.status == IBV_WC_REM_ACCESS_ERR) {
+        throw ProtocolError(fmt::format("the sender wrote where it holds no credit: the NIC refused the write "
+                                        "({}), nothing of it landed",
+                                        ibv_wc_status_str(wc.status)));
+    }
     // A receive that failed (not flushed) is the sender's doing: a message
     // longer than the receive's buffer (LOC_LEN_ERR on a NIC, an invalid
     // request on rxe), never one of our own sends.
@@ -104,15 +130,32 @@ void FrameReceiver::failed(const ibv_wc& wc) {
     path_->fail(wc, "receiver");
 }
 
-std::optional<ReceivedFrame> FrameReceiver::take(const ibv_wc& wc) {
+void FrameReceiver::take(const ibv_wc& wc) {
     if (wc.status != IBV_WC_SUCCESS) {
+        if (eos_arrived_) {
+            // After its end of stream the sender may hang up at once: a credit
+            // of ours (and its binds) then fails, and what is posted behind it
+            // is flushed. Every frame before the end of stream has arrived
+            // (RC order), and nothing can write the ring any more: the QP is
+            // in error, and a type 2 window takes writes through it only.
+            if ((wc.wr_id & kRecvTag) == 0 && (wc.wr_id & kInvalidateTag) != 0) {
+                invalidated_[wc.wr_id & ~kInvalidateTag] = 1;
+            }
+            return;
+        }
         failed(wc);
     }
-    if (wc.opcode == IBV_WC_SEND) { // a signalled credit message (or our ring advert) went out
+    switch (wc.opcode) {
+    case IBV_WC_SEND: // a signalled credit message (or our ring advert) went out
         if (wc.wr_id != UINT64_MAX) {
             credit_acked_ = std::max(credit_acked_, wc.wr_id + 1); // and, in order, every one before it
         }
-        return std::nullopt;
+        return;
+    case IBV_WC_LOCAL_INV: // the window of the frame in this slot: nothing can write the slot now
+        invalidated_[wc.wr_id & ~kInvalidateTag] = 1;
+        return;
+    case IBV_WC_BIND_MW: return; // binds go unsignalled: only a failed one completes
+    default: break;
     }
     last_heard_ = Clock::now(); // from the sender: a frame or a control message (vDSO, no syscall)
     if ((wc.wc_flags & IBV_WC_WITH_IMM) == 0) {
@@ -128,22 +171,66 @@ std::optional<ReceivedFrame> FrameReceiver::take(const ibv_wc& wc) {
                                             wc.byte_len));
         }
         switch (kind) {
-        case wire::Control::kEndOfStream: ended_ = true; return std::nullopt;
-        case wire::Control::kKeepalive: post_recv(buffer); return std::nullopt; // the sender lives
-        case wire::Control::kFormat: take_format(buffer, wc.byte_len); return std::nullopt;
+        case wire::Control::kKeepalive: post_recv(buffer); return; // the sender lives
+        case wire::Control::kEndOfStream:
+            eos_arrived_ = true;
+            [[fallthrough]];
+        case wire::Control::kFormat: break; // acted on in order, after the frames before it
         case wire::Control::kRing:
-        case wire::Control::kCredits: break;
+        case wire::Control::kCredits:
+            throw ProtocolError(fmt::format("the sender sent a {} message: only receivers send those",
+                                            kind == wire::Control::kRing ? "ring" : "credits"));
         case wire::Control::kAuth: throw ProtocolError("the sender sent a key proof after the handshake");
         }
-        throw ProtocolError(fmt::format("the sender sent a {} message: only receivers send those",
-                                        kind == wire::Control::kRing ? "ring" : "credits"));
-    }
-    if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM) {
+    } else if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) { // a frame
+        const wire::SlotImm imm = slots_.arrive(ntohl(wc.imm_data));
+        recv_of_slot_[imm.slot] = buffer;
+        if (windows_) {
+            // Until this completes the sender can still write the slot: the
+            // frame is checked and handed out only after (next_arrived).
+            ibv_send_wr inv{};
+            inv.wr_id = kInvalidateTag | imm.slot;
+            ring_->invalidate_request(imm.slot, inv);
+            inv.send_flags = IBV_SEND_SIGNALED;
+            path_->post_send(inv, "ibv_post_send(IBV_WR_LOCAL_INV)");
+        }
+    } else {
         throw ProtocolError(fmt::format("unexpected completion opcode {}", static_cast<int>(wc.opcode)));
     }
-    const wire::SlotImm imm = slots_.arrive(ntohl(wc.imm_data));
-    recv_of_slot_[imm.slot] = buffer;
-    const auto slot = ring_->bytes().subspan(std::size_t{imm.slot} * config_.slot_size, config_.slot_size);
+    if (arrived_count_ == arrived_.size()) {
+        throw std::logic_error("receiver: more arrivals pending than slots and receives");
+    }
+    arrived_[(arrived_head_ + arrived_count_++) % arrived_.size()] = wc;
+}
+
+std::optional<ReceivedFrame> FrameReceiver::next_arrived() {
+    while (arrived_count_ > 0) {
+        const ibv_wc wc = arrived_[arrived_head_];
+        if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+            const std::uint16_t slot = static_cast<std::uint16_t>(ntohl(wc.imm_data) & 0xffffu); // checked on arrival
+            if (windows_ && invalidated_[slot] == 0) {
+                return std::nullopt; // its invalidate has not completed yet
+            }
+            invalidated_[slot] = 0;
+            arrived_head_ = (arrived_head_ + 1) % arrived_.size();
+            --arrived_count_;
+            return hand_out(wc);
+        }
+        arrived_head_ = (arrived_head_ + 1) % arrived_.size();
+        --arrived_count_;
+        if (wire::decode_control(ntohl(wc.imm_data)) == wire::Control::kEndOfStream) {
+            ended_ = true;
+            return std::nullopt;
+        }
+        take_format(wc.wr_id & ~kRecvTag, wc.byte_len);
+    }
+    return std::nullopt;
+}
+
+ReceivedFrame FrameReceiver::hand_out(const ibv_wc& wc) {
+    const std::uint32_t value = ntohl(wc.imm_data);
+    const wire::SlotImm imm{static_cast<std::uint16_t>(value & 0xffffu), static_cast<std::uint16_t>(value >> 16)};
+    const auto slot = ring_->slot(imm.slot);
     ReceivedFrame f;
     f.slot = imm.slot;
     f.header = wire::decode_slot_header(slot, imm);
@@ -176,7 +263,7 @@ std::optional<ReceivedFrame> FrameReceiver::take(const ibv_wc& wc) {
 }
 
 void FrameReceiver::release(std::uint16_t slot) {
-    credit_batch_[batched_] = slots_.release(slot); // throws on a slot that holds no frame: nothing noted
+    credit_batch_[batched_].imm = slots_.release(slot); // throws on a slot that holds no frame: nothing noted
     // The receive the frame used goes back for the next write.
     const std::uint64_t buffer = recv_of_slot_[slot];
     recv_sges_[batched_] = {control_in_.addr() + buffer * wire::kControlPayloadMax,
@@ -193,8 +280,10 @@ void FrameReceiver::release(std::uint16_t slot) {
 }
 
 void FrameReceiver::flush_credits() {
-    if (batched_ == 0 || credit_msgs_ - credit_acked_ >= kCreditBuffers) {
-        return; // nothing to send, or every buffer still in flight: at the next look, after a completion
+    if (batched_ == 0 || credit_msgs_ - credit_acked_ >= kCreditBuffers || eos_arrived_) {
+        // Nothing to send, or every buffer still in flight (at the next look,
+        // after a completion), or the stream ended: the sender wants none.
+        return;
     }
     // The receives the released frames used go back first: the sender may
     // write into those slots as soon as the credits arrive.
@@ -203,21 +292,40 @@ void FrameReceiver::flush_credits() {
     }
     path_->post_recv(recv_batch_.front(), "ibv_post_recv(list)");
 
+    ibv_send_wr wr{};
+    // With windows, each slot's window is bound afresh in front of the
+    // credit, in the same post: a send queue executes a bind before any work
+    // request posted after it (mlx5 fences the next one, rxe runs local
+    // operations in order), so the window is in force before the credit
+    // leaves, and the sender learns its key only from the credit.
+    for (std::size_t i = 0; i < batched_; ++i) {
+        if (windows_) {
+            ibv_send_wr& b = bind_batch_[i];
+            b = {};
+            b.wr_id = kBindTag | credit_batch_[i].imm.slot;
+            credit_batch_[i].rkey = ring_->bind_request(credit_batch_[i].imm.slot, b);
+            b.next = i + 1 < batched_ ? &bind_batch_[i + 1] : &wr;
+        } else {
+            credit_batch_[i].rkey = ring_->ring_rkey();
+        }
+    }
     const std::size_t room = std::size_t{config_.slots} * wire::kCreditSize;
     const std::size_t buffer = credit_msgs_ % kCreditBuffers;
     const auto out = credit_out_.bytes().subspan(buffer * room, room);
     const std::size_t size = wire::encode_credits({credit_batch_.data(), batched_}, out);
     ibv_sge sge{credit_out_.addr() + buffer * room, static_cast<std::uint32_t>(size), credit_out_.lkey()};
-    ibv_send_wr wr{};
     wr.wr_id = credit_msgs_;
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.opcode = IBV_WR_SEND_WITH_IMM;
     wr.imm_data = htonl(wire::encode(wire::Control::kCredits));
     wr.send_flags = (credit_msgs_ + 1) % signal_every_ == 0 ? IBV_SEND_SIGNALED : 0;
-    path_->post_send(wr, "ibv_post_send(credits)");
+    path_->post_send(windows_ ? bind_batch_.front() : wr, "ibv_post_send(binds, credits)");
     for (std::size_t i = 0; i < batched_; ++i) {
-        slots_.credit_sent(credit_batch_[i].slot); // the sender owns these slots again
+        if (windows_) {
+            ring_->bound(credit_batch_[i].imm.slot, credit_batch_[i].rkey);
+        }
+        slots_.credit_sent(credit_batch_[i].imm.slot); // the sender owns these slots again
     }
     ++credit_msgs_;
     batched_ = 0;

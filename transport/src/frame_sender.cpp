@@ -41,6 +41,9 @@ void check_slots(std::uint32_t slots) {
 
 wire::RingAdvert checked_advert(const wire::RingAdvert& ring) {
     check_slots(ring.slot_count);
+    if (ring.windows() && ring.slot_rkeys.size() != ring.slot_count) {
+        throw std::invalid_argument("FrameSender: a ring advert with windows needs one key per slot");
+    }
     return ring;
 }
 
@@ -177,10 +180,12 @@ FrameSender::FrameSender(std::unique_ptr<Datapath> path, const wire::RingAdvert&
       ring_(checked_advert(ring)),
       policy_(opts.policy == Policy::kLive || ring_.live ? Policy::kLive : Policy::kLossless),
       headers_(path_->register_memory(std::size_t{ring_.slot_count} * wire::kSlotHeaderSize, IBV_ACCESS_LOCAL_WRITE)),
-      control_in_size_(std::max(wire::kRingAdvertSize, std::size_t{ring_.slot_count} * wire::kCreditSize)),
+      control_in_size_(std::max(wire::ring_advert_size(ring_.slot_count, true),
+                                std::size_t{ring_.slot_count} * wire::kCreditSize)),
       control_in_(path_->register_memory(std::size_t{ring_.slot_count} * control_in_size_, IBV_ACCESS_LOCAL_WRITE)),
       control_out_(path_->register_memory(wire::kControlPayloadMax, 0)),
       credits_(ring_.slot_count),
+      slot_rkey_(ring_.slot_count),
       last_post_in_slot_(ring_.slot_count, 0),
       in_flight_(ring_.slot_count),
       credits_in_(ring_.slot_count),
@@ -191,6 +196,7 @@ FrameSender::FrameSender(std::unique_ptr<Datapath> path, const wire::RingAdvert&
     // cover every message that can be in flight.
     for (std::uint32_t i = 0; i < ring_.slot_count; ++i) {
         post_credit_recv(i);
+        slot_rkey_[i] = ring_.first_rkey(i);
     }
 }
 
@@ -293,6 +299,9 @@ void FrameSender::adopt_ring(const wire::RingAdvert& ring) {
     }
     ring_ = ring;
     credits_ = SenderCredits(ring.slot_count); // a fresh ring: every slot free, generation 0
+    for (std::uint32_t i = 0; i < ring.slot_count; ++i) {
+        slot_rkey_[i] = ring.first_rkey(i);
+    }
     ring_replaced_ = true;
 }
 

@@ -193,8 +193,17 @@ void FrameSender::take_credits(std::span<const std::byte> bytes) {
     const std::size_t n = wire::decode_credits(bytes, ring_.slot_count, credits_in_);
     std::uint64_t seen_before = retired_before_;
     for (std::size_t i = 0; i < n; ++i) {
-        credits_.give_back(credits_in_[i]);
-        seen_before = std::max(seen_before, last_post_in_slot_[credits_in_[i].slot] + 1);
+        const wire::Credit& c = credits_in_[i];
+        // With windows the key is the receiver's new window's (the NIC
+        // checks it); without, the ring's, and nothing else is right.
+        if (!ring_.windows() && c.rkey != ring_.rkey) {
+            throw ProtocolError(fmt::format("credit for slot {} carries rkey {:#x}, but the ring has no memory "
+                                            "windows: every credit must carry the ring's rkey {:#x}",
+                                            c.imm.slot, c.rkey, ring_.rkey));
+        }
+        credits_.give_back(c.imm);
+        slot_rkey_[c.imm.slot] = c.rkey;
+        seen_before = std::max(seen_before, last_post_in_slot_[c.imm.slot] + 1);
     }
     // The receiver saw those writes, so (RC ordering) every earlier one too.
     retire_through(seen_before);
@@ -317,7 +326,7 @@ void FrameSender::post(const Pending& frame) {
     // frames' memory from the caller (in a fan-out, from everyone).
     wr.send_flags = ((index + 1) % signal_every_ == 0 || credits_.available() == 0) ? IBV_SEND_SIGNALED : 0;
     wr.wr.rdma.remote_addr = ring_.addr + std::uint64_t{imm.slot} * ring_.slot_size;
-    wr.wr.rdma.rkey = ring_.rkey;
+    wr.wr.rdma.rkey = slot_rkey_[imm.slot]; // the slot's credit's key, never the advert's ring key
     path_->post_send(wr, "ibv_post_send(RDMA_WRITE_WITH_IMM)");
     // Only a posted frame is ours: a failed post leaves it with the caller.
     ++next_post_;

@@ -28,7 +28,8 @@ Handshake::Handshake(Datapath& path, wire::Role role, std::uint32_t slots, std::
       role_(role),
       key_(std::move(key)),
       hello_(our_hello(role, slots, key_ != nullptr)),
-      region_(path_.register_memory((kRecvBuffers + 1) * kBuffer, IBV_ACCESS_LOCAL_WRITE)) {
+      buffer_(std::max<std::size_t>(64, role == wire::Role::kSender ? wire::ring_advert_size(slots, true) : 0)),
+      region_(path_.register_memory((kRecvBuffers + 1) * buffer_, IBV_ACCESS_LOCAL_WRITE)) {
     // What the peer sends before we may act: its proof (with a key), and
     // for a sender the ring advert. Exactly these, so none is left posted
     // for a stream end's message to land in.
@@ -51,7 +52,7 @@ wire::Role Handshake::peer_role() const noexcept {
 std::string Handshake::peer_label() const { return fmt::format("the {} {}", wire::name(peer_role()), peer_); }
 
 void Handshake::post_recv(std::uint64_t buffer) {
-    ibv_sge sge{region_.addr() + buffer * kBuffer, static_cast<std::uint32_t>(kBuffer), region_.lkey()};
+    ibv_sge sge{region_.addr() + buffer * buffer_, static_cast<std::uint32_t>(buffer_), region_.lkey()};
     ibv_recv_wr wr{};
     wr.wr_id = buffer;
     wr.sg_list = &sge;
@@ -105,9 +106,9 @@ void Handshake::post_proof() {
     const auto& sender_hello = role_ == wire::Role::kSender ? hello_ : peer_hello_;
     const auto& receiver_hello = role_ == wire::Role::kSender ? peer_hello_ : hello_;
     const auto bytes = wire::encode(make_key_proof(*key_, role_, sender_hello, receiver_hello));
-    const auto out = region_.bytes().subspan(kSendAt * kBuffer, kBuffer);
+    const auto out = region_.bytes().subspan(kSendAt * buffer_, buffer_);
     std::copy(bytes.begin(), bytes.end(), out.begin());
-    ibv_sge sge{region_.addr() + kSendAt * kBuffer, static_cast<std::uint32_t>(bytes.size()), region_.lkey()};
+    ibv_sge sge{region_.addr() + kSendAt * buffer_, static_cast<std::uint32_t>(bytes.size()), region_.lkey()};
     ibv_send_wr wr{};
     wr.wr_id = kProofWr;
     wr.sg_list = &sge;
@@ -192,7 +193,7 @@ void Handshake::handle(const ibv_wc& wc) {
     if ((wc.wc_flags & IBV_WC_WITH_IMM) == 0) {
         throw ProtocolError(fmt::format("{} sent a message without an immediate during the handshake", peer_label()));
     }
-    const auto bytes = region_.bytes().subspan(wc.wr_id * kBuffer, std::min<std::size_t>(wc.byte_len, kBuffer));
+    const auto bytes = region_.bytes().subspan(wc.wr_id * buffer_, std::min<std::size_t>(wc.byte_len, buffer_));
     switch (const wire::Control kind = wire::decode_control(ntohl(wc.imm_data))) {
     case wire::Control::kAuth: take_proof(bytes); return;
     case wire::Control::kRing: take_ring(bytes); return;

@@ -31,7 +31,7 @@ T load_le(std::span<const std::byte> in, std::size_t offset) noexcept {
 
 // Ring advert layout.
 constexpr std::size_t kAdvFlags = 6;
-constexpr std::uint16_t kAdvFlagLive = 1;
+constexpr std::uint16_t kAdvFlagLive = 1, kAdvFlagWindows = 2;
 constexpr std::size_t kAdvMagic = 0, kAdvVersion = 4, kAdvSlotCount = 8, kAdvSlotSize = 12,
                       kAdvAddr = 16, kAdvRkey = 24;
 // Slot header layout.
@@ -201,15 +201,30 @@ std::optional<Reject> decode_reject(std::span<const std::byte> bytes) {
     return r;
 }
 
-RingAdvertBytes encode(const RingAdvert& advert) {
-    RingAdvertBytes out{};
+std::size_t encode(const RingAdvert& advert, std::span<std::byte> out) {
+    const std::size_t size = ring_advert_size(advert.slot_count, advert.windows());
+    if (out.size() < size || (advert.windows() && advert.slot_rkeys.size() != advert.slot_count)) {
+        throw std::invalid_argument("ring advert: no room, or window keys that are not one per slot");
+    }
+    std::fill(out.begin(), out.begin() + kRingAdvertSize, std::byte{0});
     store_le<std::uint32_t>(out, kAdvMagic, kAdvertMagic);
     store_le<std::uint16_t>(out, kAdvVersion, kProtocolVersion);
     store_le<std::uint32_t>(out, kAdvSlotCount, advert.slot_count);
     store_le<std::uint32_t>(out, kAdvSlotSize, advert.slot_size);
     store_le<std::uint64_t>(out, kAdvAddr, advert.addr);
     store_le<std::uint32_t>(out, kAdvRkey, advert.rkey);
-    store_le<std::uint16_t>(out, kAdvFlags, advert.live ? kAdvFlagLive : 0);
+    store_le<std::uint16_t>(out, kAdvFlags,
+                            static_cast<std::uint16_t>((advert.live ? kAdvFlagLive : 0) |
+                                                       (advert.windows() ? kAdvFlagWindows : 0)));
+    for (std::size_t i = 0; i < advert.slot_rkeys.size(); ++i) {
+        store_le<std::uint32_t>(out, kRingAdvertSize + i * kWindowKeySize, advert.slot_rkeys[i]);
+    }
+    return size;
+}
+
+RingAdvertBytes encode(const RingAdvert& advert) {
+    RingAdvertBytes out(ring_advert_size(advert.slot_count, advert.windows()));
+    encode(advert, out);
     return out;
 }
 
@@ -222,9 +237,10 @@ RingAdvert decode_ring_advert(std::span<const std::byte> bytes) {
     a.rkey = load_le<std::uint32_t>(bytes, kAdvRkey);
     const std::uint16_t flags = load_le<std::uint16_t>(bytes, kAdvFlags);
     a.live = (flags & kAdvFlagLive) != 0;
-    if ((flags & ~kAdvFlagLive) != 0) {
-        throw ProtocolError(fmt::format("ring advert has flags {:#06x}: only bit 0 (live) is defined, the rest "
-                                        "are reserved and must be zero",
+    const bool windows = (flags & kAdvFlagWindows) != 0;
+    if ((flags & ~(kAdvFlagLive | kAdvFlagWindows)) != 0) {
+        throw ProtocolError(fmt::format("ring advert has flags {:#06x}: only bits 0 (live) and 1 (memory windows) "
+                                        "are defined, the rest are reserved and must be zero",
                                         flags));
     }
     check_reserved(bytes, kAdvRkey + 4, kRingAdvertSize, "ring advert", "reserved@28");
@@ -241,6 +257,23 @@ RingAdvert decode_ring_advert(std::span<const std::byte> bytes) {
     const std::uint64_t total = std::uint64_t{a.slot_count} * a.slot_size;
     if (a.addr > UINT64_MAX - total) {
         throw ProtocolError("ring advert's address range wraps around");
+    }
+    if (windows) {
+        if (a.rkey != 0) {
+            throw ProtocolError(fmt::format("ring advert has memory windows and ring rkey {:#x}: with windows the "
+                                            "ring has no remote access of its own, its rkey must be 0",
+                                            a.rkey));
+        }
+        const std::size_t need = ring_advert_size(a.slot_count, true);
+        if (bytes.size() < need) {
+            throw ProtocolError(fmt::format("ring advert with memory windows too short: {} bytes, need {} (a "
+                                            "window key for each of its {} slots)",
+                                            bytes.size(), need, a.slot_count));
+        }
+        a.slot_rkeys.resize(a.slot_count);
+        for (std::size_t i = 0; i < a.slot_count; ++i) {
+            a.slot_rkeys[i] = load_le<std::uint32_t>(bytes, kRingAdvertSize + i * kWindowKeySize);
+        }
     }
     return a;
 }
@@ -271,21 +304,23 @@ Control decode_control(std::uint32_t value) {
     return static_cast<Control>(value >> 16);
 }
 
-std::size_t encode_credits(std::span<const SlotImm> credits, std::span<std::byte> out) noexcept {
+std::size_t encode_credits(std::span<const Credit> credits, std::span<std::byte> out) noexcept {
     for (std::size_t i = 0; i < credits.size(); ++i) {
-        store_le<std::uint32_t>(out, i * kCreditSize, encode(credits[i]));
+        store_le<std::uint32_t>(out, i * kCreditSize, encode(credits[i].imm));
+        store_le<std::uint32_t>(out, i * kCreditSize + 4, credits[i].rkey);
     }
     return credits.size() * kCreditSize;
 }
 
-std::size_t decode_credits(std::span<const std::byte> bytes, std::uint32_t slot_count, std::span<SlotImm> out) {
+std::size_t decode_credits(std::span<const std::byte> bytes, std::uint32_t slot_count, std::span<Credit> out) {
     const std::size_t n = bytes.size() / kCreditSize;
     if (bytes.size() % kCreditSize != 0 || n == 0 || n > slot_count || n > out.size()) {
         throw ProtocolError(fmt::format("a credit message of {} bytes: it must list 1..{} credits of {} bytes",
                                         bytes.size(), slot_count, kCreditSize));
     }
     for (std::size_t i = 0; i < n; ++i) {
-        out[i] = decode_slot_imm(load_le<std::uint32_t>(bytes, i * kCreditSize), slot_count);
+        out[i].imm = decode_slot_imm(load_le<std::uint32_t>(bytes, i * kCreditSize), slot_count);
+        out[i].rkey = load_le<std::uint32_t>(bytes, i * kCreditSize + 4);
     }
     return n;
 }

@@ -11,6 +11,7 @@
 
 #include "rdmastream/completion_poller.hpp"
 #include "rdmastream/registered_region.hpp"
+#include "rdmastream/slot_ring.hpp"
 
 #include <chrono>
 #include <optional>
@@ -29,8 +30,16 @@ public:
 
     // Memory this datapath can move, with ibv_reg_mr's access flags.
     virtual RegisteredRegion register_memory(std::size_t size, int access) = 0;
-    // One work request (RDMA_WRITE_WITH_IMM or SEND_WITH_IMM); `what` names
-    // it in the SystemError a refused post throws.
+    // A receiver's ring (slot_ring.hpp): with `windows` a region and a type
+    // 2 window per slot, else one REMOTE_WRITE region.
+    virtual std::unique_ptr<SlotRing> register_ring(std::uint32_t slot_count, std::uint32_t slot_size,
+                                                    bool windows) = 0;
+    // Whether the device binds type 2 memory windows; its name, for messages.
+    virtual bool has_memory_windows() const = 0;
+    virtual std::string device_name() const = 0;
+    // A list of work requests (linked through `next`: RDMA_WRITE_WITH_IMM,
+    // SEND_WITH_IMM, BIND_MW, LOCAL_INV); `what` names it in the
+    // SystemError a refused post throws.
     virtual void post_send(ibv_send_wr& wr, const char* what) = 0;
     // A list of receives (linked through `next`).
     virtual void post_recv(ibv_recv_wr& list, const char* what) = 0;
@@ -70,6 +79,11 @@ public:
     RcConnection& connection() noexcept { return conn_; }
 
     RegisteredRegion register_memory(std::size_t size, int access) override;
+    std::unique_ptr<SlotRing> register_ring(std::uint32_t slot_count, std::uint32_t slot_size, bool windows) override {
+        return register_verbs_ring(conn_.pd(), slot_count, slot_size, windows);
+    }
+    bool has_memory_windows() const override { return has_type2_windows(conn_.pd()->context); }
+    std::string device_name() const override { return ibv_get_device_name(conn_.pd()->context->device); }
     void post_send(ibv_send_wr& wr, const char* what) override;
     void post_recv(ibv_recv_wr& list, const char* what) override;
     std::size_t poll(std::span<ibv_wc> out) override { return poller_.poll(out); }

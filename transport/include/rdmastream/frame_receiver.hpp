@@ -17,12 +17,14 @@
 #include "rdmastream/rc_connection.hpp"
 #include "rdmastream/registered_region.hpp"
 #include "rdmastream/slot_credits.hpp"
+#include "rdmastream/slot_ring.hpp"
 #include "rdmastream/stream_stats.hpp"
 #include "rdmastream/waker.hpp"
 #include "rdmastream/wire.hpp"
 
 #include <array>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -62,6 +64,16 @@ struct RingConfig {
     // sender silent after connecting is refused after it, and the next one
     // served (the CLI's --handshake-timeout, rdmasrc's handshake-timeout).
     std::chrono::milliseconds handshake_timeout = Handshake::kPatience;
+    // A type 2 memory window per slot, bound while the sender holds the
+    // slot's credit (slot_ring.hpp): the NIC refuses a write into a slot
+    // the consumer holds. Off (rdmarecv --no-memory-windows, rdmasrc
+    // memory-windows=false), or on a device without type 2 windows, the ring
+    // is one REMOTE_WRITE region and such a write is only noticed once it
+    // has landed.
+    bool memory_windows = true;
+    // Told the one warning a receiver may give (windows asked for, the
+    // device has none); empty: stderr.
+    std::function<void(const std::string&)> warn;
 };
 
 // A frame in the ring; valid until release(slot).
@@ -122,11 +134,14 @@ public:
     const StreamStats& stats() const noexcept { return stats_; }
     const RingConfig& ring() const noexcept { return config_; }
     bool huge_pages() const noexcept { return ring_->huge_pages(); }
+    // Whether the ring has memory windows (asked for, and the device has them).
+    bool memory_windows() const noexcept { return windows_; }
     // The sender's address ("198.18.0.2:40123"), for messages.
     std::string peer() const { return path_->peer_name(); }
     // What the sender must know of the ring: the last step of the
     // handshake sends it (announce_ring), once the sender proved the key.
-    wire::RingAdvert ring_advert() const noexcept;
+    // With windows, each slot's key is its window's, bound at construction.
+    wire::RingAdvert ring_advert() const;
     // Sends the ring advert to the sender (a kRing message): once, right
     // after the handshake is through and before anything else.
     void announce_ring();
@@ -138,22 +153,33 @@ private:
     // signalled, so a buffer is free again by the time it comes round.
     static constexpr std::uint64_t kCreditBuffers = 8;
     void post_recv(std::uint64_t wr_id);
-    wire::RingAdvertBytes advert() const;
     // A kFormat message in control buffer `buffer`: adopt it, growing the
     // ring first if its frames outgrow the slots.
     void take_format(std::uint64_t buffer, std::uint32_t length);
-    void send_control(wire::Control kind, std::span<const std::byte> payload);
+    // Sends control_out_'s first `size` bytes as a `kind` message.
+    void send_control(wire::Control kind, std::size_t size);
+    // With windows: binds every slot's window (a fresh ring: the sender
+    // holds every credit), before the ring advert goes out.
+    void bind_all();
     // Re-posts the receives of released frames and sends their credits in
     // one message, if a credit buffer is free (else at a later look).
     void flush_credits();
-    // One completion; a frame when it is one.
-    std::optional<ReceivedFrame> take(const ibv_wc& wc);
-    // take(), with the sender's address added to a ProtocolError.
-    std::optional<ReceivedFrame> checked_take(const ibv_wc& wc);
+    // One completion: what the sender sent goes into arrived_, in order.
+    void take(const ibv_wc& wc);
+    // The oldest arrival, if it is ready (a frame: its window is
+    // invalidated): a frame handed out, or a control message acted on.
+    std::optional<ReceivedFrame> next_arrived();
+    ReceivedFrame hand_out(const ibv_wc& wc); // a frame's checks, once nothing can write its slot
+    // take() and next_arrived(), with the sender's address added to a ProtocolError.
+    void checked_take(const ibv_wc& wc);
+    std::optional<ReceivedFrame> checked_next_arrived();
     // Set in a receive's wr_id (below it the control buffer's index), so a
     // failed completion tells a receive from our own sends (credit messages
-    // count up from 0; the ring message is UINT64_MAX).
+    // count up from 0; the ring message is UINT64_MAX; a bind or invalidate
+    // carries its tag and the slot).
     static constexpr std::uint64_t kRecvTag = std::uint64_t{1} << 62;
+    static constexpr std::uint64_t kInvalidateTag = std::uint64_t{1} << 61;
+    static constexpr std::uint64_t kBindTag = std::uint64_t{1} << 60;
     // The connection is gone (an rdma_cm event): throws what it means.
     [[noreturn]] void lost(const CmEvent& ev) const;
     // A failed completion: throws, naming the sender's hang-up if that is
@@ -162,9 +188,10 @@ private:
     RingConfig config_;
     std::unique_ptr<Datapath> path_;       // declared before what lives on it
     RcConnection* conn_ = nullptr;         // set-up over verbs (accept, connect); null over another datapath
-    std::optional<RegisteredRegion> ring_; // replaced when the ring grows
+    bool windows_;                         // memory windows (RingConfig::memory_windows, and the device has them)
+    std::unique_ptr<SlotRing> ring_;       // replaced when the ring grows
     RegisteredRegion control_in_;          // one kControlPayloadMax buffer per posted receive
-    RegisteredRegion control_out_;         // what the receiver's own control messages carry
+    RegisteredRegion control_out_;         // the receiver's own control messages (a ring advert)
     // kCreditBuffers buffers of slots * kCreditSize bytes: a credit message's
     // buffer is reused only after the NIC is done with it (credit_acked_).
     RegisteredRegion credit_out_;
@@ -176,7 +203,8 @@ private:
     std::chrono::steady_clock::time_point first_frame_by_ = std::chrono::steady_clock::time_point::max();
     // Released, not yet credited: the credits and the receives to re-post.
     // Sized to the slot count once; never grows.
-    std::vector<wire::SlotImm> credit_batch_;
+    std::vector<wire::Credit> credit_batch_;
+    std::vector<ibv_send_wr> bind_batch_; // with windows: their binds, linked in front of the credit SEND
     std::vector<ibv_recv_wr> recv_batch_;
     std::vector<ibv_sge> recv_sges_;
     std::size_t batched_ = 0;
@@ -184,8 +212,17 @@ private:
     std::uint64_t credit_msgs_ = 0;      // credit messages posted
     std::uint64_t credit_acked_ = 0;     // credit messages the NIC completed (signalled ones retire the earlier)
     std::uint32_t signal_every_;
-    bool ended_ = false; // the sender sent end of stream
+    bool ended_ = false;      // the sender's end of stream was acted on (every frame before it handed out)
+    bool eos_arrived_ = false; // it arrived (perhaps behind frames still being invalidated)
     std::vector<std::uint64_t> recv_of_slot_; // the receive (and buffer) the frame in a slot used
+    // What the sender sent that must be acted on in order: frames (with
+    // windows, each waits for its window's invalidation, posted when it
+    // arrived) and the format and end-of-stream messages behind them. A
+    // fixed ring of completions: at most one frame per slot and one message
+    // per posted receive.
+    std::vector<ibv_wc> arrived_;
+    std::size_t arrived_head_ = 0, arrived_count_ = 0;
+    std::vector<std::uint8_t> invalidated_; // by slot: the window of the frame in it is invalidated
     std::optional<wire::StreamFormat> format_;
     bool format_changed_ = false;
     std::uint64_t last_sequence_ = 0; // the latest frame's number (once stats_.frames > 0)

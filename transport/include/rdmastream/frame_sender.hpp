@@ -239,13 +239,16 @@ private:
     wire::RingAdvert ring_;
     Policy policy_;
     RegisteredRegion headers_;     // one 64-byte header per slot
-    std::size_t control_in_size_;  // room for a credit message of every slot, or a ring advert
+    std::size_t control_in_size_;  // room for a credit message of every slot, or a ring advert with window keys
     RegisteredRegion control_in_;  // a buffer per posted receive
     RegisteredRegion control_out_; // what the sender's control messages carry
     SenderCredits credits_;
+    // The key each slot's next frame is written with: the one its latest
+    // credit carried (with windows, that credit's window), or the advert's.
+    std::vector<std::uint32_t> slot_rkey_;
     std::vector<std::uint64_t> last_post_in_slot_; // posted index of the latest write per slot
     std::vector<InFlight> in_flight_;              // by posted index % size: at most one per slot
-    std::vector<wire::SlotImm> credits_in_;         // a decoded credit message; slot_count entries
+    std::vector<wire::Credit> credits_in_;          // a decoded credit message; slot_count entries
     std::uint64_t next_number_ = 0;   // frames offered
     std::uint64_t next_post_ = 0;     // writes posted
     std::uint64_t retired_before_ = 0; // every write below this posted index is delivered

@@ -73,7 +73,6 @@ public:
     const wire::RingAdvert& ring() const;
 
 private:
-    static constexpr std::size_t kBuffer = 64; // per message: a proof or an advert
     static constexpr std::uint64_t kProofWr = 0x50524f4f46; // "PROOF": our one send
     wire::Role peer_role() const noexcept;
     std::string peer_label() const; // "the receiver 198.18.0.1:18515"
@@ -95,6 +94,9 @@ private:
     bool have_peer_hello_ = false;
     std::uint32_t peer_slots_ = 0;
     std::string peer_;
+    // Per message: a proof, or an advert with the window keys of up to the
+    // sender's largest ring (a receiver's: a proof).
+    std::size_t buffer_;
     RegisteredRegion region_; // receive buffers, then the send buffer
     std::size_t recvs_posted_ = 0, recvs_done_ = 0;
     bool proof_posted_ = false, proof_acked_ = false, peer_proved_ = false;

@@ -2,6 +2,7 @@
 // receiver, the frame buffers on the sender.
 #pragma once
 
+#include "rdmastream/page_mapping.hpp"
 #include "rdmastream/verbs_owners.hpp"
 
 #include <cstddef>
@@ -27,22 +28,16 @@ public:
     // deregistering them. Replace a region through std::optional instead.
     RegisteredRegion& operator=(RegisteredRegion&&) = delete;
 
-    std::span<std::byte> bytes() const noexcept { return {static_cast<std::byte*>(map_.get()), size_}; }
+    std::span<std::byte> bytes() const noexcept { return map_.bytes(); }
     std::uint32_t lkey() const noexcept { return lkey_; }
     std::uint32_t rkey() const noexcept { return rkey_; }
-    std::uint64_t addr() const noexcept { return reinterpret_cast<std::uintptr_t>(map_.get()); }
-    bool huge_pages() const noexcept { return huge_; }
+    std::uint64_t addr() const noexcept { return map_.addr(); }
+    bool huge_pages() const noexcept { return map_.huge_pages(); }
 
 private:
-    struct Unmap {
-        std::size_t length;
-        void operator()(void* p) const noexcept;
-    };
-    void map(); // sets map_ and huge_ for size_ bytes
+    RegisteredRegion(ibv_pd* pd, std::size_t size, int access, const ibv_device_attr& attr);
 
-    std::size_t size_;
-    bool huge_ = false;
-    std::unique_ptr<void, Unmap> map_;
+    PageMapping map_;
     MemoryRegion mr_; // after map_: deregistered before the pages go; empty for fabric memory
     std::shared_ptr<void> fabric_registration_; // likewise, for fabric memory
     std::uint32_t lkey_ = 0, rkey_ = 0;

@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace rdmastream::wire {
 
@@ -22,12 +23,14 @@ inline constexpr std::uint32_t kHelloMagic = 0x484d4452;  // "RDMH"
 inline constexpr std::uint32_t kRejectMagic = 0x584d4452; // "RDMX"
 inline constexpr std::uint32_t kReceiverHelloMagic = 0x524d4452; // "RDMR"
 inline constexpr std::uint32_t kKeyProofMagic = 0x504d4452;      // "RDMP"
-// 3: hellos both ways with nonces, key proofs, and the ring advert as the
-// receiver's first message once the connection is up (never in the rdma_cm
-// private data). 2: credits travel coalesced, as a kCredits control message
+// 4: memory windows: every credit carries the rkey the sender writes that
+// slot with, and the ring advert each slot's first one. 3: hellos both ways
+// with nonces, key proofs, and the ring advert as the receiver's first
+// message once the connection is up (never in the rdma_cm private data). 2:
+// credits travel coalesced, as a kCredits control message
 // listing slots (version 1 sent one SEND per slot with the slot in the
 // immediate).
-inline constexpr std::uint16_t kProtocolVersion = 3;
+inline constexpr std::uint16_t kProtocolVersion = 4;
 
 // Limits a decoder enforces; a peer advertising more is refused.
 inline constexpr std::uint32_t kMaxSlots = 4096;        // slot index fits 16 bits with room
@@ -97,18 +100,38 @@ std::optional<Reject> decode_reject(std::span<const std::byte> bytes);
 
 // Receiver -> sender: a kRing control message, the receiver's first once the
 // connection is up (and the sender proved the key, where there is one), and
-// again whenever the ring grows. Decoders accept longer input (padding).
+// again whenever the ring grows. Without memory windows it is 32 bytes and
+// every slot is written with `rkey` (decoders accept padding after them);
+// with windows (flags bit 1) `rkey` is 0, since the ring has no remote
+// access of its own, and slot_count 4-byte keys follow, each the rkey of
+// the window bound over that slot for its first frame.
 struct RingAdvert {
     std::uint32_t slot_count = 0;
     std::uint32_t slot_size = 0; // bytes per slot, header included
     std::uint64_t addr = 0;      // remote virtual address of slot 0
-    std::uint32_t rkey = 0;
+    std::uint32_t rkey = 0;      // the whole ring's region; 0 with windows
     bool live = false; // the receiver asks for the live policy (drop, never wait)
-};
-inline constexpr std::size_t kRingAdvertSize = 32;
-using RingAdvertBytes = std::array<std::byte, kRingAdvertSize>;
+    // With windows: slot_count keys, slot s's first window; empty: none.
+    std::vector<std::uint32_t> slot_rkeys{};
 
+    bool windows() const noexcept { return !slot_rkeys.empty(); }
+    // The key slot s's first frame is written with.
+    std::uint32_t first_rkey(std::uint32_t slot) const noexcept { return windows() ? slot_rkeys[slot] : rkey; }
+};
+inline constexpr std::size_t kRingAdvertSize = 32; // without the window keys
+inline constexpr std::size_t kWindowKeySize = 4;
+// The kRing message's size: 32 bytes, plus the window keys with windows.
+constexpr std::size_t ring_advert_size(std::uint32_t slot_count, bool windows) noexcept {
+    return kRingAdvertSize + (windows ? std::size_t{slot_count} * kWindowKeySize : 0);
+}
+
+// Into `out` (at least ring_advert_size bytes); returns the bytes used.
+std::size_t encode(const RingAdvert& advert, std::span<std::byte> out);
+// The same, allocated (tests, tools: not the receiver's own path).
+using RingAdvertBytes = std::vector<std::byte>;
 RingAdvertBytes encode(const RingAdvert& advert);
+// Refuses, besides the fields' ranges: with windows a non-zero rkey or
+// fewer than slot_count keys.
 RingAdvert decode_ring_advert(std::span<const std::byte> bytes);
 
 // The 32-bit immediate of a frame's WRITE_WITH_IMM, and one entry of a
@@ -141,15 +164,21 @@ std::uint32_t encode(Control kind) noexcept;
 Control decode_control(std::uint32_t value);
 
 // A kCredits payload: every slot the receiver's consumer released since its
-// last credit message, each as a little-endian 32-bit SlotImm (the slot and
-// the generation its next frame must carry); 1..slot_count entries.
-inline constexpr std::size_t kCreditSize = 4;
+// last credit message, each as 8 little-endian bytes: the 32-bit SlotImm
+// (the slot and the generation its next frame must carry), then the rkey
+// the sender writes that frame with (the window bound over the slot for it,
+// or without windows the ring's rkey); 1..slot_count entries.
+struct Credit {
+    SlotImm imm;
+    std::uint32_t rkey = 0;
+};
+inline constexpr std::size_t kCreditSize = 8;
 // Into `out` (credits.size() * kCreditSize bytes); returns the bytes used.
-std::size_t encode_credits(std::span<const SlotImm> credits, std::span<std::byte> out) noexcept;
+std::size_t encode_credits(std::span<const Credit> credits, std::span<std::byte> out) noexcept;
 // Into `out` (at least slot_count entries); returns how many. Refuses a
 // length that is not a whole number of 1..slot_count entries, or a slot out
-// of range. Ownership and generations are the caller's to check.
-std::size_t decode_credits(std::span<const std::byte> bytes, std::uint32_t slot_count, std::span<SlotImm> out);
+// of range. Ownership, generations and keys are the caller's to check.
+std::size_t decode_credits(std::span<const std::byte> bytes, std::uint32_t slot_count, std::span<Credit> out);
 
 // How the frames of a stream look. The transport does not interpret the
 // caps (a GStreamer caps string, e.g. "video/x-raw,format=I420,width=1920,
