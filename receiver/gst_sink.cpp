@@ -18,11 +18,12 @@ constexpr const char* kStatsName = "rdmastats";
 constexpr GstClockTime kEosPatience = 30 * GST_SECOND; // frames still queued play out at their pace
 } // namespace
 
-GstSink::GstSink(const std::string& pipeline, SlotReleaseQueue& released)
+GstSink::GstSink(const std::string& pipeline, SlotReleaseQueue& released, std::uint32_t copy_threshold)
     : description_(pipeline),
       released_(released),
       // the ring: see the member's comment; a freed buffer wakes the receive loop
       buffers_(new gst::SlotBuffers(released.slots(), nullptr, released.waker())),
+      copy_threshold_(copy_threshold),
       texts_(released.slots()) {
     gst_init(nullptr, nullptr);
     const std::string full = fmt::format("appsrc name={} ! {}", kSourceName, pipeline);

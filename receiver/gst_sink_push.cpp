@@ -2,7 +2,10 @@
 // recycled GstVideoMeta rewritten, the push; no copy, no syscall, and once
 // every slot has carried a frame no allocation (SlotBuffers). Slots
 // GStreamer freed, on any thread, wait in SlotBuffers until collect_freed
-// hands them to the session on the receive loop.
+// hands them to the session on the receive loop. The exception: a frame
+// that would leave the sender fewer free slots than the copy threshold is
+// copied out (FrameCopies, from a recycled pool) and its slot handed back
+// at once.
 #include "gst_sink.hpp"
 #include "overlay_text.hpp"
 
@@ -14,6 +17,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 
 namespace rdmastream::cli {
@@ -42,8 +46,24 @@ bool GstSink::consume(const ReceivedFrame& frame) {
     // The room SlotBuffers' memory may claim: the format's largest frame,
     // which the ring grew to hold; constant per format, so the slot's
     // wrapper is made once, not per frame size.
-    const std::size_t room = std::max<std::size_t>(stream_->layout.format().max_frame_size, frame.payload.size());
-    GstBuffer* buffer = buffers_->wrap_st(frame.slot, frame.payload, room);
+    const std::uint32_t slots = released_.slots();
+    const bool copy = gst::FrameCopies::needed(slots, buffers_->lent_st(), copy_threshold_);
+    GstBuffer* buffer = nullptr;
+    if (copy) {
+        if (!told_copying_) {
+            told_copying_ = true;
+            std::fprintf(stderr,
+                         "rdmarecv: --gst: the pipeline holds %u of the ring's %u slots: frames are copied out from "
+                         "frame %llu on while it does, so the sender keeps %u (--copy-threshold; counted in copies)\n",
+                         buffers_->lent_st(), slots, static_cast<unsigned long long>(frame.header.sequence),
+                         slots - gst::FrameCopies::lendable(slots, copy_threshold_));
+        }
+        buffer = copies_.copy(frame.payload, stream_->layout);
+    } else {
+        const std::size_t room = std::max<std::size_t>(stream_->layout.format().max_frame_size, frame.payload.size());
+        buffer = buffers_->wrap_st(frame.slot, frame.payload, room);
+        gst::set_video_meta(buffer, stream_->layout); // checked at format time: cannot fail
+    }
     if (frame.header.pts != kNone) {
         if (!have_first_pts_) {
             first_pts_ = frame.header.pts;
@@ -55,7 +75,6 @@ bool GstSink::consume(const ReceivedFrame& frame) {
         GST_BUFFER_DURATION(buffer) = static_cast<GstClockTime>(frame.header.duration);
     }
     GST_BUFFER_OFFSET(buffer) = frame.header.sequence; // the frame number, as video sources set it
-    gst::set_video_meta(buffer, stream_->layout); // checked at format time: cannot fail, the buffer always goes out
     if (stats_) {
         SlotText& t = texts_[frame.slot];
         overlay_text(frame, t.text);
@@ -67,7 +86,7 @@ bool GstSink::consume(const ReceivedFrame& frame) {
         throw std::runtime_error(fmt::format("--gst: the pipeline refused frame {}: {}", frame.header.sequence,
                                              gst_flow_get_name(flow)));
     }
-    return false; // the slot comes back through collect_freed
+    return copy; // a lent slot comes back through collect_freed; a copied one is free now
 }
 
 } // namespace rdmastream::cli

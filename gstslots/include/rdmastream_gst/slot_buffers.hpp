@@ -62,6 +62,10 @@ public:
     // Slots whose memory downstream let go since the last call; valid
     // until the next call. Give their credits back.
     std::span<const std::uint16_t> take_freed_st();
+    // Slots downstream holds now: wrapped, their memory not yet home (one
+    // that came home counts off at once, before take_freed_st returns it).
+    // FrameCopies::needed decides by it.
+    std::uint32_t lent_st() const noexcept { return lent_.load(std::memory_order_relaxed); }
 
     // What was allocated so far (tests: constant once every slot was used).
     std::size_t shells_made() const noexcept { return shells_made_; }
@@ -87,6 +91,7 @@ private:
     std::unique_ptr<Slot[]> slots_; // fixed addresses: the memories point at their Slot
     std::uint32_t slot_count_;
     std::size_t shells_made_ = 0, memories_made_ = 0;
+    std::atomic<std::uint32_t> lent_{0}; // +1 per wrap_st, -1 as a memory comes home (any thread)
 
     std::mutex mutex_;
     std::vector<std::uint16_t> freed_;    // guarded; capacity = slots, so pushing never allocates
