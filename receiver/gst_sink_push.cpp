@@ -2,10 +2,10 @@
 // recycled GstVideoMeta rewritten, the push; no copy, no syscall, and once
 // every slot has carried a frame no allocation (SlotBuffers). Slots
 // GStreamer freed, on any thread, wait in SlotBuffers until collect_freed
-// hands them to the session on the receive loop. The exception: a frame
-// that would leave the sender fewer free slots than the copy threshold is
-// copied out (FrameCopies, from a recycled pool) and its slot handed back
-// at once.
+// hands them to the session on the receive loop. The exception, in the
+// pipeline's thread: a frame whose slot, lent to the pipeline too, would
+// leave the sender fewer than the copy threshold is copied out as it leaves
+// appsrc (FrameCopies, from a recycled pool) and its slot handed back.
 #include "gst_sink.hpp"
 #include "overlay_text.hpp"
 
@@ -41,29 +41,43 @@ GstPadProbeReturn GstSink::label_frame(GstPad*, GstPadProbeInfo* info, gpointer 
     return GST_PAD_PROBE_OK;
 }
 
+GstPadProbeReturn GstSink::copy_if_held(GstPad*, GstPadProbeInfo* info, gpointer self) {
+    auto* sink = static_cast<GstSink*>(self);
+    // Slots the pipeline holds, this frame's not among them: every frame
+    // that left appsrc, less the slots that came home (only those can).
+    const std::uint64_t home = sink->buffers_->returned();
+    const auto held = static_cast<std::uint32_t>(sink->passed_ > home ? sink->passed_ - home : 0);
+    ++sink->passed_;
+    const std::uint32_t slots = sink->released_.slots();
+    if (!gst::FrameCopies::needed(slots, held, sink->copy_threshold_)) return GST_PAD_PROBE_OK;
+    GstBuffer* lent = GST_PAD_PROBE_INFO_BUFFER(info);
+    GstBuffer* copy = nullptr;
+    try {
+        copy = sink->copies_.copy(lent);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "rdmarecv: --gst: %s: the frame goes out in its slot\n", e.what());
+        return GST_PAD_PROBE_OK;
+    }
+    if (!sink->told_copying_) {
+        sink->told_copying_ = true;
+        std::fprintf(stderr,
+                     "rdmarecv: --gst: the pipeline holds %u of the ring's %u slots: frames are copied out from "
+                     "frame %llu on while it does, so the sender keeps %u (--copy-threshold; counted in copies)\n",
+                     held, slots, static_cast<unsigned long long>(GST_BUFFER_OFFSET(lent)),
+                     slots - gst::FrameCopies::lendable(slots, sink->copy_threshold_));
+    }
+    GST_PAD_PROBE_INFO_DATA(info) = copy;
+    gst_buffer_unref(lent); // its slot comes home: the receive loop returns the credit
+    return GST_PAD_PROBE_OK;
+}
+
 bool GstSink::consume(const ReceivedFrame& frame) {
     check_bus(); // a pipeline error stops the stream at the next frame
     // The room SlotBuffers' memory may claim: the format's largest frame,
     // which the ring grew to hold; constant per format, so the slot's
     // wrapper is made once, not per frame size.
-    const std::uint32_t slots = released_.slots();
-    const bool copy = gst::FrameCopies::needed(slots, buffers_->lent_st(), copy_threshold_);
-    GstBuffer* buffer = nullptr;
-    if (copy) {
-        if (!told_copying_) {
-            told_copying_ = true;
-            std::fprintf(stderr,
-                         "rdmarecv: --gst: the pipeline holds %u of the ring's %u slots: frames are copied out from "
-                         "frame %llu on while it does, so the sender keeps %u (--copy-threshold; counted in copies)\n",
-                         buffers_->lent_st(), slots, static_cast<unsigned long long>(frame.header.sequence),
-                         slots - gst::FrameCopies::lendable(slots, copy_threshold_));
-        }
-        buffer = copies_.copy(frame.payload, stream_->layout);
-    } else {
-        const std::size_t room = std::max<std::size_t>(stream_->layout.format().max_frame_size, frame.payload.size());
-        buffer = buffers_->wrap_st(frame.slot, frame.payload, room);
-        gst::set_video_meta(buffer, stream_->layout); // checked at format time: cannot fail
-    }
+    const std::size_t room = std::max<std::size_t>(stream_->layout.format().max_frame_size, frame.payload.size());
+    GstBuffer* buffer = buffers_->wrap_st(frame.slot, frame.payload, room);
     if (frame.header.pts != kNone) {
         if (!have_first_pts_) {
             first_pts_ = frame.header.pts;
@@ -75,6 +89,7 @@ bool GstSink::consume(const ReceivedFrame& frame) {
         GST_BUFFER_DURATION(buffer) = static_cast<GstClockTime>(frame.header.duration);
     }
     GST_BUFFER_OFFSET(buffer) = frame.header.sequence; // the frame number, as video sources set it
+    gst::set_video_meta(buffer, stream_->layout); // checked at format time: cannot fail, the buffer always goes out
     if (stats_) {
         SlotText& t = texts_[frame.slot];
         overlay_text(frame, t.text);
@@ -86,7 +101,7 @@ bool GstSink::consume(const ReceivedFrame& frame) {
         throw std::runtime_error(fmt::format("--gst: the pipeline refused frame {}: {}", frame.header.sequence,
                                              gst_flow_get_name(flow)));
     }
-    return copy; // a lent slot comes back through collect_freed; a copied one is free now
+    return false; // the slot comes back through collect_freed
 }
 
 } // namespace rdmastream::cli

@@ -4,6 +4,7 @@
 // the ring outlives every buffer.
 #include "rdmastream_gst/frame_copies.hpp"
 #include "rdmastream_gst/slot_buffers.hpp"
+#include "rdmastream_gst/video_meta.hpp"
 
 #include "gst_test_env.hpp"
 
@@ -308,6 +309,43 @@ TEST_F(FrameCopiesTest, RecyclesItsBuffersAndGrowsForLargerFrames) {
     // than twice 112); 5000 outgrows it: 6000 (twice), which 6000 fits.
     EXPECT_EQ(copies.pools_made(), 3u);
     EXPECT_EQ(copies.count(), 51u + std::size(sizes));
+}
+
+// rdmarecv --gst copies a buffer that wraps a slot already: bytes, layout,
+// timestamps, offsets and flags; the copy's memory is its own.
+TEST_F(FrameCopiesTest, CopiesABufferWithItsMetadata) {
+    const FrameLayout layout = padded_i420();
+    auto slot = pattern(layout.format().max_frame_size, 3);
+    GstBuffer* src = gst_buffer_new_wrapped_full(static_cast<GstMemoryFlags>(0), slot.data(), slot.size(), 0,
+                                                 slot.size(), nullptr, nullptr);
+    set_video_meta(src, layout);
+    GST_BUFFER_PTS(src) = 40;
+    GST_BUFFER_DURATION(src) = 20;
+    GST_BUFFER_OFFSET(src) = 7;
+    GST_BUFFER_FLAG_SET(src, GST_BUFFER_FLAG_DELTA_UNIT);
+    FrameCopies copies;
+    for (int i = 0; i < 2; ++i) { // the second from the pool, its meta rewritten
+        GstBuffer* b = copies.copy(src);
+        EXPECT_EQ(GST_BUFFER_PTS(b), 40u);
+        EXPECT_EQ(GST_BUFFER_DURATION(b), 20u);
+        EXPECT_EQ(GST_BUFFER_OFFSET(b), 7u);
+        EXPECT_TRUE(GST_BUFFER_FLAG_IS_SET(b, GST_BUFFER_FLAG_DELTA_UNIT));
+        GstMapInfo map;
+        ASSERT_TRUE(gst_buffer_map(b, &map, GST_MAP_READ));
+        EXPECT_NE(map.data, reinterpret_cast<const guint8*>(slot.data()));
+        EXPECT_TRUE(std::equal(slot.begin(), slot.end(), reinterpret_cast<const std::byte*>(map.data)));
+        gst_buffer_unmap(b, &map);
+        const GstVideoMeta* meta = gst_buffer_get_video_meta(b);
+        ASSERT_NE(meta, nullptr);
+        for (guint p = 0; p < 3; ++p) {
+            EXPECT_EQ(meta->offset[p], layout.plane(p).offset) << p;
+            EXPECT_EQ(static_cast<std::uint32_t>(meta->stride[p]), layout.plane(p).stride) << p;
+        }
+        gst_buffer_unref(b);
+    }
+    EXPECT_EQ(copies.count(), 2u);
+    EXPECT_EQ(copies.pools_made(), 1u);
+    gst_buffer_unref(src);
 }
 
 // Copies downstream still holds outlive their FrameCopies (rdmasrc stopped).

@@ -13,14 +13,17 @@
 // pulled slowly, a muxer waiting for a keyframe) stops the stream: the
 // sender waits for a credit that never comes.
 //
-// One object per stream, on the one thread that drives the receiver.
-// Buffers it hands out may be freed on any thread (GstBufferPool is).
+// One object per stream, used by one thread at a time: rdmasrc's streaming
+// thread, or the thread of rdmarecv's pipeline that pushes out of its
+// appsrc. count() may be read from any thread; the buffers it hands out may
+// be freed on any thread (GstBufferPool is).
 #pragma once
 
 #include "rdmastream_gst/frame_layout.hpp"
 
 #include <gst/gst.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -56,17 +59,23 @@ public:
     // as large (the old one's buffers are freed as they come home). Throws
     // std::runtime_error if the pool cannot give a buffer.
     GstBuffer* copy(std::span<const std::byte> payload, const FrameLayout& layout);
+    // The same for a buffer that wraps a slot already (rdmarecv --gst: the
+    // frame was handed to appsrc before the pipeline took it): its bytes,
+    // GstVideoMeta, timestamps, offsets and flags. The caller lets go of
+    // `src` (so of its slot).
+    GstBuffer* copy(GstBuffer* src);
 
-    std::uint64_t count() const noexcept { return count_; }
+    std::uint64_t count() const noexcept { return count_.load(std::memory_order_relaxed); }
     // Pools made so far (tests: one per buffer size, not one per frame).
     std::size_t pools_made() const noexcept { return pools_made_; }
 
 private:
     void new_pool(std::size_t size);
+    GstBuffer* acquire(std::span<const std::byte> bytes); // a pooled buffer with these bytes, counted
 
     GstBufferPool* pool_ = nullptr;
     std::size_t size_ = 0; // of the pool's buffers
-    std::uint64_t count_ = 0;
+    std::atomic<std::uint64_t> count_{0};
     std::size_t pools_made_ = 0;
 };
 

@@ -64,8 +64,13 @@ public:
     std::span<const std::uint16_t> take_freed_st();
     // Slots downstream holds now: wrapped, their memory not yet home (one
     // that came home counts off at once, before take_freed_st returns it).
-    // FrameCopies::needed decides by it.
-    std::uint32_t lent_st() const noexcept { return lent_.load(std::memory_order_relaxed); }
+    // rdmasrc's FrameCopies::needed decides by it.
+    std::uint32_t lent_st() const noexcept {
+        return static_cast<std::uint32_t>(wrapped_ - returned_.load(std::memory_order_relaxed));
+    }
+    // Slot memories that came home so far, on any thread: rdmarecv --gst
+    // counts what its pipeline holds by it (GstSink::copy_if_held).
+    std::uint64_t returned() const noexcept { return returned_.load(std::memory_order_relaxed); }
 
     // What was allocated so far (tests: constant once every slot was used).
     std::size_t shells_made() const noexcept { return shells_made_; }
@@ -91,7 +96,8 @@ private:
     std::unique_ptr<Slot[]> slots_; // fixed addresses: the memories point at their Slot
     std::uint32_t slot_count_;
     std::size_t shells_made_ = 0, memories_made_ = 0;
-    std::atomic<std::uint32_t> lent_{0}; // +1 per wrap_st, -1 as a memory comes home (any thread)
+    std::uint64_t wrapped_ = 0;              // wrap_st calls (the streaming thread's)
+    std::atomic<std::uint64_t> returned_{0}; // memories home (any thread), at most one per wrap
 
     std::mutex mutex_;
     std::vector<std::uint16_t> freed_;    // guarded; capacity = slots, so pushing never allocates
