@@ -4,8 +4,11 @@
  *
  * Receives frames over RDMA from an rdmasink (or the `rdmasend` program) and
  * pushes them as buffers that wrap the receive ring: no copy. A slot goes
- * back to the sender when downstream frees the buffer, so the ring size
- * (#GstRdmaSrc:slots) bounds how many frames downstream may hold.
+ * back to the sender when downstream frees the buffer. Downstream may hold
+ * #GstRdmaSrc:slots less #GstRdmaSrc:copy-threshold frames in their slots;
+ * past that, each frame is copied into a buffer of rdmasrc's own pool and
+ * its slot goes back at once (as v4l2src does when its driver's queue runs
+ * low), so an element that holds buffers costs copies, never a stall.
  *
  * The caps are the sender's, exactly as it negotiated them; they change when
  * the sender's do. Timestamps, durations and the DISCONT, DELTA_UNIT, HEADER
