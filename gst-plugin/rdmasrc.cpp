@@ -4,8 +4,11 @@
  *
  * Receives frames over RDMA from an rdmasink (or the `rdmasend` program) and
  * pushes them as buffers that wrap the receive ring: no copy. A slot goes
- * back to the sender when downstream frees the buffer, so the ring size
- * (#GstRdmaSrc:slots) bounds how many frames downstream may hold.
+ * back to the sender when downstream frees the buffer. Downstream may hold
+ * #GstRdmaSrc:slots less #GstRdmaSrc:copy-threshold frames in their slots;
+ * past that, each frame is copied into a buffer of rdmasrc's own pool and
+ * its slot goes back at once (as v4l2src does when its driver's queue runs
+ * low), so an element that holds buffers costs copies, never a stall.
  *
  * The caps are the sender's, exactly as it negotiated them; they change when
  * the sender's do. Timestamps, durations and the DISCONT, DELTA_UNIT, HEADER
@@ -21,6 +24,8 @@
 #include "rdmakey.hpp"
 
 #include "rdmastream/error.hpp"
+
+#include <algorithm>
 
 GST_DEBUG_CATEGORY(gst_rdma_src_debug);
 #define GST_CAT_DEFAULT gst_rdma_src_debug
@@ -43,6 +48,7 @@ enum {
     PROP_POLL_MODE,
     PROP_ALLOW,
     PROP_HANDSHAKE_TIMEOUT,
+    PROP_COPY_THRESHOLD,
     PROP_STATS,
     PROP_KEY_FILE,
     PROP_MEMORY_WINDOWS,
@@ -62,7 +68,7 @@ namespace {
 GstStructure* stats_structure(const SrcCounters& c) {
     return gst_structure_new("GstRdmaSrcStats", "frames", G_TYPE_UINT64, c.frames, "bytes", G_TYPE_UINT64, c.bytes,
                              "drops", G_TYPE_UINT64, c.drops, "format-changes", G_TYPE_UINT64, c.format_changes,
-                             nullptr);
+                             "copies", G_TYPE_UINT64, c.copies, nullptr);
 }
 
 } // namespace
@@ -167,6 +173,46 @@ static gboolean gst_rdma_src_query(GstBaseSrc* bsrc, GstQuery* query) {
     return GST_BASE_SRC_CLASS(gst_rdma_src_parent_class)->query(bsrc, query);
 }
 
+// rdmasrc pushes only its own buffers (ring slots, or copies from its own
+// pool), so it takes no pool from the allocation query; what it reads there
+// is how many buffers downstream says it needs to hold (the pools' minimum).
+// The query runs once the sender's caps are known (adopt_format asks for
+// it), but the ring was made before that, when the sender connected: its
+// slot count is announced then and stays, so downstream's needs cannot size
+// it. copy-threshold keeps the stream going when they exceed what the ring
+// can lend; the log says which slots= would lend every frame.
+static gboolean gst_rdma_src_decide_allocation(GstBaseSrc* bsrc, GstQuery* query) {
+    auto* self = GST_RDMA_SRC(bsrc);
+    guint need = 0;
+    for (guint i = 0; i < gst_query_get_n_allocation_pools(query); ++i) {
+        guint min = 0;
+        gst_query_parse_nth_allocation_pool(query, i, nullptr, nullptr, &min, nullptr);
+        need = std::max(need, min);
+    }
+    // Out of the query, so basesrc activates none of them for nothing.
+    while (gst_query_get_n_allocation_pools(query) > 0) {
+        gst_query_remove_nth_allocation_pool(query, 0);
+    }
+    SrcState* st = self->state; // the streaming thread's, as this query is
+    if (st == nullptr || st->receiver == nullptr) {
+        return TRUE; // before the sender: no caps yet, nothing to compare
+    }
+    st->downstream_min = need;
+    const guint slots = st->receiver->ring().slots;
+    const guint keep = st->settings.copy_threshold;
+    const guint lendable = FrameCopies::lendable(slots, keep);
+    if (need > lendable) {
+        GST_WARNING_OBJECT(self,
+                           "downstream asks to hold %u buffers; the ring's %u slots (sized when the sender "
+                           "connected) lend it %u with copy-threshold=%u: frames it holds beyond that are copied. "
+                           "slots=%u would lend them all",
+                           need, slots, lendable, keep, need + keep);
+    } else {
+        GST_DEBUG_OBJECT(self, "downstream asks to hold %u buffers; the ring lends up to %u", need, lendable);
+    }
+    return TRUE;
+}
+
 // GStreamer's unlock contract: a create() blocked in a wait returns at once
 // (the flag first, then the wake, so the woken create() sees the flag).
 static gboolean gst_rdma_src_unlock(GstBaseSrc* bsrc) {
@@ -202,6 +248,7 @@ static void gst_rdma_src_set_property(GObject* object, guint prop_id, const GVal
     case PROP_ALLOW: s.allow = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
     case PROP_HANDSHAKE_TIMEOUT: s.handshake_timeout_ms = g_value_get_uint(value); break;
     case PROP_MEMORY_WINDOWS: s.memory_windows = g_value_get_boolean(value) != FALSE; break;
+    case PROP_COPY_THRESHOLD: s.copy_threshold = g_value_get_uint(value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
     }
     GST_OBJECT_UNLOCK(self);
@@ -227,6 +274,7 @@ static void gst_rdma_src_get_property(GObject* object, guint prop_id, GValue* va
     case PROP_ALLOW: g_value_set_string(value, s.allow.c_str()); break;
     case PROP_HANDSHAKE_TIMEOUT: g_value_set_uint(value, s.handshake_timeout_ms); break;
     case PROP_MEMORY_WINDOWS: g_value_set_boolean(value, s.memory_windows ? TRUE : FALSE); break;
+    case PROP_COPY_THRESHOLD: g_value_set_uint(value, s.copy_threshold); break;
     case PROP_STATS: g_value_take_boxed(value, stats_structure(*self->published)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
     }
@@ -335,10 +383,22 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                           "next one served",
                           1, G_MAXUINT, kSrcDefaultHandshakeTimeoutMs, rw));
     g_object_class_install_property(
+        gobject_class, PROP_COPY_THRESHOLD,
+        g_param_spec_uint("copy-threshold", "Copy threshold",
+                          "Free slots to keep (as v4l2src does with its driver's queue): a frame whose slot, lent "
+                          "downstream, would leave fewer of the ring's slots to the sender is copied into a buffer "
+                          "of rdmasrc's own pool instead, and its slot goes back at once. An element that holds "
+                          "buffers (filesink batching small ones, a queue filling up, an appsink pulled slowly) "
+                          "then costs a copy per frame it holds beyond the ring (stats: copies) instead of "
+                          "stopping the stream. At most slots - 1 take effect; 0: never copy (downstream holding "
+                          "every slot stalls the sender)",
+                          0, G_MAXUINT, kSrcDefaultCopyThreshold, rw));
+    g_object_class_install_property(
         gobject_class, PROP_STATS,
         g_param_spec_boxed("stats", "Statistics",
                            "Counters of the running stream: frames, bytes, drops (frames the sender's live policy "
-                           "dropped, seen as gaps in its frame numbers), format-changes",
+                           "dropped, seen as gaps in its frame numbers), format-changes, copies (frames copied out of "
+                           "their slot because downstream held too many: copy-threshold)",
                            GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 
     gst_element_class_add_static_pad_template(element_class, &src_template);
@@ -353,6 +413,7 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
     basesrc_class->get_caps = gst_rdma_src_get_caps;
     basesrc_class->negotiate = gst_rdma_src_negotiate;
     basesrc_class->query = gst_rdma_src_query;
+    basesrc_class->decide_allocation = gst_rdma_src_decide_allocation;
     basesrc_class->unlock = gst_rdma_src_unlock;
     basesrc_class->unlock_stop = gst_rdma_src_unlock_stop;
     GST_PUSH_SRC_CLASS(klass)->create = gst_rdma_src_create;

@@ -11,6 +11,7 @@
 
 #include "rdmastream/busy_refuser.hpp"
 #include "rdmastream/frame_receiver.hpp"
+#include "rdmastream_gst/frame_copies.hpp"
 #include "rdmastream_gst/frame_layout.hpp"
 #include "rdmastream_gst/slot_buffers.hpp"
 
@@ -39,6 +40,10 @@ inline constexpr guint kSrcDefaultTimeoutMs = 10000;
 inline constexpr guint kSrcDefaultMaxFrameBytes = kDefaultMaxFrameBytes;
 inline constexpr guint64 kSrcDefaultMaxRingBytes = kDefaultMaxRingBytes;
 inline constexpr guint kSrcDefaultHandshakeTimeoutMs = 10000;
+// Slots kept out of downstream's hands: one for the sender to write the
+// next frame into while we push this one, one more so it need not wait for
+// our credit between two frames.
+inline constexpr guint kSrcDefaultCopyThreshold = 2;
 
 // Property values; read and written under the object lock.
 struct SrcSettings {
@@ -57,6 +62,7 @@ struct SrcSettings {
     std::string allow; // role=listen: "ADDR[/PREFIX],..."; empty: everyone
     guint handshake_timeout_ms = kSrcDefaultHandshakeTimeoutMs;
     bool memory_windows = true; // RingConfig::memory_windows
+    guint copy_threshold = kSrcDefaultCopyThreshold;
 };
 
 struct SrcCounters {
@@ -64,6 +70,7 @@ struct SrcCounters {
     guint64 bytes = 0;
     guint64 drops = 0; // gaps in the sender's frame numbers (its live policy dropped them)
     guint64 format_changes = 0;
+    guint64 copies = 0; // frames copied out of their slot (copy-threshold)
 };
 
 // What exists only between start() and stop() (streaming thread).
@@ -81,6 +88,11 @@ struct SrcState {
     std::optional<FrameLayout> layout;
     std::uint64_t next_sequence = 0;
     SrcCounters counters;
+    // Frames copied out when downstream holds too many slots (copy-threshold).
+    FrameCopies copies;
+    bool copying = false;       // the last frame was copied: log the changes only
+    guint64 copy_spells = 0;    // times copying started (the first is logged at INFO)
+    guint downstream_min = 0;   // buffers downstream asked for (the allocation query)
 };
 
 } // namespace rdmastream::gst

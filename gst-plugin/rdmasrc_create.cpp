@@ -3,6 +3,10 @@
 // to the sender first. The buffer, its memory and its GstVideoMeta are
 // recycled (SlotBuffers, gstslots/): once every slot has carried a frame, no
 // allocation, and no syscall but the transport's CQ poll and credit sends.
+// When downstream holds so many slots that fewer than copy-threshold would
+// stay with the sender, the frame is copied out instead (FrameCopies, a
+// recycled pool too) and its slot goes back at once: the one copy path,
+// counted in stats.
 #include "rdmasrc.hpp"
 
 #include "rdmakey.hpp"
@@ -133,8 +137,38 @@ bool adopt_format(GstRdmaSrc* self, SrcState& st, const wire::StreamFormat& form
     }
     if (!same) {
         gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
+        // The allocation query with these caps, before their first buffer:
+        // basesrc sent it only before the sender connected, without caps,
+        // which most elements do not answer (decide_allocation reads it).
+        if (!gst_base_src_negotiate(GST_BASE_SRC(self))) {
+            GST_DEBUG_OBJECT(self, "the allocation query failed; frames go out all the same");
+        }
     }
     return true;
+}
+
+// Logs when copying starts and stops: the first start at INFO (a holding
+// element downstream costs copies from here on), the rest at DEBUG (a
+// batching element such as filesink starts and stops with every batch).
+void note_copying(GstRdmaSrc* self, SrcState& st, bool copy, std::uint32_t slots, std::uint64_t sequence) {
+    if (copy == st.copying) {
+        return;
+    }
+    st.copying = copy;
+    const GstDebugLevel level = st.copy_spells == 0 ? GST_LEVEL_INFO : GST_LEVEL_DEBUG;
+    if (copy) {
+        ++st.copy_spells;
+        GST_CAT_LEVEL_LOG(GST_CAT_DEFAULT, level, self,
+                          "downstream holds %u of the ring's %u slots (it asked for %u): copying frames out from "
+                          "frame %" G_GUINT64_FORMAT " on, so the sender keeps %u (copy-threshold)",
+                          st.buffers->lent_st(), slots, st.downstream_min, sequence,
+                          slots - FrameCopies::lendable(slots, st.settings.copy_threshold));
+    } else {
+        GST_CAT_LEVEL_LOG(GST_CAT_DEFAULT, level, self,
+                          "downstream let go: frames go out in their slots again from frame %" G_GUINT64_FORMAT
+                          " (%" G_GUINT64_FORMAT " copied so far)",
+                          sequence, st.copies.count());
+    }
 }
 
 // A listening source's sender is on probation until its first frame is
@@ -219,12 +253,22 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
                 return GST_FLOW_ERROR;
             }
 
-            // Checked: from here nothing fails, so the buffer always goes out.
-            GstBuffer* buffer = st.buffers->wrap_st(f->slot, f->payload, receiver.ring().slot_size - wire::kSlotHeaderSize);
+            // Checked: the buffer goes out. Lent (the slot itself) while
+            // downstream leaves the sender enough slots, else copied.
+            const std::uint32_t slots = receiver.ring().slots;
+            const bool copy = FrameCopies::needed(slots, st.buffers->lent_st(), st.settings.copy_threshold);
+            note_copying(self, st, copy, slots, f->header.sequence);
+            GstBuffer* buffer = nullptr;
+            if (copy) {
+                buffer = st.copies.copy(f->payload, *st.layout);
+                receiver.release(f->slot); // its credit goes back now
+            } else {
+                buffer = st.buffers->wrap_st(f->slot, f->payload, receiver.ring().slot_size - wire::kSlotHeaderSize);
+                set_video_meta(buffer, *st.layout);
+            }
             GST_BUFFER_PTS(buffer) = clock_time(f->header.pts);
             GST_BUFFER_DURATION(buffer) = clock_time(f->header.duration);
             GST_BUFFER_FLAG_SET(buffer, buffer_flags(f->header.flags));
-            set_video_meta(buffer, *st.layout);
 
             // Frame numbers count every frame the sender was offered: a gap is
             // what its live policy dropped.
@@ -235,11 +279,13 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
             const StreamStats& t = receiver.stats();
             st.counters.frames = t.frames;
             st.counters.bytes = t.bytes;
+            st.counters.copies = st.copies.count();
             GST_OBJECT_LOCK(self);
             *self->published = st.counters;
             GST_OBJECT_UNLOCK(self);
-            GST_LOG_OBJECT(self, "frame %" G_GUINT64_FORMAT " in slot %u: %zu bytes, pts %" GST_TIME_FORMAT,
-                           f->header.sequence, f->slot, f->payload.size(), GST_TIME_ARGS(GST_BUFFER_PTS(buffer)));
+            GST_LOG_OBJECT(self, "frame %" G_GUINT64_FORMAT " in slot %u%s: %zu bytes, pts %" GST_TIME_FORMAT,
+                           f->header.sequence, f->slot, copy ? " (copied)" : "", f->payload.size(),
+                           GST_TIME_ARGS(GST_BUFFER_PTS(buffer)));
             *buf = buffer;
             return GST_FLOW_OK;
         } catch (const std::exception& e) {

@@ -18,11 +18,12 @@ constexpr const char* kStatsName = "rdmastats";
 constexpr GstClockTime kEosPatience = 30 * GST_SECOND; // frames still queued play out at their pace
 } // namespace
 
-GstSink::GstSink(const std::string& pipeline, SlotReleaseQueue& released)
+GstSink::GstSink(const std::string& pipeline, SlotReleaseQueue& released, std::uint32_t copy_threshold)
     : description_(pipeline),
       released_(released),
       // the ring: see the member's comment; a freed buffer wakes the receive loop
       buffers_(new gst::SlotBuffers(released.slots(), nullptr, released.waker())),
+      copy_threshold_(copy_threshold),
       texts_(released.slots()) {
     gst_init(nullptr, nullptr);
     const std::string full = fmt::format("appsrc name={} ! {}", kSourceName, pipeline);
@@ -40,6 +41,11 @@ GstSink::GstSink(const std::string& pipeline, SlotReleaseQueue& released)
     // prerolls on it) and plays frames at their timestamps from there.
     g_object_set(appsrc_.get(), "format", GST_FORMAT_TIME, "is-live", FALSE, "stream-type",
                  GST_APP_STREAM_TYPE_STREAM, nullptr);
+    if (copy_threshold_ > 0) {
+        GstPad* out = gst_element_get_static_pad(appsrc_.get(), "src");
+        gst_pad_add_probe(out, GST_PAD_PROBE_TYPE_BUFFER, &GstSink::copy_if_held, this, nullptr);
+        gst_object_unref(out);
+    }
     if (GstElement* stats = gst_bin_get_by_name(GST_BIN(pipeline_.get()), kStatsName)) {
         const GParamSpec* text = g_object_class_find_property(G_OBJECT_GET_CLASS(stats), "text");
         GstPad* pad = gst_element_get_static_pad(stats, "video_sink"); // textoverlay's

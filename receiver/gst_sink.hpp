@@ -7,6 +7,17 @@
 // collect_freed, on the receive loop, moves it to the session's release
 // queue, which returns the credit (the transport has one driving thread).
 //
+// When the pipeline holds so many slots that fewer than the copy threshold
+// would stay with the sender (a queue filling up, filesink batching small
+// buffers, an appsink pulled slowly), a frame is copied out instead, into
+// a buffer of a plain pool (FrameCopies, gstslots/: v4l2src's rule), and
+// its slot goes back at once: a holding element costs copies (counted:
+// copies()), never a stall. The choice is made as the frame leaves appsrc
+// for the pipeline (copy_if_held), as rdmasrc makes it as it pushes: frames
+// still waiting in appsrc's queue are a pipeline that is slow, not one that
+// holds, and they keep their slots, so a slow pipeline still slows the
+// sender down (credits) instead of filling memory with copies.
+//
 // The caps are the sender's own (they are GStreamer caps). Timestamps are
 // the sender's, shifted so the first frame is at 0: the pipeline plays at
 // the stream's pace from the first frame (add sync=false to the sink to
@@ -18,6 +29,7 @@
 #include "gst_ptr.hpp"
 #include "slot_release_queue.hpp"
 
+#include "rdmastream_gst/frame_copies.hpp"
 #include "rdmastream_gst/slot_buffers.hpp"
 
 #include <gst/video/video.h>
@@ -31,17 +43,24 @@
 
 namespace rdmastream::cli {
 
+// Slots --gst keeps out of the pipeline's hands by default (rdmasrc's
+// copy-threshold, the same default and reason).
+inline constexpr std::uint32_t kDefaultCopyThreshold = 2;
+
 class GstSink final : public FrameSink {
 public:
     // Builds and starts the pipeline now: a bad description or an element
-    // that cannot start fails before any connection.
-    GstSink(const std::string& pipeline, SlotReleaseQueue& released);
+    // that cannot start fails before any connection. `copy_threshold`:
+    // see above; 0 never copies.
+    GstSink(const std::string& pipeline, SlotReleaseQueue& released,
+            std::uint32_t copy_threshold = kDefaultCopyThreshold);
     ~GstSink() override;
     void start_format(const StreamLayout& stream) override;
     bool consume(const ReceivedFrame& frame) override; // gst_sink_push.cpp
     void collect_freed() override;                     // gst_sink_push.cpp
     void check() override { check_bus(); }
     void finish() override;
+    std::uint64_t copies() const noexcept override { return copies_.count(); } // any thread
 
     // The recycled buffers, for their allocation counts (tests). Receive
     // loop's thread.
@@ -53,6 +72,10 @@ private:
     // draw (setting it at push time would label a queued frame with the
     // newest frame's text).
     static GstPadProbeReturn label_frame(GstPad* pad, GstPadProbeInfo* info, gpointer self);
+    // On appsrc's src pad, in the pipeline's thread, as each frame leaves
+    // appsrc: swaps it for a copy when lending its slot too would leave the
+    // sender fewer than the copy threshold (gst_sink_push.cpp).
+    static GstPadProbeReturn copy_if_held(GstPad* pad, GstPadProbeInfo* info, gpointer self);
     // Throws on an error message waiting on the bus (never blocks).
     void check_bus();
     [[noreturn]] void throw_error(GstMessage* error, bool at_start) const;
@@ -63,6 +86,13 @@ private:
     // the ring: run_receive destroys the outputs before the receiver, and
     // ~GstSink's NULL state frees every buffer still in the pipeline first.
     std::unique_ptr<gst::SlotBuffers, gst::SlotBuffers::Unref> buffers_;
+    // After buffers_ for the same reason; its copies may outlive it (the pool
+    // frees them as they come home). Used by copy_if_held only, in the
+    // pipeline's thread, as are the two below it.
+    gst::FrameCopies copies_;
+    std::uint32_t copy_threshold_;
+    std::uint64_t passed_ = 0;  // frames that left appsrc: those not home yet are the pipeline's
+    bool told_copying_ = false; // the one line that says copying started
     GstElementPtr pipeline_;
     GstElementPtr appsrc_;
     GstElementPtr stats_; // the `rdmastats` element if it has a "text" property

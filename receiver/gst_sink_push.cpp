@@ -2,7 +2,10 @@
 // recycled GstVideoMeta rewritten, the push; no copy, no syscall, and once
 // every slot has carried a frame no allocation (SlotBuffers). Slots
 // GStreamer freed, on any thread, wait in SlotBuffers until collect_freed
-// hands them to the session on the receive loop.
+// hands them to the session on the receive loop. The exception, in the
+// pipeline's thread: a frame whose slot, lent to the pipeline too, would
+// leave the sender fewer than the copy threshold is copied out as it leaves
+// appsrc (FrameCopies, from a recycled pool) and its slot handed back.
 #include "gst_sink.hpp"
 #include "overlay_text.hpp"
 
@@ -14,6 +17,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 
 namespace rdmastream::cli {
@@ -34,6 +38,36 @@ GstPadProbeReturn GstSink::label_frame(GstPad*, GstPadProbeInfo* info, gpointer 
             break;
         }
     }
+    return GST_PAD_PROBE_OK;
+}
+
+GstPadProbeReturn GstSink::copy_if_held(GstPad*, GstPadProbeInfo* info, gpointer self) {
+    auto* sink = static_cast<GstSink*>(self);
+    // Slots the pipeline holds, this frame's not among them: every frame
+    // that left appsrc, less the slots that came home (only those can).
+    const std::uint64_t home = sink->buffers_->returned();
+    const auto held = static_cast<std::uint32_t>(sink->passed_ > home ? sink->passed_ - home : 0);
+    ++sink->passed_;
+    const std::uint32_t slots = sink->released_.slots();
+    if (!gst::FrameCopies::needed(slots, held, sink->copy_threshold_)) return GST_PAD_PROBE_OK;
+    GstBuffer* lent = GST_PAD_PROBE_INFO_BUFFER(info);
+    GstBuffer* copy = nullptr;
+    try {
+        copy = sink->copies_.copy(lent);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "rdmarecv: --gst: %s: the frame goes out in its slot\n", e.what());
+        return GST_PAD_PROBE_OK;
+    }
+    if (!sink->told_copying_) {
+        sink->told_copying_ = true;
+        std::fprintf(stderr,
+                     "rdmarecv: --gst: the pipeline holds %u of the ring's %u slots: frames are copied out from "
+                     "frame %llu on while it does, so the sender keeps %u (--copy-threshold; counted in copies)\n",
+                     held, slots, static_cast<unsigned long long>(GST_BUFFER_OFFSET(lent)),
+                     slots - gst::FrameCopies::lendable(slots, sink->copy_threshold_));
+    }
+    GST_PAD_PROBE_INFO_DATA(info) = copy;
+    gst_buffer_unref(lent); // its slot comes home: the receive loop returns the credit
     return GST_PAD_PROBE_OK;
 }
 

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
     cli::ReceiveOptions o;
     std::string framemd5, output, codec, pipeline;
     bool null_output = false;
+    std::uint32_t copy_threshold = cli::kDefaultCopyThreshold;
     bool verbose = false;
     CLI::App app{"rdmarecv: receive video frames over RDMA (from rdmasend or GStreamer's rdmasink) and write them "
                  "out.\nBy default it listens on every address; see docs/cli.md.\n\n"
@@ -45,6 +46,12 @@ int main(int argc, char** argv) {
                    "push the frames, without a copy, into the GStreamer pipeline `appsrc ! PIPELINE` (e.g. "
                    "\"videoconvert ! autovideosink\"); an element named rdmastats with a text property (e.g. "
                    "textoverlay name=rdmastats) shows each frame's number, pts and one-way latency");
+    app.add_option("--copy-threshold", copy_threshold,
+                   "--gst: ring slots to keep out of the pipeline's hands; a frame whose slot would leave the "
+                   "sender fewer is copied out and its slot handed back at once, so an element that holds "
+                   "buffers (a queue, filesink batching small ones, a slow appsink) costs copies (the stats' "
+                   "copies), not a stalled stream. At most --slots - 1 take effect; 0: never copy")
+        ->capture_default_str();
     app.add_flag("--null", null_output, "take the frames and drop them (measures the transport)");
     app.add_option("--frames", o.frames, "stop after N frames (0: until the sender ends the stream)")
         ->capture_default_str();
@@ -83,7 +90,7 @@ int main(int argc, char** argv) {
         std::vector<std::unique_ptr<cli::FrameSink>> sinks;
         if (!framemd5.empty()) sinks.push_back(std::make_unique<cli::FrameMd5Sink>(framemd5));
         if (!output.empty()) sinks.push_back(std::make_unique<cli::OutputSink>(output, codec, released));
-        if (!pipeline.empty()) sinks.push_back(std::make_unique<cli::GstSink>(pipeline, released));
+        if (!pipeline.empty()) sinks.push_back(std::make_unique<cli::GstSink>(pipeline, released, copy_threshold));
         if (null_output) sinks.push_back(std::make_unique<cli::NullSink>());
         if (sinks.empty()) {
             throw rdmastream::UserError("no output: give --framemd5 FILE, -o FILE, --gst PIPELINE or --null");

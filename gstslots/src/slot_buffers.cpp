@@ -78,6 +78,7 @@ gboolean SlotBuffers::memory_disposed(GstMiniObject* obj) {
         s->memory = reinterpret_cast<GstMemory*>(obj);
         self->freed_.push_back(s->index); // capacity = slots: never allocates
     }
+    self->returned_.fetch_add(1, std::memory_order_relaxed);
     if (self->waker_) {
         self->waker_->wake(); // a syscall only if the receiving thread sleeps
     }
@@ -168,6 +169,7 @@ GstBuffer* SlotBuffers::wrap_st(std::uint16_t slot, std::span<const std::byte> p
     GST_BUFFER_OFFSET(shell) = GST_BUFFER_OFFSET_NONE;
     GST_BUFFER_OFFSET_END(shell) = GST_BUFFER_OFFSET_NONE;
     gst_buffer_append_memory(shell, memory); // our reference goes with it
+    ++wrapped_;
     return shell;
 }
 

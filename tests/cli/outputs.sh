@@ -2,7 +2,9 @@
 # rdmarecv's outputs over a real connection, one clip each, each on its own
 # port: -o .y4m and -o .mkv (ffprobe's frame count and the written file's
 # framemd5 equal ffmpeg's decode of the source), --gst with zero copies in
-# the stats, --policy live on the receiver, and a truncated input (the
+# the stats (GstSink counts the copies it makes: 0 means none), --gst into
+# a pipeline that holds every frame (copies > 0, every frame intact, no
+# stall), --policy live on the receiver, and a truncated input (the
 # receiver gets end of stream after the frames before the cut).
 #   outputs.sh recv|send BINDIR CLIPDIR
 set -u
@@ -16,7 +18,7 @@ fail() { echo "FAIL $*"; status=1; }
 hashes() { grep '^0,' "$1" | awk -F', *' '{print $3, $6}'; } # pts and hash
 
 if [ "$role" = send ]; then
-  for port in 18661 18662 18663 18664; do
+  for port in 18661 18662 18663 18666 18664; do
     "$bin/rdmasend" "$clip" --connect "$RDMABED_SERVER_ADDR:$port" -q || fail "rdmasend to :$port exited $?"
   done
   "$bin/rdmasend" "$clips/truncated.ts" --connect "$RDMABED_SERVER_ADDR:18665" -q 2>"$out/truncated.err"
@@ -48,6 +50,19 @@ if grep -q "\"frames\": $n," "$out/gst.json" && grep -q '"copies": 0,' "$out/gst
   echo "ok --gst fakesink: $n frames, no copy"
 else
   fail "--gst fakesink: stats are not $n frames and 0 copies:"; cat "$out/gst.json"
+fi
+
+# A queue that lets nothing through before it holds the whole clip: with 8
+# slots and --copy-threshold 2, frames 7 on are copied (their slots handed
+# back at once) instead of the sender waiting for a slot forever.
+$R --listen :18666 --gst "queue max-size-buffers=100 max-size-bytes=0 max-size-time=0 min-threshold-buffers=$n ! fakesink" \
+  --framemd5 "$out/held.md5" --stats-json "$out/held.json" || fail "--gst holding queue: rdmarecv exited $?"
+copies=$(grep -o '"copies": [0-9]*' "$out/held.json" | grep -o '[0-9]*$')
+if grep -q "\"frames\": $n," "$out/held.json" && [ "${copies:-0}" -gt 0 ] &&
+   [ "$(hashes "$out/held.md5")" = "$(hashes "$ref")" ]; then
+  echo "ok --gst holding queue: $n frames, $copies copied, framemd5 equal to ffmpeg's decode of the source"
+else
+  fail "--gst holding queue: not $n intact frames with copies > 0:"; cat "$out/held.json"
 fi
 
 $R --listen :18664 --policy live --framemd5 "$out/live.md5" || fail "--policy live: rdmarecv exited $?"

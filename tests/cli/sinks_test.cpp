@@ -84,15 +84,20 @@ std::vector<std::byte> slot_payload(const StreamFormat& f, int n) {
 
 struct Fed {
     std::vector<bool> kept;
-    std::vector<int> returned; // per slot
+    std::vector<std::uint16_t> slot; // per frame
+    std::vector<int> returned;       // per slot
 };
 
-// Feeds `frames` frames, slot n % kSlots, handing freed slots back as
-// rdmarecv's loop does (collect_freed, then drain). A slot that never comes
-// back fails the test within a bound instead of hanging it.
-Fed feed(cli::FrameSink& sink, cli::SlotReleaseQueue& q, const StreamFormat& f, int frames = kFrames) {
+// Feeds `frames` frames as a sender would: each into the next slot it has
+// a credit for (round robin, skipping slots the output still holds),
+// handing freed slots back as rdmarecv's loop does (collect_freed, then
+// drain). `in_step`: each frame's slot comes back before the next frame is
+// sent (an output that keeps up). No free slot within a bound fails the
+// test (a stall) instead of hanging it.
+Fed feed(cli::FrameSink& sink, cli::SlotReleaseQueue& q, const StreamFormat& f, int frames = kFrames,
+         bool in_step = false) {
     constexpr auto kPatience = std::chrono::seconds(10);
-    Fed fed{{}, std::vector<int>(kSlots, 0)};
+    Fed fed{{}, {}, std::vector<int>(kSlots, 0)};
     const cli::StreamLayout stream = cli::read_stream_layout(f, "the test"); // as the receive loop reads it
     sink.start_format(stream);
     // One block, like the ring: a slot's frames land at the same address.
@@ -102,14 +107,22 @@ Fed feed(cli::FrameSink& sink, cli::SlotReleaseQueue& q, const StreamFormat& f, 
         sink.collect_freed();
         q.drain([&](std::uint16_t r) { busy[r] = false; ++fed.returned[r]; });
     };
+    auto free_slot = [&](std::uint32_t from) -> int {
+        for (std::uint32_t k = 0; k < kSlots; ++k) {
+            if (!busy[(from + k) % kSlots]) return static_cast<int>((from + k) % kSlots);
+        }
+        return -1;
+    };
+    std::uint32_t next = 0;
     for (int n = 0; n < frames; ++n) {
-        const auto s = static_cast<std::uint16_t>(n % kSlots);
         const auto deadline = std::chrono::steady_clock::now() + kPatience;
-        while (busy[s] && std::chrono::steady_clock::now() < deadline) take_back(); // the output gives the slot back
-        if (busy[s]) {
-            ADD_FAILURE() << "frame " << n << ": slot " << s << " never came back from the output";
+        while (free_slot(next) < 0 && std::chrono::steady_clock::now() < deadline) take_back(); // the output gives one back
+        if (free_slot(next) < 0) {
+            ADD_FAILURE() << "frame " << n << ": the output holds every slot (the sender would stall)";
             break;
         }
+        const auto s = static_cast<std::uint16_t>(free_slot(next));
+        next = (s + 1u) % kSlots;
         const std::span<std::byte> slot(ring.data() + std::size_t{s} * f.max_frame_size, f.max_frame_size);
         const auto payload = slot_payload(f, n);
         std::copy(payload.begin(), payload.end(), slot.begin());
@@ -121,7 +134,13 @@ Fed feed(cli::FrameSink& sink, cli::SlotReleaseQueue& q, const StreamFormat& f, 
         fr.payload = slot;
         const bool done = sink.consume(fr);
         fed.kept.push_back(!done);
+        fed.slot.push_back(s);
         busy[s] = !done;
+        while (in_step && busy[s] && std::chrono::steady_clock::now() < deadline) take_back();
+        if (in_step && busy[s]) {
+            ADD_FAILURE() << "frame " << n << ": slot " << s << " did not come back before the next frame";
+            break;
+        }
     }
     sink.finish();
     take_back();
@@ -180,7 +199,7 @@ void expect_pictures(const std::string& path, bool check_pts = true) {
 
 void expect_all_returned(const Fed& fed) {
     std::vector<int> kept(kSlots, 0);
-    for (std::size_t n = 0; n < fed.kept.size(); ++n) kept[n % kSlots] += fed.kept[n];
+    for (std::size_t n = 0; n < fed.kept.size(); ++n) kept[fed.slot[n]] += fed.kept[n];
     EXPECT_EQ(fed.returned, kept) << "slots handed back, per slot";
 }
 
@@ -289,6 +308,9 @@ TEST(GstSink, PicturesArriveIntactThroughVideoMeta) {
 // each slot's GstMemory and the buffer shells (with their GstVideoMeta) are
 // re-used. A shell comes home just after its slot, so the loop may once find
 // none free and make one more than there are slots: a bound, not a rate.
+// No copy either: fakesink keeps one frame (its last sample), 2 of the 4
+// slots may be lent (the default copy threshold), and frames waiting in
+// appsrc's queue are not the pipeline's.
 TEST(GstSink, AllocatesNothingPerFrameOnceEverySlotWasUsed) {
     constexpr int kMany = 200;
     cli::SlotReleaseQueue q(kSlots);
@@ -298,6 +320,53 @@ TEST(GstSink, AllocatesNothingPerFrameOnceEverySlotWasUsed) {
     expect_all_returned(fed);
     EXPECT_EQ(sink.slot_buffers().memories_made(), kSlots);
     EXPECT_LE(sink.slot_buffers().shells_made(), kSlots + 1);
+    EXPECT_EQ(sink.copies(), 0u);
+}
+
+// A pipeline that keeps up (each frame's slot back before the next frame)
+// gets every frame in its slot: the copy threshold costs nothing then.
+TEST(GstSink, APipelineThatKeepsUpGetsEveryFrameInItsSlot) {
+    cli::SlotReleaseQueue q(kSlots);
+    cli::GstSink sink("fakesink sync=false enable-last-sample=false", q, 2); // keeps no buffer
+    const Fed fed = feed(sink, q, i420_format(true), 50, true);
+    ASSERT_EQ(fed.kept.size(), 50u);
+    for (bool k : fed.kept) EXPECT_TRUE(k);
+    expect_all_returned(fed);
+    EXPECT_EQ(sink.copies(), 0u);
+}
+
+// A pipeline that holds every frame (a queue that lets none through before
+// it has them all, as a muxer waiting for a keyframe would) gets the first
+// ones in their slots, until only the copy threshold (2 of 4) would be left
+// to the sender; the rest are copied as they leave appsrc and their slots
+// handed back at once, so the stream goes on (without the copies, the 5th
+// frame would wait for a slot forever: feed() fails). Every picture
+// arrives intact, in order.
+TEST(GstSink, APipelineHoldingEveryFrameCostsCopiesNotAStall) {
+    cli::SlotReleaseQueue q(kSlots);
+    const auto path = temp_path("held.y4m");
+    cli::GstSink sink("queue max-size-buffers=100 max-size-bytes=0 max-size-time=0 min-threshold-buffers=" +
+                          std::to_string(kFrames) + " ! videoconvert ! video/x-raw,format=YV12 ! videoconvert ! "
+                          "video/x-raw,format=I420 ! y4menc ! filesink buffer-mode=unbuffered location=" + path,
+                      q, 2);
+    const Fed fed = feed(sink, q, i420_format(true));
+    for (bool k : fed.kept) EXPECT_TRUE(k); // appsrc takes every frame in its slot; the copy is made after
+    EXPECT_EQ(sink.copies(), static_cast<std::uint64_t>(kFrames - 2));
+    expect_all_returned(fed);
+    expect_pictures(path, false);
+}
+
+// A pipeline that is slow rather than holding (it plays the frames at their
+// timestamps, 25 per second, so they wait in appsrc's queue) keeps the
+// frames in their slots: the sender waits for credits (here: feed() waits
+// for a free slot), memory does not fill with copies.
+TEST(GstSink, ASlowPipelineSlowsTheSenderDownWithoutCopies) {
+    cli::SlotReleaseQueue q(kSlots);
+    cli::GstSink sink("fakesink sync=true", q);
+    const Fed fed = feed(sink, q, i420_format(true), 10);
+    ASSERT_EQ(fed.kept.size(), 10u);
+    expect_all_returned(fed);
+    EXPECT_EQ(sink.copies(), 0u);
 }
 
 TEST(GstSink, BadPipelineIsAUserError) {

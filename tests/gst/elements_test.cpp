@@ -102,6 +102,9 @@ TEST_F(ElementsTest, SrcDefaultsListenLikeUdpsrc) {
     g_object_get(src, "slots", &slots, "slot-size", &slot_size, nullptr);
     EXPECT_EQ(slots, 8u);
     EXPECT_EQ(slot_size, 4u << 20);
+    guint copy_threshold = 0;
+    g_object_get(src, "copy-threshold", &copy_threshold, nullptr);
+    EXPECT_EQ(copy_threshold, 2u); // a holding element downstream costs copies, never a stall
     EXPECT_EQ(enum_nick(G_OBJECT(src), "role"), "listen");
     EXPECT_TRUE(gst_base_src_is_live(GST_BASE_SRC(src)));
     gst_object_unref(src);
@@ -147,8 +150,11 @@ TEST_F(ElementsTest, StatsAreAStructureOfCounters) {
     GstElement* src = make("rdmasrc");
     g_object_get(src, "stats", &s, nullptr);
     ASSERT_NE(s, nullptr);
-    EXPECT_TRUE(gst_structure_has_field(s, "frames"));
-    EXPECT_TRUE(gst_structure_has_field(s, "drops"));
+    for (const char* f : {"frames", "bytes", "drops", "format-changes", "copies"}) {
+        guint64 v = 1;
+        EXPECT_TRUE(gst_structure_get_uint64(s, f, &v)) << f;
+        EXPECT_EQ(v, 0u) << f;
+    }
     gst_structure_free(s);
     gst_object_unref(src);
 }

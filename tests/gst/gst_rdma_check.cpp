@@ -13,12 +13,21 @@
 //   size, MD5 of the packed planes), to compare with FFmpeg and rdmarecv.
 // --restart-after N: after N buffers at the digest sink, the pipeline goes
 //   to NULL and back to PLAYING once (a receiver restarting mid-stream).
+// --pull-after N [--pull-delay-ms D]: the digest sink is an appsink named
+//   "digest" that an application pulls slowly: nothing until N samples
+//   wait in it (or the stream ended or failed), then one sample every D ms.
+//   The digest lines are the fakesink's, so the two compare.
 // --stats: prints the "stats" property of ELEMENT at the end;
 // --expect copies=0: fails unless that stats field has that value;
-// --expect-at-most credit-waits=30: unless it is at most that.
+// --expect-at-most credit-waits=30: unless it is at most that;
+// --expect-at-least copies=1: unless it is at least that.
 // Exit 0 only at EOS with every expectation met.
+#include <gst/app/gstappsink.h>
 #include <gst/gst.h>
 #include <gst/video/video.h>
+
+#include <chrono>
+#include <thread>
 
 #include <cstdio>
 #include <cstdlib>
@@ -81,12 +90,8 @@ void write_framemd5(const Digest& d, GstBuffer* buf) {
 constexpr guint kTravellingFlags =
     GST_BUFFER_FLAG_DISCONT | GST_BUFFER_FLAG_DELTA_UNIT | GST_BUFFER_FLAG_HEADER | GST_BUFFER_FLAG_CORRUPTED;
 
-// fakesink's handoff: nothing keeps the buffer afterwards. (appsink would
-// keep its preroll buffer, i.e. an rdmasrc ring slot, and the sender's end
-// of stream waits for every slot.)
-void on_handoff(GstElement*, GstBuffer* buf, GstPad* pad, gpointer data) {
-    auto* d = static_cast<Digest*>(data);
-    GstCaps* current = gst_pad_get_current_caps(pad);
+// One buffer's digest lines, in `current` caps.
+void digest_buffer(Digest* d, GstBuffer* buf, GstCaps* current) {
     gchar* caps = gst_caps_to_string(current);
     if (d->caps != caps) {
         d->caps = caps;
@@ -98,7 +103,6 @@ void on_handoff(GstElement*, GstBuffer* buf, GstPad* pad, gpointer data) {
         }
     }
     g_free(caps);
-    gst_caps_unref(current);
     if (++d->buffers == d->restart_after) {
         // The restart happens on the main thread: a streaming thread cannot stop its own pipeline.
         gst_element_post_message(d->pipeline, gst_message_new_application(nullptr, gst_structure_new_empty("restart")));
@@ -119,9 +123,86 @@ void on_handoff(GstElement*, GstBuffer* buf, GstPad* pad, gpointer data) {
     gst_buffer_unmap(buf, &map);
 }
 
+// fakesink's handoff: nothing keeps the buffer afterwards (no last sample).
+void on_handoff(GstElement*, GstBuffer* buf, GstPad* pad, gpointer data) {
+    GstCaps* current = gst_pad_get_current_caps(pad);
+    digest_buffer(static_cast<Digest*>(data), buf, current);
+    gst_caps_unref(current);
+}
+
+// --pull-after: the application's side of an appsink it pulls slowly. The
+// streaming thread counts samples in; an error or EOS on the bus, or the
+// Nth sample, wakes the application, which then pulls one per `delay`.
+struct SlowPuller {
+    GMutex lock;
+    GCond cond;
+    guint64 queued = 0;
+    bool ended = false; // an error or EOS was posted
+};
+
+GstFlowReturn on_new_sample(GstAppSink*, gpointer data) {
+    auto* p = static_cast<SlowPuller*>(data);
+    g_mutex_lock(&p->lock);
+    ++p->queued;
+    g_cond_signal(&p->cond);
+    g_mutex_unlock(&p->lock);
+    return GST_FLOW_OK;
+}
+
+void end_wait(SlowPuller* p) {
+    g_mutex_lock(&p->lock);
+    p->ended = true;
+    g_cond_signal(&p->cond);
+    g_mutex_unlock(&p->lock);
+}
+
+GstBusSyncReply on_bus_message(GstBus*, GstMessage* m, gpointer data) {
+    if (GST_MESSAGE_TYPE(m) == GST_MESSAGE_ERROR) {
+        end_wait(static_cast<SlowPuller*>(data));
+    }
+    return GST_BUS_PASS; // the main loop below still reads it
+}
+
+// EOS as it reaches the appsink (its EOS message waits for the last pull).
+GstPadProbeReturn on_eos(GstPad*, GstPadProbeInfo* info, gpointer data) {
+    if (GST_EVENT_TYPE(GST_PAD_PROBE_INFO_EVENT(info)) == GST_EVENT_EOS) {
+        end_wait(static_cast<SlowPuller*>(data));
+    }
+    return GST_PAD_PROBE_OK;
+}
+
+// Waits for `after` samples (or the end), then pulls every sample to EOS,
+// one per `delay`, digesting each. An error ends the pulling: the caller
+// finds it on the bus.
+void pull_slowly(GstAppSink* sink, SlowPuller& p, Digest& d, guint64 after, std::chrono::milliseconds delay) {
+    g_mutex_lock(&p.lock);
+    while (p.queued < after && !p.ended) {
+        g_cond_wait(&p.cond, &p.lock);
+    }
+    std::printf("gst-rdma-check: pulling from the appsink with %" G_GUINT64_FORMAT " samples waiting\n", p.queued);
+    std::fflush(stdout);
+    g_mutex_unlock(&p.lock);
+    for (;;) {
+        // A bounded wait, so an error (no EOS follows it) ends the loop.
+        GstSample* sample = gst_app_sink_try_pull_sample(sink, GST_SECOND / 10);
+        if (sample == nullptr) {
+            if (gst_app_sink_is_eos(sink)) return;
+            g_mutex_lock(&p.lock);
+            const bool ended = p.ended;
+            g_mutex_unlock(&p.lock);
+            if (ended) return;
+            continue;
+        }
+        std::this_thread::sleep_for(delay); // the application's work on the sample: what makes it slow
+        digest_buffer(&d, gst_sample_get_buffer(sample), gst_sample_get_caps(sample));
+        gst_sample_unref(sample);
+    }
+}
+
 int usage() {
-    std::fprintf(stderr, "usage: gst-rdma-check [--digest FILE] [--framemd5 FILE] [--restart-after N] [--stats ELEMENT] "
-                         "[--expect FIELD=N]... [--expect-at-most FIELD=N]... PIPELINE\n");
+    std::fprintf(stderr, "usage: gst-rdma-check [--digest FILE] [--framemd5 FILE] [--restart-after N] "
+                         "[--pull-after N [--pull-delay-ms D]] [--stats ELEMENT] [--expect FIELD=N]... "
+                         "[--expect-at-most FIELD=N]... [--expect-at-least FIELD=N]... PIPELINE\n");
     return 2;
 }
 
@@ -130,11 +211,12 @@ int usage() {
 int main(int argc, char** argv) {
     gst_init(&argc, &argv);
     std::string digest_file, framemd5_file, stats_name, description;
-    guint64 restart_after = 0;
+    guint64 restart_after = 0, pull_after = 0, pull_delay_ms = 0;
+    enum class Bound { kExactly, kAtMost, kAtLeast };
     struct Expect {
         std::string field;
         guint64 value = 0;
-        bool at_most = false; // --expect-at-most: value is a bound, not the value
+        Bound bound = Bound::kExactly;
     };
     std::vector<Expect> expects;
     for (int i = 1; i < argc; ++i) {
@@ -145,15 +227,20 @@ int main(int argc, char** argv) {
             framemd5_file = argv[++i];
         } else if (a == "--restart-after" && i + 1 < argc) {
             restart_after = std::strtoull(argv[++i], nullptr, 10);
+        } else if (a == "--pull-after" && i + 1 < argc) {
+            pull_after = std::strtoull(argv[++i], nullptr, 10);
+        } else if (a == "--pull-delay-ms" && i + 1 < argc) {
+            pull_delay_ms = std::strtoull(argv[++i], nullptr, 10);
         } else if (a == "--stats" && i + 1 < argc) {
             stats_name = argv[++i];
-        } else if ((a == "--expect" || a == "--expect-at-most") && i + 1 < argc) {
+        } else if ((a == "--expect" || a == "--expect-at-most" || a == "--expect-at-least") && i + 1 < argc) {
             const std::string e = argv[++i];
             const auto eq = e.find('=');
             if (eq == std::string::npos) {
                 return usage();
             }
-            expects.push_back({e.substr(0, eq), std::strtoull(e.c_str() + eq + 1, nullptr, 10), a != "--expect"});
+            const Bound bound = a == "--expect" ? Bound::kExactly : a == "--expect-at-most" ? Bound::kAtMost : Bound::kAtLeast;
+            expects.push_back({e.substr(0, eq), std::strtoull(e.c_str() + eq + 1, nullptr, 10), bound});
         } else if (description.empty()) {
             description = a;
         } else {
@@ -172,7 +259,28 @@ int main(int argc, char** argv) {
     Digest digest;
     digest.pipeline = pipeline;
     digest.restart_after = restart_after;
-    if (!digest_file.empty() || !framemd5_file.empty() || restart_after > 0) {
+    GstElement* appsink = nullptr; // --pull-after's
+    SlowPuller puller;
+    g_mutex_init(&puller.lock);
+    g_cond_init(&puller.cond);
+    if (pull_after > 0) {
+        GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "digest");
+        if (sink == nullptr || !GST_IS_APP_SINK(sink) || digest_file.empty() ||
+            (digest.out = std::fopen(digest_file.c_str(), "w")) == nullptr) {
+            std::fprintf(stderr, "gst-rdma-check: --pull-after needs --digest FILE and an appsink named digest\n");
+            return 2;
+        }
+        // Unbounded, no dropping, not synchronised: every frame waits in it
+        // for the slow application, as it would in one that falls behind.
+        g_object_set(sink, "sync", FALSE, "max-buffers", 0u, "drop", FALSE, nullptr);
+        GstAppSinkCallbacks callbacks{};
+        callbacks.new_sample = on_new_sample;
+        gst_app_sink_set_callbacks(GST_APP_SINK(sink), &callbacks, &puller, nullptr);
+        GstPad* pad = gst_element_get_static_pad(sink, "sink");
+        gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM, on_eos, &puller, nullptr);
+        gst_object_unref(pad);
+        appsink = sink;
+    } else if (!digest_file.empty() || !framemd5_file.empty() || restart_after > 0) {
         GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "digest");
         if (!digest_file.empty()) {
             digest.out = std::fopen(digest_file.c_str(), "w");
@@ -192,8 +300,15 @@ int main(int argc, char** argv) {
         g_signal_connect(sink, "handoff", G_CALLBACK(on_handoff), &digest);
         gst_object_unref(sink);
     }
-    gst_element_set_state(pipeline, GST_STATE_PLAYING);
     GstBus* bus = gst_element_get_bus(pipeline);
+    if (appsink != nullptr) {
+        gst_bus_set_sync_handler(bus, on_bus_message, &puller, nullptr);
+    }
+    gst_element_set_state(pipeline, GST_STATE_PLAYING);
+    if (appsink != nullptr) {
+        pull_slowly(GST_APP_SINK(appsink), puller, digest, pull_after, std::chrono::milliseconds(pull_delay_ms));
+        gst_object_unref(appsink);
+    }
     const auto wanted = static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_APPLICATION);
     GstMessage* msg = gst_bus_timed_pop_filtered(bus, GST_CLOCK_TIME_NONE, wanted);
     if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_APPLICATION) { // --restart-after
@@ -236,9 +351,14 @@ int main(int argc, char** argv) {
         for (const Expect& e : expects) {
             guint64 got = 0;
             const bool has = gst_structure_get_uint64(stats, e.field.c_str(), &got);
-            if (!has || (e.at_most ? got > e.value : got != e.value)) {
+            const bool ok = e.bound == Bound::kExactly  ? got == e.value
+                            : e.bound == Bound::kAtMost ? got <= e.value
+                                                        : got >= e.value;
+            if (!has || !ok) {
                 std::fprintf(stderr, "gst-rdma-check: %s is %" G_GUINT64_FORMAT ", expected %s%" G_GUINT64_FORMAT "\n",
-                             e.field.c_str(), got, e.at_most ? "at most " : "", e.value);
+                             e.field.c_str(), got,
+                             e.bound == Bound::kExactly ? "" : e.bound == Bound::kAtMost ? "at most " : "at least ",
+                             e.value);
                 rc = 1;
             }
         }

@@ -7,6 +7,9 @@
 #   interop.sh cli-to-gst send CLIPDIR CLIP...   rdmasend CLIP, one after another
 #   interop.sh gst-to-cli recv 'SOURCE'          rdmarecv --framemd5: must equal
 #       the frames of SOURCE ! fakesink without RDMA
+#   interop.sh gst-to-cli-held recv 'SOURCE'     rdmarecv --gst into a queue
+#       that holds every frame, then filesink: the file must equal SOURCE !
+#       filesink's without RDMA, the frames past the copy threshold copied
 #   interop.sh gst-to-cli send 'SOURCE'          SOURCE ! rdmasink
 #
 # Needs GST_RDMA_CHECK, RDMASEND, RDMARECV; $RDMABED_SERVER_ADDR and
@@ -52,6 +55,23 @@ gst-to-cli-recv)
     "$RDMARECV" --framemd5 "$out/cli.md5" -q --idle-timeout 60
     "$GST_RDMA_CHECK" --framemd5 "$out/ref.md5" "$1 ! fakesink name=digest"
     same_frames rdmarecv "$out/cli.md5" "$out/ref.md5"
+    ;;
+gst-to-cli-held-recv)
+    # 4 slots, --copy-threshold 2 (the default): frames 0 and 1 are lent,
+    # the other 18 copied; without the copies the sender would stall at the 5th.
+    "$RDMARECV" --slots 4 --gst "queue max-size-buffers=100 max-size-bytes=0 max-size-time=0 min-threshold-buffers=20 ! filesink location=$out/held.got" \
+        --stats-json "$out/held.json" -q --idle-timeout 60
+    "$GST_RDMA_CHECK" "$1 ! filesink location=$out/held.ref"
+    if ! grep -q '"frames": 20,' "$out/held.json" || ! grep -q '"copies": 18,' "$out/held.json"; then
+        echo "FAILED: rdmarecv --gst into a holding queue: stats are not 20 frames and 18 copies:"
+        cat "$out/held.json"
+        exit 1
+    fi
+    if ! cmp "$out/held.ref" "$out/held.got"; then
+        echo "FAILED: rdmarecv --gst into a holding queue: the file differs from the pipeline without RDMA"
+        exit 1
+    fi
+    echo "ok: rdmarecv --gst into a holding queue: 20 frames, 18 copied, $(wc -c <"$out/held.got") bytes identical"
     ;;
 gst-to-cli-send)
     # As patient as the receiver (it listens for 60 s): a guest on a busy

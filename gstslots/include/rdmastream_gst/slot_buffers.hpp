@@ -62,6 +62,15 @@ public:
     // Slots whose memory downstream let go since the last call; valid
     // until the next call. Give their credits back.
     std::span<const std::uint16_t> take_freed_st();
+    // Slots downstream holds now: wrapped, their memory not yet home (one
+    // that came home counts off at once, before take_freed_st returns it).
+    // rdmasrc's FrameCopies::needed decides by it.
+    std::uint32_t lent_st() const noexcept {
+        return static_cast<std::uint32_t>(wrapped_ - returned_.load(std::memory_order_relaxed));
+    }
+    // Slot memories that came home so far, on any thread: rdmarecv --gst
+    // counts what its pipeline holds by it (GstSink::copy_if_held).
+    std::uint64_t returned() const noexcept { return returned_.load(std::memory_order_relaxed); }
 
     // What was allocated so far (tests: constant once every slot was used).
     std::size_t shells_made() const noexcept { return shells_made_; }
@@ -87,6 +96,8 @@ private:
     std::unique_ptr<Slot[]> slots_; // fixed addresses: the memories point at their Slot
     std::uint32_t slot_count_;
     std::size_t shells_made_ = 0, memories_made_ = 0;
+    std::uint64_t wrapped_ = 0;              // wrap_st calls (the streaming thread's)
+    std::atomic<std::uint64_t> returned_{0}; // memories home (any thread), at most one per wrap
 
     std::mutex mutex_;
     std::vector<std::uint16_t> freed_;    // guarded; capacity = slots, so pushing never allocates
