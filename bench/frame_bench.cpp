@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
     std::uint32_t size = 1 << 20, slots = 8;
     std::uint64_t frames = 1000;
     bool pingpong = false;
-    bool memory_windows = true;
+    bool memory_windows = false;
     CLI::App app{"rdmastream-bench: transport throughput / round trip at one frame size"};
     app.add_option("--role", role, "receiver (listens) or sender")->required()->check(CLI::IsMember({"receiver", "sender"}));
     app.add_option("--addr", addr, "listen address (receiver) or receiver address (sender)")->required();
@@ -40,7 +40,8 @@ int main(int argc, char** argv) {
     app.add_option("--size", size, "payload bytes per frame")->capture_default_str();
     app.add_option("--slots", slots, "ring slots (receiver)")->capture_default_str();
     app.add_option("--frames", frames, "frames to send")->capture_default_str();
-    app.add_flag("!--no-memory-windows", memory_windows, "receiver: the ring as one region, no window per slot");
+    app.add_flag("--memory-windows,!--no-memory-windows", memory_windows,
+                 "receiver: a memory window per slot (default: the ring as one region)");
     app.add_flag("--pingpong", pingpong, "sender: one frame in flight, report round trips");
     CLI11_PARSE(app, argc, argv);
     using namespace std::chrono_literals;

@@ -9,7 +9,7 @@ port=21000
 for ((r = 0; r < rounds; ++r)); do
   for mode in windows none; do
     port=$((port + 1))
-    flag=(); [ "$mode" = none ] && flag=(--no-memory-windows)
+    flag=(--no-memory-windows); [ "$mode" = windows ] && flag=(--memory-windows)
     "$bench" --role receiver --addr "$addr" --port "$port" --size "$size" --slots 8 "${flag[@]}" >/tmp/mw-rx.json &
     rcv=$!
     tx=$("$bench" --role sender --addr "$addr" --port "$port" --size "$size" --frames "$frames")

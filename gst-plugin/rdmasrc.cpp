@@ -364,8 +364,9 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                              "A type 2 memory window per ring slot, bound only while the sender holds the slot's "
                              "credit: the NIC refuses a sender's write into a frame pushed downstream. false: the "
                              "ring is one remote-writable region (such a write is refused only after it landed). "
-                             "A device without type 2 windows falls back to that, with a warning",
-                             TRUE, rw));
+                             "A device without type 2 windows falls back to that, with a warning. Off by default: "
+                             "on Soft-RoCE a lossy wire stalls a stream with windows (docs/security.md)",
+                             FALSE, rw));
     install_device_property(gobject_class, PROP_DEVICE, rw);
     install_poll_mode_property(gobject_class, PROP_POLL_MODE, rw);
     install_key_file_property(gobject_class, PROP_KEY_FILE, rw);

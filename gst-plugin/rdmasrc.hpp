@@ -61,7 +61,7 @@ struct SrcSettings {
     std::string key_file; // empty: no authentication
     std::string allow; // role=listen: "ADDR[/PREFIX],..."; empty: everyone
     guint handshake_timeout_ms = kSrcDefaultHandshakeTimeoutMs;
-    bool memory_windows = true; // RingConfig::memory_windows
+    bool memory_windows = false; // RingConfig::memory_windows
     guint copy_threshold = kSrcDefaultCopyThreshold;
 };
 

@@ -69,10 +69,11 @@ int main(int argc, char** argv) {
                    "make rdmarecv pin")
         ->check(CLI::Range(std::uint64_t{1}, UINT64_MAX))
         ->capture_default_str();
-    app.add_flag("!--no-memory-windows", o.memory_windows,
-                 "register the ring as one remote-writable region instead of a type 2 memory window per slot, "
-                 "bound only while the sender holds the slot's credit; without windows a sender's write into a "
-                 "frame rdmarecv still holds is refused only after it landed");
+    app.add_flag("--memory-windows,!--no-memory-windows", o.memory_windows,
+                 "a type 2 memory window per ring slot, bound only while the sender holds the slot's credit, so "
+                 "the NIC refuses a sender's write into a frame rdmarecv still holds (without: the ring is one "
+                 "remote-writable region and such a write is refused only after it landed). Off by default: on "
+                 "Soft-RoCE a lossy wire stalls a stream with windows (docs/security.md)");
     cli::add_report_flags(app, o.stats_json, o.quiet, verbose);
     try {
         app.parse(argc, argv);

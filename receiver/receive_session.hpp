@@ -20,7 +20,7 @@ struct ReceiveOptions {
     std::uint32_t slot_size = 4u << 20; // grows when the sender's frames need more
     std::uint32_t max_frame_bytes = kDefaultMaxFrameBytes; // what a sender may make us pin
     std::uint64_t max_ring_bytes = kDefaultMaxRingBytes;
-    bool memory_windows = true; // RingConfig::memory_windows (--no-memory-windows)
+    bool memory_windows = false; // RingConfig::memory_windows (--memory-windows)
     std::uint64_t frames = 0;           // 0: until end of stream
     std::string stats_json;
     bool quiet = false;

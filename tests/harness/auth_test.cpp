@@ -36,6 +36,7 @@ RingConfig ring_with(std::shared_ptr<const PresharedKey> key) {
     r.slots = 4;
     r.slot_size = 4096 + wire::kSlotHeaderSize;
     r.key = std::move(key);
+    r.memory_windows = true; // the window keys travel after the proofs too
     return r;
 }
 

@@ -373,6 +373,7 @@ TEST(HostileSender, ADeviceWithoutWindowsFallsBackWithOneWarning) {
     RingConfig c;
     c.slots = 4;
     c.slot_size = kSlot;
+    c.memory_windows = true;
     c.warn = [&](const std::string& w) { warnings.push_back(w); };
     FrameReceiver rx(fabric.end(0), c);
     EXPECT_FALSE(rx.memory_windows());

@@ -69,7 +69,7 @@ struct Options {
     double fps = 0;
     bool late_join = false;
     std::uint64_t rejoin_after = 0;
-    bool memory_windows = true; // receiver: --no-memory-windows clears it
+    bool memory_windows = false; // receiver: --memory-windows sets it
     bool hold_first = false;    // receiver: hold frame 0 until the end; check it after a refusal
 };
 
@@ -450,8 +450,8 @@ int main(int argc, char** argv) {
     app.add_option("--fps", o.fps, "sender (fan-out): pace frames at this rate, as a live source would");
     app.add_option("--rejoin-after", o.rejoin_after,
                    "receiver: after this many frames, disconnect and connect again (the stream goes on)");
-    app.add_flag("!--no-memory-windows", o.memory_windows,
-                 "receiver: the ring as one REMOTE_WRITE region, no memory window per slot");
+    app.add_flag("--memory-windows,!--no-memory-windows", o.memory_windows,
+                 "receiver: a memory window per slot (default: the ring as one REMOTE_WRITE region)");
     app.add_flag("--hold-first", o.hold_first,
                  "receiver: hold frame 0 to the end (release the others as usual); after a refusal, say whether "
                  "its bytes changed");

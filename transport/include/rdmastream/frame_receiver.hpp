@@ -66,11 +66,14 @@ struct RingConfig {
     std::chrono::milliseconds handshake_timeout = Handshake::kPatience;
     // A type 2 memory window per slot, bound while the sender holds the
     // slot's credit (slot_ring.hpp): the NIC refuses a write into a slot
-    // the consumer holds. Off (rdmarecv --no-memory-windows, rdmasrc
-    // memory-windows=false), or on a device without type 2 windows, the ring
-    // is one REMOTE_WRITE region and such a write is only noticed once it
-    // has landed.
-    bool memory_windows = true;
+    // the consumer holds. Off by default (rdmarecv --memory-windows, rdmasrc
+    // memory-windows=true turn it on): on the bed's rxe a lossy wire (5 %
+    // loss, or reordering) stalled a stream with windows, whose frames wait
+    // for invalidates queued behind retransmitted credits
+    // (docs/security.md). Off, or on a device without type 2 windows, the
+    // ring is one REMOTE_WRITE region and a write into a held slot is only
+    // noticed once it has landed.
+    bool memory_windows = false;
     // Told the one warning a receiver may give (windows asked for, the
     // device has none); empty: stderr.
     std::function<void(const std::string&)> warn;
