@@ -159,47 +159,37 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
     std::array<ibv_wc, 16> wcs{};
     const std::uint32_t room = ring.slot_size - static_cast<std::uint32_t>(wire::kSlotHeaderSize);
 
+    // Waits for one batch of completions and takes the credits in it
+    // (their slots, generations and window keys); `what` names the wait.
+    const auto take_credits = [&](const std::string& what) {
+        const Waited w = poller.wait(wcs, idle_timeout);
+        if (w.event) throw std::runtime_error(fmt::format("receiver went away {}: {}", what, describe(*w.event)));
+        if (w.completions == 0) throw std::runtime_error(fmt::format("no credit {}", what));
+        for (std::size_t i = 0; i < w.completions; ++i) {
+            if (wcs[i].status != IBV_WC_SUCCESS) {
+                throw std::runtime_error(fmt::format("sender: work completion failed: {}", describe_failed_wc(wcs[i])));
+            }
+            if (wcs[i].opcode == IBV_WC_RECV) {
+                const auto bytes = credits_in.bytes().subspan(wcs[i].wr_id * credit_room, wcs[i].byte_len);
+                const std::size_t k = wire::decode_credits(bytes, ring.slot_count, credit_list);
+                for (std::size_t j = 0; j < k; ++j) {
+                    credits.give_back(credit_list[j].imm);
+                    slot_rkey[credit_list[j].imm.slot] = credit_list[j].rkey;
+                    slot1_back = slot1_back || credit_list[j].imm.slot == 1;
+                }
+                post_credit_recv(wcs[i].wr_id);
+            }
+        }
+    };
     for (std::uint64_t seq = 0; seq < frames; ++seq) {
         while (credits.available() == 0) {
-            const Waited w = poller.wait(wcs, idle_timeout);
-            if (w.event) throw std::runtime_error(fmt::format("receiver went away at frame {}: {}", seq, describe(*w.event)));
-            if (w.completions == 0) throw std::runtime_error(fmt::format("no credit at frame {}", seq));
-            for (std::size_t i = 0; i < w.completions; ++i) {
-                if (wcs[i].status != IBV_WC_SUCCESS) {
-                    throw std::runtime_error(
-                        fmt::format("sender: work completion failed: {}", describe_failed_wc(wcs[i])));
-                }
-                if (wcs[i].opcode == IBV_WC_RECV) {
-                    const auto bytes = credits_in.bytes().subspan(wcs[i].wr_id * credit_room, wcs[i].byte_len);
-                    const std::size_t k = wire::decode_credits(bytes, ring.slot_count, credit_list);
-                    for (std::size_t j = 0; j < k; ++j) {
-                        credits.give_back(credit_list[j].imm);
-                        slot_rkey[credit_list[j].imm.slot] = credit_list[j].rkey;
-                        slot1_back = slot1_back || credit_list[j].imm.slot == 1;
-                    }
-                    post_credit_recv(wcs[i].wr_id);
-                }
-            }
+            take_credits(fmt::format("at frame {}", seq));
         }
         if (fault == "held-slot" && seq == 2) {
             // Frame 0 is in slot 0 and the receiver (--hold-first) holds it:
             // it handed frame 1 out after it, and slot 1's credit is back.
             while (!slot1_back) {
-                const Waited w = poller.wait(wcs, idle_timeout);
-                if (w.event) throw std::runtime_error(fmt::format("receiver went away: {}", describe(*w.event)));
-                if (w.completions == 0) throw std::runtime_error("no credit for slot 1");
-                for (std::size_t i = 0; i < w.completions; ++i) {
-                    if (wcs[i].status != IBV_WC_SUCCESS) {
-                        throw std::runtime_error(
-                            fmt::format("sender: work completion failed: {}", describe_failed_wc(wcs[i])));
-                    }
-                    if (wcs[i].opcode == IBV_WC_RECV) {
-                        const auto bytes = credits_in.bytes().subspan(wcs[i].wr_id * credit_room, wcs[i].byte_len);
-                        const std::size_t k = wire::decode_credits(bytes, ring.slot_count, credit_list);
-                        for (std::size_t j = 0; j < k; ++j) slot1_back = slot1_back || credit_list[j].imm.slot == 1;
-                        post_credit_recv(wcs[i].wr_id);
-                    }
-                }
+                take_credits("for slot 1");
             }
             // A frame into slot 0 (no credit: the consumer holds it), with
             // the key frame 0 was written with and bytes of its own.
