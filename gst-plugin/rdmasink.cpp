@@ -88,6 +88,8 @@ void keepalive_loop(GstRdmaSink* self) {
         }
         try {
             st->sender->progress();
+        } catch (const PeerLeft& e) {
+            receiver_left(self, *st, e); // the next frame returns EOS upstream
         } catch (const std::exception& e) {
             // The streaming thread meets the same failure at its next frame
             // and posts the error; with no frames coming, post it here.
@@ -183,20 +185,21 @@ static gboolean gst_rdma_sink_stop(GstBaseSink* sink) {
     if (!st->finished) {
         GST_INFO_OBJECT(self, "stopping mid-stream after %" G_GUINT64_FORMAT " frames", st->counters.frames);
     }
-    // The pool's memory lives on the sender's PD, so buffers of our pool
-    // still upstream keep the sender. When none are left, closing it now
-    // stops the QP and hands back every frame in flight (on_done).
-    gst_object_unref(st->allocator);
-    if (st->sender.use_count() == 1) {
-        st->sender.reset();
-    }
-    // Otherwise the frames still in flight are abandoned here: their buffers
-    // go back upstream now, and the sender's later on_done for them finds
-    // nothing outstanding. The connection closes when upstream frees our pool.
+    // In this order, so the NIC never reads memory that is gone and no
+    // verbs object goes before its children: stop the QP and wait until the
+    // NIC let go of every frame in flight (they come back through on_done),
+    // then the staging chunks' registration, then our references to the
+    // pool's allocator and the sender. The pool's memory lives on the
+    // sender's PD, so buffers of our pool still upstream keep the (stopped)
+    // sender: its PD goes after the last of them.
+    st->sender->stop();
     st->staging.region.reset();
     for (const std::uint64_t cookie : Outstanding(*st->outstanding)) {
-        frame_done(*st->outstanding, cookie);
+        frame_done(*st->outstanding, cookie); // none is left in flight: these were never handed over
     }
+    gst_object_unref(st->allocator);
+    st->allocator = nullptr;
+    st->sender.reset();
     return TRUE;
 }
 
@@ -273,6 +276,8 @@ static gboolean gst_rdma_sink_event(GstBaseSink* sink, GstEvent* event) {
                 st->sender->finish(st->timeout);
                 st->finished = true;
                 GST_INFO_OBJECT(self, "end of stream sent after %" G_GUINT64_FORMAT " frames", st->counters.frames);
+            } catch (const PeerLeft& e) {
+                receiver_left(self, *st, e); // it had them all: EOS as any other
             } catch (const std::exception& e) {
                 st->finished = true;
                 GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not end the RDMA stream cleanly"), ("%s", e.what()));

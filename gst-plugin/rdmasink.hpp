@@ -9,6 +9,7 @@
 #include "rdmaenums.hpp"
 
 #include "rdmastream/busy_refuser.hpp"
+#include "rdmastream/error.hpp"
 #include "rdmastream/frame_sender.hpp"
 
 #include <gst/base/gstbasesink.h>
@@ -103,7 +104,8 @@ struct SinkState {
     wire::StreamFormat format; // the last one announced
     PlaneSet planes;
     std::uint16_t next_format_id = 1;
-    bool finished = false; // end of stream sent: the connection is over
+    bool finished = false;      // end of stream sent: the connection is over
+    bool receiver_left = false; // it has every frame it wants: EOS upstream, no error
     std::chrono::milliseconds timeout{kSinkDefaultTimeoutMs};
     SinkCounters counters;
 };
@@ -133,3 +135,8 @@ struct _GstRdmaSink {
 
 // rdmasink_render.cpp
 GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer);
+namespace rdmastream::gst {
+// The receiver left with every frame it wanted (PeerLeft): the stream is
+// over, as an INFO message, not an error; render returns EOS from now on.
+void receiver_left(GstRdmaSink* self, SinkState& st, const PeerLeft& e);
+} // namespace rdmastream::gst

@@ -123,6 +123,13 @@ bool frame_done(Outstanding& out, std::uint64_t cookie) noexcept {
     return true;
 }
 
+void receiver_left(GstRdmaSink* self, SinkState& st, const PeerLeft& e) {
+    st.finished = true;
+    st.receiver_left = true;
+    GST_ELEMENT_INFO(self, RESOURCE, WRITE, ("The RDMA receiver left: it has every frame it wants"),
+                     ("%s; ending the stream after %" G_GUINT64_FORMAT " frames", e.what(), st.counters.frames));
+}
+
 } // namespace rdmastream::gst
 
 GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
@@ -131,6 +138,9 @@ GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
     SinkState& st = *self->state;
     std::uint64_t cookie = 0;
     try {
+        if (st.receiver_left) {
+            return GST_FLOW_EOS; // upstream ends the stream: EOS, and the pipeline's EOS message
+        }
         if (st.finished) {
             GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Buffer after the end of the RDMA stream"),
                               ("the connection was closed (end of stream or an earlier error)"));
@@ -188,6 +198,12 @@ GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
                        GST_TIME_ARGS(GST_BUFFER_PTS(buffer)), (cookie & 1) != 0 ? " (copied)" : "");
         publish(self, st);
         return GST_FLOW_OK;
+    } catch (const PeerLeft& e) {
+        if (cookie != 0) {
+            frame_done(*st.outstanding, cookie); // if the sender did not take it
+        }
+        receiver_left(self, st, e);
+        return GST_FLOW_EOS;
     } catch (const std::exception& e) {
         if (cookie != 0) {
             frame_done(*st.outstanding, cookie); // if the sender did not take it

@@ -119,9 +119,13 @@ static gboolean gst_rdma_src_stop(GstBaseSrc* bsrc) {
     self->state = nullptr;
     GST_OBJECT_UNLOCK(self);
     if (st) {
-        if (st->buffers) {
-            // Buffers still downstream keep the ring (and the connection) until they go.
-            GST_INFO_OBJECT(self, "closing after %" G_GUINT64_FORMAT " frames", st->counters.frames);
+        if (st->receiver != nullptr && !st->ended) {
+            // Stopped before the sender ended the stream (num-buffers, a
+            // pipeline that had what it wanted): the sender ends its stream
+            // as a success instead of finding us gone. Buffers still
+            // downstream keep the ring's memory until they go.
+            GST_INFO_OBJECT(self, "leaving after %" G_GUINT64_FORMAT " frames", st->counters.frames);
+            st->receiver->leave();
         }
         if (st->caps != nullptr) {
             gst_caps_unref(st->caps);

@@ -82,6 +82,7 @@ struct SrcState {
     // so it outlives stop() while buffers are still downstream.
     std::unique_ptr<SlotBuffers, SlotBuffers::Unref> buffers;
     FrameReceiver* receiver = nullptr; // lives as long as `buffers`
+    bool ended = false; // the sender ended the stream: nobody to tell that we leave
     GstCaps* caps = nullptr;  // what we output (the sender's caps)
     // The current format, read and checked once (FrameLayout::check); every
     // frame is checked against it before it is wrapped.

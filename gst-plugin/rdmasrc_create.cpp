@@ -218,6 +218,7 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
                 throw ProtocolError("it ended the stream before its first frame");
             }
             if (!f) {
+                st.ended = true;
                 GST_INFO_OBJECT(self, "end of stream after %" G_GUINT64_FORMAT " frames", st.counters.frames);
                 return GST_FLOW_EOS;
             }

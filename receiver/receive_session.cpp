@@ -241,12 +241,16 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
     }
     std::signal(SIGINT, old);
     g_waker = nullptr;
+    if (!ended) {
+        rx->leave(); // the sender ends its stream as a success, not as a lost receiver
+    }
     for (const auto& s : outputs) s->finish();
     counters.copied = copies_of(outputs);
     counters.zero_copy -= std::min(counters.zero_copy, counters.copied);
     report.finish(rx->stats(), counters, o.stats_json);
     if (!ended) {
-        std::fprintf(stderr, "rdmarecv: stopped after %llu frames (%s) before the sender ended the stream\n",
+        std::fprintf(stderr, "rdmarecv: stopped after %llu frames (%s) before the sender ended the stream; told it we "
+                             "left\n",
                      static_cast<unsigned long long>(taken), g_stop ? "interrupted" : "--frames");
     }
     return g_stop ? 130 : 0;

@@ -90,6 +90,7 @@ public:
         bool discont = true;
         std::int64_t loop_offset = 0, lap_end = 0;
         int status = 0;
+        bool left = false; // the receiver has every frame it wants: nothing more to send or end
         try {
             for (;;) {
                 if (g_stop || (o_.frames > 0 && sent_ >= o_.frames)) break;
@@ -112,6 +113,8 @@ public:
             std::fprintf(stderr, "rdmasend: %s: ending the stream after %llu frames\n", e.what(),
                          static_cast<unsigned long long>(sent_));
             status = 1;
+        } catch (const PeerLeft& e) {
+            left = receiver_left(e);
         }
         std::signal(SIGINT, old);
         if (const auto bad = source_->corrupt_packets(); bad > 0 && status == 0) {
@@ -122,7 +125,13 @@ public:
                          o_.input.url.c_str(), static_cast<unsigned long long>(bad));
             status = 1;
         }
-        tx_->finish(idle());
+        if (!left) {
+            try {
+                tx_->finish(idle());
+            } catch (const PeerLeft& e) {
+                left = receiver_left(e);
+            }
+        }
         counters_.progress = -1;
         report_.finish(tx_->stats(), counters_, o_.stats_json, tx_->receivers());
         if (g_stop) {
@@ -135,6 +144,14 @@ public:
 
 private:
     std::chrono::milliseconds idle() const { return to_ms(o_.connection.idle_timeout); }
+
+    // A receiver that stops after the frames it wanted ends the stream: a
+    // success, since nothing it wanted was lost.
+    bool receiver_left(const PeerLeft& e) const {
+        std::fprintf(stderr, "rdmasend: %s; the stream ends after %llu frames\n", e.what(),
+                     static_cast<unsigned long long>(sent_));
+        return true;
+    }
 
     void connect(const ConnectionPlan& plan) {
         OutOptions oo;

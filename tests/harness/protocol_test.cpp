@@ -294,6 +294,36 @@ TEST(Protocol, AReceiverThatLeavesIsNamed) {
     }
 }
 
+// A receiver that had the frames it wanted says so as it leaves: the
+// sender's stream ends as such (PeerLeft, which callers treat as success),
+// not as a receiver that went away, whether the sender was sending or
+// ending the stream.
+TEST(Protocol, AReceiverThatLeavesOnPurposeEndsTheStream) {
+    auto p = connect_pair(ring(2), SenderOptions{});
+    Buffers b(*p.tx, 3);
+    p.tx->send(b.fill(0, 0), b.region.lkey(), {}, 0, 1s);
+    ASSERT_TRUE(p.rx->next(1s));
+    p.rx->leave();
+    try {
+        p.tx->send(b.fill(1, 1), b.region.lkey(), {}, 1, 5s);
+        p.tx->send(b.fill(2, 2), b.region.lkey(), {}, 2, 5s);
+        p.tx->finish(5s);
+        FAIL() << "the sender did not notice";
+    } catch (const PeerLeft& e) {
+        EXPECT_NE(std::string(e.what()).find("the receiver harness end 0 left after"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("it has every frame it wants"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Protocol, AReceiverThatLeavesDuringTheEndIsNoFailure) {
+    auto p = connect_pair(ring(2), SenderOptions{});
+    Buffers b(*p.tx, 1);
+    p.tx->send(b.fill(0, 0), b.region.lkey(), {}, 0, 1s);
+    ASSERT_TRUE(p.rx->next(1s));
+    p.rx->leave();
+    EXPECT_THROW(p.tx->finish(5s), PeerLeft);
+}
+
 // The waker interrupts a lossless send that waits for a credit; the frame
 // was not taken, so offering it again keeps the numbers contiguous and
 // counts one credit wait per frame, however many wakes came (the rdmasink

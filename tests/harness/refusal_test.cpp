@@ -412,6 +412,21 @@ TEST(HostileSender, CreditsFromASenderAreRefused) {
                "refused the sender at harness end 1: the sender sent a credits message: only receivers send those");
 }
 
+TEST(HostileSender, ALeavingMessageFromASenderIsRefused) {
+    RogueSender s;
+    s.rogue.control(wire::Control::kLeaving);
+    EXPECT_HAS(refusal([&] { s.rx->next(1s); }),
+               "refused the sender at harness end 1: the sender sent a leaving message: only receivers send it");
+}
+
+TEST(HostileReceiver, ALeavingMessageWithAPayloadIsRefused) {
+    RogueReceiver r;
+    std::vector<std::byte> junk(4);
+    r.rogue.control(wire::Control::kLeaving, junk);
+    EXPECT_HAS(refusal([&] { r.tx->progress(); }),
+               "refused the receiver at harness end 0: the receiver's leaving message carries 4 bytes: it has none");
+}
+
 TEST(HostileSender, AMessageWithoutAnImmediateIsRefused) {
     RogueSender s;
     std::vector<std::byte> junk(8);

@@ -146,9 +146,10 @@ TEST(KeyProof, RefusesNonsense) {
     EXPECT_THROW(wire::decode_key_proof(b, wire::Role::kSender), ProtocolError);
 }
 
-TEST(Control, KnowsTheKeyProof) {
+TEST(Control, KnowsTheKeyProofAndTheLeavingMessage) {
     EXPECT_EQ(wire::decode_control(wire::encode(wire::Control::kAuth)), wire::Control::kAuth);
-    EXPECT_THROW(wire::decode_control(7u << 16 | wire::kControlSlot), ProtocolError);
+    EXPECT_EQ(wire::decode_control(wire::encode(wire::Control::kLeaving)), wire::Control::kLeaving);
+    EXPECT_THROW(wire::decode_control(8u << 16 | wire::kControlSlot), ProtocolError);
 }
 
 } // namespace

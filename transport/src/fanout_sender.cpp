@@ -87,6 +87,10 @@ void FanoutSender::for_each_member(Fn&& fn) {
         try {
             fn(*(*it)->sender);
             ++it;
+        } catch (const PeerLeft& e) { // it has what it wanted: it goes, with no complaint
+            if (log_) log_(e.what());
+            departed_.push_back({(*it)->peer, (*it)->sender->stats(), (*it)->sender->policy(), true});
+            it = members_.erase(it);
         } catch (const TimeoutError& e) { // stuck past the member timeout: it goes, the others need not wait
             if (log_) log_(fmt::format("receiver {} cut: it held the others back: {}", (*it)->peer, e.what()));
             departed_.push_back({(*it)->peer, (*it)->sender->stats(), (*it)->sender->policy(), true});

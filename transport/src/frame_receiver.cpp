@@ -238,7 +238,33 @@ void FrameReceiver::announce_ring() {
     send_control(wire::Control::kRing, wire::encode(ring_advert(), control_out_.bytes()));
 }
 
-FrameReceiver::~FrameReceiver() { path_->disconnect(); }
+FrameReceiver::~FrameReceiver() {
+    path_->disconnect();
+    path_->stop();
+}
+
+void FrameReceiver::leave() noexcept {
+    left_ = true;
+    try {
+        ibv_send_wr wr{};
+        wr.wr_id = kLeavingWr;
+        wr.opcode = IBV_WR_SEND_WITH_IMM;
+        wr.imm_data = htonl(wire::encode(wire::Control::kLeaving));
+        wr.send_flags = IBV_SEND_SIGNALED;
+        path_->post_send(wr, "ibv_post_send(leaving)");
+        // Hanging up at once could flush the message unsent; its ack means
+        // it is in the sender's queue, ahead of the hang-up.
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        for (bool acked = false; !acked;) {
+            const Waited w = path_->wait(wcs_, deadline);
+            if (w.kind == Waited::kTimeout || w.kind == Waited::kCmEvent) break; // the sender went first
+            for (std::size_t i = 0; i < w.completions; ++i) acked = acked || wcs_[i].wr_id == kLeavingWr;
+        }
+    } catch (const std::exception&) {
+        // Nobody to tell: the connection failed already.
+    }
+    path_->disconnect();
+}
 
 void FrameReceiver::post_recv(std::uint64_t buffer) {
     // A frame's WRITE_WITH_IMM consumes a receive without touching its

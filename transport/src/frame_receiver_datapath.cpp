@@ -181,6 +181,7 @@ void FrameReceiver::take(const ibv_wc& wc) {
             throw ProtocolError(fmt::format("the sender sent a {} message: only receivers send those",
                                             kind == wire::Control::kRing ? "ring" : "credits"));
         case wire::Control::kAuth: throw ProtocolError("the sender sent a key proof after the handshake");
+        case wire::Control::kLeaving: throw ProtocolError("the sender sent a leaving message: only receivers send it");
         }
     } else if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) { // a frame
         const wire::SlotImm imm = slots_.arrive(ntohl(wc.imm_data));
@@ -280,9 +281,10 @@ void FrameReceiver::release(std::uint16_t slot) {
 }
 
 void FrameReceiver::flush_credits() {
-    if (batched_ == 0 || credit_msgs_ - credit_acked_ >= kCreditBuffers || eos_arrived_) {
+    if (batched_ == 0 || credit_msgs_ - credit_acked_ >= kCreditBuffers || eos_arrived_ || left_) {
         // Nothing to send, or every buffer still in flight (at the next look,
-        // after a completion), or the stream ended: the sender wants none.
+        // after a completion), or the stream ended (or we left): the sender
+        // wants none.
         return;
     }
     // The receives the released frames used go back first: the sender may

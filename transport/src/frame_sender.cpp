@@ -200,16 +200,18 @@ FrameSender::FrameSender(std::unique_ptr<Datapath> path, const wire::RingAdvert&
     }
 }
 
-FrameSender::~FrameSender() {
-    if (!opts_.on_done || (retired_before_ == next_post_ && !pending_)) {
-        return;
-    }
-    path_->stop(); // the NIC lets go of every payload before the caller gets it back
+FrameSender::~FrameSender() { stop(); }
+
+void FrameSender::stop() noexcept {
+    // The NIC lets go of every payload (and of our headers and control
+    // buffers) before the caller gets a frame back or any region goes.
+    path_->stop();
     for (; retired_before_ < next_post_; ++retired_before_) {
-        opts_.on_done(in_flight_[retired_before_ % in_flight_.size()].cookie, FrameFate::kDropped);
+        if (opts_.on_done) opts_.on_done(in_flight_[retired_before_ % in_flight_.size()].cookie, FrameFate::kDropped);
     }
     if (pending_) {
-        opts_.on_done(pending_->cookie, FrameFate::kDropped);
+        if (opts_.on_done) opts_.on_done(pending_->cookie, FrameFate::kDropped);
+        pending_.reset();
     }
 }
 

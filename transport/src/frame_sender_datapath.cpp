@@ -9,6 +9,8 @@
 
 #include <arpa/inet.h>
 
+#include <array>
+
 #include <fmt/format.h>
 
 namespace rdmastream {
@@ -86,6 +88,19 @@ void FrameSender::take(const std::optional<CmEvent>& ev) {
         // before our SEND's completion was polled: a clean end.
         end_acked_ = true;
         return;
+    }
+    if (ev->type == RDMA_CM_EVENT_DISCONNECTED) {
+        // A receiver that leaves on purpose says so first and hangs up once
+        // our NIC acknowledged it, so its message is in our queue before the
+        // hang-up, though perhaps not handled yet: handle what is there (it
+        // throws PeerLeft) before calling the hang-up a failure. Failed
+        // completions among them are the hang-up's doing: it explains them.
+        std::array<ibv_wc, 16> late{};
+        for (std::size_t n; (n = path_->poll(late)) != 0;) {
+            for (std::size_t i = 0; i < n; ++i) {
+                if (late[i].status == IBV_WC_SUCCESS) handle(late[i]);
+            }
+        }
     }
     if (ev->type == RDMA_CM_EVENT_DISCONNECTED && format_posted_) {
         // The protocol has no message for "format refused": a receiver that
@@ -176,6 +191,14 @@ void FrameSender::handle_one(const ibv_wc& wc) {
         switch (const wire::Control kind = wire::decode_control(ntohl(wc.imm_data))) {
         case wire::Control::kCredits: take_credits(bytes); break;
         case wire::Control::kRing: adopt_ring(wire::decode_ring_advert(bytes)); break;
+        case wire::Control::kLeaving:
+            if (wc.byte_len != 0) {
+                throw ProtocolError(fmt::format("the receiver's leaving message carries {} bytes: it has none",
+                                                wc.byte_len));
+            }
+            // The stream ends here, for the caller to tell from a failure.
+            throw PeerLeft(fmt::format("the receiver {} left after {} frames: it has every frame it wants",
+                                       path_->peer_name(), next_post_));
         default:
             throw ProtocolError(fmt::format("the receiver sent control message kind {}: only senders send it",
                                             static_cast<unsigned>(kind)));

@@ -7,11 +7,13 @@
 #include <netdb.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -99,11 +101,48 @@ std::string RcConnection::peer_name() const {
 }
 
 void RcConnection::stop_qp() noexcept {
-    if (qp_) {
-        ibv_qp_attr attr{};
-        attr.qp_state = IBV_QPS_ERR;
-        ibv_modify_qp(qp_->qp, &attr, IBV_QP_STATE);
+    if (!qp_ || std::exchange(stopped_, true)) {
+        return;
     }
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_ERR;
+    if (int rc = ibv_modify_qp(qp_->qp, &attr, IBV_QP_STATE); rc != 0) {
+        // A QP that never left RESET has nothing posted to drain.
+        std::fprintf(stderr, "rdmastream: ibv_modify_qp(ERR) failed: %s\n", std::strerror(rc));
+        return;
+    }
+    // The drain marker: no stream end's wr_id equals it (theirs are an
+    // index, a tag bit above a small index, or UINT64_MAX), and its flushed
+    // completion comes after every send posted before it (a send queue
+    // completes in order).
+    constexpr std::uint64_t kDrainMarker = UINT64_MAX - 1;
+    ibv_send_wr wr{};
+    wr.wr_id = kDrainMarker;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    ibv_send_wr* bad = nullptr;
+    if (int rc = ibv_post_send(qp_->qp, &wr, &bad); rc != 0) {
+        // A QP never connected (INIT) refuses posts and has no sends either.
+        return;
+    }
+    // Teardown only, and short: flushing takes the NIC microseconds. A
+    // spin, not a completion-channel wait, so the poller's event state is
+    // left alone (its events are acked as ever).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    std::array<ibv_wc, 16> wcs{};
+    while (std::chrono::steady_clock::now() < deadline) {
+        const int n = ibv_poll_cq(cq_.get(), static_cast<int>(wcs.size()), wcs.data());
+        if (n < 0) {
+            break; // the device is gone: nothing of it touches memory any more
+        }
+        for (int i = 0; i < n; ++i) {
+            if (wcs[static_cast<std::size_t>(i)].wr_id == kDrainMarker) return;
+        }
+        if (n == 0) std::this_thread::yield();
+    }
+    std::fprintf(stderr, "rdmastream: the send queue of the connection to %s did not drain within 1 s of "
+                         "stopping: its memory is released anyway\n",
+                 peer_name().c_str());
 }
 
 Endpoint parse_endpoint(const std::string& text) {

@@ -47,6 +47,14 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// The receiver said it has every frame it wants (wire::Control::kLeaving)
+// and hangs up: the stream's end, not a failure. A sender's frames up to
+// that moment were delivered or are simply not wanted; none was lost.
+class PeerLeft : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 // ibv_reg_mr & co: NULL on failure, errno set.
 template <typename T>
 T* check_ptr(T* p, const char* call) {

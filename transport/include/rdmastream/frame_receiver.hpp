@@ -105,9 +105,17 @@ public:
     FrameReceiver(std::unique_ptr<Datapath> path, const RingConfig& config);
     FrameReceiver(const FrameReceiver&) = delete;
     FrameReceiver& operator=(const FrameReceiver&) = delete;
-    // Hangs up before the ring's registration goes: a sender mid-write then
+    // Hangs up and stops the QP (the NIC lets go of the ring and every
+    // buffer) before the ring's registration goes: a sender mid-write then
     // learns the receiver left (a disconnect), not a remote access error.
     ~FrameReceiver();
+    // This receiver has every frame it wants (a frame count reached, its
+    // pipeline stopped): tells the sender so (kLeaving), waits up to a
+    // second for the sender's NIC to acknowledge it, and hangs up. The
+    // sender then ends its stream as a success (PeerLeft), not as a lost
+    // receiver. Only the destructor may follow. Never throws: a connection
+    // already gone has nobody to tell.
+    void leave() noexcept;
 
     // What wait_frame() found.
     struct Arrival {
@@ -183,6 +191,7 @@ private:
     static constexpr std::uint64_t kRecvTag = std::uint64_t{1} << 62;
     static constexpr std::uint64_t kInvalidateTag = std::uint64_t{1} << 61;
     static constexpr std::uint64_t kBindTag = std::uint64_t{1} << 60;
+    static constexpr std::uint64_t kLeavingWr = std::uint64_t{1} << 59; // leave()'s message
     // The connection is gone (an rdma_cm event): throws what it means.
     [[noreturn]] void lost(const CmEvent& ev) const;
     // A failed completion: throws, naming the sender's hang-up if that is
@@ -213,6 +222,7 @@ private:
     std::size_t batched_ = 0;
     std::size_t flush_at_;               // a quarter of the ring
     std::uint64_t credit_msgs_ = 0;      // credit messages posted
+    bool left_ = false;                  // leave() ran: releases send no credits
     std::uint64_t credit_acked_ = 0;     // credit messages the NIC completed (signalled ones retire the earlier)
     std::uint32_t signal_every_;
     bool ended_ = false;      // the sender's end of stream was acted on (every frame before it handed out)

@@ -118,9 +118,15 @@ public:
     FrameSender(std::unique_ptr<Datapath> path, const wire::RingAdvert& ring, const SenderOptions& opts);
     FrameSender(const FrameSender&) = delete;
     FrameSender& operator=(const FrameSender&) = delete;
-    // Stops the QP, then reports every frame not yet delivered as dropped
-    // (on_done fires exactly once per frame, whatever happens).
+    // stop(), then the rest goes.
     ~FrameSender();
+    // Stops the QP and waits until the NIC has let go of every payload,
+    // then reports every frame not yet delivered as dropped (on_done fires
+    // exactly once per frame, whatever happens). The sender is done after
+    // it (nothing but the destructor may follow), but what it owns stays:
+    // pd() and memory registered on it remain valid until the destructor,
+    // for an owner whose buffers (rdmasink's pool) outlive the stream.
+    void stop() noexcept;
 
     const wire::RingAdvert& ring() const noexcept { return ring_; }
     std::uint32_t max_payload() const noexcept { return ring_.slot_size - std::uint32_t{wire::kSlotHeaderSize}; }
@@ -135,7 +141,8 @@ public:
     // never waits. Returns the frame's number (counting dropped frames too),
     // or nullopt when the waker interrupted the wait: then the frame was not
     // taken (no number used, no on_done), and the caller may offer it again.
-    // Throws UserError if it does not fit a slot.
+    // Throws UserError if it does not fit a slot, and PeerLeft once the
+    // receiver said it wants no more (as every other call that waits).
     std::optional<std::uint64_t> send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
                                       std::uint64_t cookie, std::chrono::milliseconds timeout);
     // Handles whatever completions and credits are ready, posts the pending

@@ -88,9 +88,13 @@ public:
     void disconnect() noexcept;
 
     ibv_pd* pd() const noexcept { return pd_.get(); }
-    // Moves the QP to the error state: the NIC stops touching every buffer
-    // the posted work requests name (they complete as flushed). After this
-    // the caller may reuse or free that memory.
+    // Moves the QP to the error state, then waits (up to a second) until
+    // the NIC has completed every send posted before: only then has it let
+    // go of the memory they name, and the caller may reuse, deregister or
+    // free it. The modify alone does not say that (ibv_modify_qp returns
+    // while the NIC may still be reading a WQE's payload); a flushed marker
+    // behind them does, as the kernel's ib_drain_sq. Completions polled
+    // meanwhile are discarded: the stream end is done with them. Once.
     void stop_qp() noexcept;
     // "198.18.0.2:40123", for messages.
     std::string peer_name() const;
@@ -124,6 +128,7 @@ private:
     CompletionChannel comp_;
     CompletionQueue cq_;
     CmQueuePair qp_;
+    bool stopped_ = false; // stop_qp() ran
 };
 
 // Whether a failed connect is worth trying again: the peer's listener may

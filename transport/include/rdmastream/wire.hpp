@@ -157,6 +157,7 @@ enum class Control : std::uint16_t {
     kRing = 4,        // receiver -> sender, payload: a RingAdvert for the new ring
     kCredits = 5,     // receiver -> sender, payload: the credits (see encode_credits)
     kAuth = 6,        // either way, during the handshake only, payload: a KeyProof
+    kLeaving = 7,     // receiver -> sender, no payload: it has every frame it wants and hangs up next
 };
 inline constexpr std::uint16_t kControlSlot = 0xffff;
 std::uint32_t encode(Control kind) noexcept;
