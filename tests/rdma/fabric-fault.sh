@@ -9,10 +9,21 @@
 # its network link down (port error), or drops everything this node sends
 # from then on (partition: the peer's writes go unacknowledged, as behind a
 # dead switch, so its RC retries run out). Only for the test bed's own guests.
+# AFTER_LOG=FILE AFTER_PATTERN=REGEX (env): the DELAY counts from the moment
+# FILE shows REGEX (at most 120 s of waiting), e.g. a peer's debug log
+# saying its stream began, so a slow start never meets the fault first.
 set -euo pipefail
 delay=$1 fault=$2 dev=${3:-${RDMABED_DEVICE:-rxe0}}
 [ "${RDMABED_MODE:-}" = guest ] || { echo "fabric-fault: only inside the test bed's guests" >&2; exit 2; }
 netdev=$(rdma link show "$dev/1" | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
+if [ -n "${AFTER_LOG:-}" ]; then
+  for _ in $(seq 1200); do
+    grep -Eq -- "$AFTER_PATTERN" "$AFTER_LOG" 2>/dev/null && break
+    sleep 0.1
+  done
+  grep -Eq -- "$AFTER_PATTERN" "$AFTER_LOG" 2>/dev/null \
+    || { echo "fabric-fault: $AFTER_LOG never showed /$AFTER_PATTERN/" >&2; exit 1; }
+fi
 sleep "$delay"
 case "$fault" in
   remove-device) echo "fabric-fault: rdma link delete $dev"; rdma link delete "$dev" ;;
