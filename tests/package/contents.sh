@@ -26,7 +26,7 @@ depends=$(field Depends)
 for lib in 'libc6 ' 'libstdc\+\+6 ' 'libibverbs1 ' 'librdmacm1 ' 'libsodium23 ' 'libfmt9 ' \
            'libavcodec59 ' 'libavformat59 ' 'libswscale6 ' 'libgstreamer1.0-0 ' \
            'libgstreamer-plugins-base1.0-0 '; do
-  grep -Eq "(^|, )$lib" <<<"$depends" || fail "Depends has no ${lib% }: $depends"
+  grep -Eq "(^|, )$lib" <<<"$depends" || fail "Depends has no $(tr -d '\\ ' <<<"$lib"): $depends"
 done
 # Recommends: what `gst-inspect-1.0 rdmasink`, `man rdmasend` and
 # `pkg-config --libs rdmastream` (and compiling against the headers) need.
