@@ -18,6 +18,7 @@ out=$(DESTDIR=$work/usr cmake --install "$build" --prefix /usr 2>&1) || { echo "
 [ -f "$work/usr$plugindir/libgstrdma.so" ] || fail "--prefix /usr: no plugin in $plugindir: $(grep libgstrdma <<<"$out")"
 if grep -q GST_PLUGIN_PATH <<<"$out"; then fail "--prefix /usr: the install asks for GST_PLUGIN_PATH: $out"; fi
 grep -qx 'prefix=/usr' "$work/usr/usr/lib/$multiarch/pkgconfig/rdmastream.pc" || fail "--prefix /usr: rdmastream.pc's prefix is not /usr"
+grep -qx "Version: $version" "$work/usr/usr/lib/$multiarch/pkgconfig/rdmastream.pc" || fail "rdmastream.pc's version is not $version"
 echo "by-hand install: --prefix /usr puts the plugin in $plugindir"
 
 # --prefix /usr/local: the install names the variable and its value.
@@ -29,11 +30,11 @@ grep -qx 'prefix=/usr/local' "$work/local/usr/local/lib/$multiarch/pkgconfig/rdm
 # What the note says to set is enough (the folder under DESTDIR here), and
 # without it GStreamer does not find the elements.
 registry=$work/registry.bin
-if env -u GST_PLUGIN_PATH -u GST_PLUGIN_PATH_1_0 GST_REGISTRY=$registry gst-inspect-1.0 rdmasink >/dev/null 2>&1 &&
+if env -u GST_PLUGIN_PATH -u GST_PLUGIN_PATH_1_0 GST_REGISTRY="$registry" gst-inspect-1.0 rdmasink >/dev/null 2>&1 &&
    [ ! -f "$plugindir/libgstrdma.so" ]; then
   fail "gst-inspect-1.0 finds rdmasink without GST_PLUGIN_PATH: then the note is wrong"
 fi
-info=$(GST_PLUGIN_PATH=$work/local$local_dir GST_REGISTRY=$registry gst-inspect-1.0 rdmasink 2>&1) ||
+info=$(GST_PLUGIN_PATH="$work/local$local_dir" GST_REGISTRY="$registry" gst-inspect-1.0 rdmasink 2>&1) ||
   fail "--prefix /usr/local: with GST_PLUGIN_PATH set as the install says, gst-inspect-1.0 rdmasink fails: $(head -n 3 <<<"$info")"
 grep -q "Filename *$work/local$local_dir/libgstrdma.so" <<<"$info" || fail "gst-inspect-1.0 rdmasink: not the plugin just installed"
 echo "by-hand install: --prefix /usr/local says 'export GST_PLUGIN_PATH=$local_dir', and with it gst-inspect-1.0 rdmasink works"
