@@ -8,6 +8,7 @@
 #include "slot_release_queue.hpp"
 
 #include "rdmastream_cli/program_errors.hpp"
+#include "rdmastream_cli/program_info.hpp"
 
 #include "rdmastream/error.hpp"
 #include "rdmastream/wire.hpp"
@@ -30,9 +31,11 @@ int main(int argc, char** argv) {
     bool verbose = false;
     CLI::App app{"rdmarecv: receive video frames over RDMA (from rdmasend or GStreamer's rdmasink) and write them "
                  "out.\nBy default it listens on every address; see docs/cli.md.\n\n"
-                 "Examples: rdmarecv -o got.mkv   and   rdmasend clip.mp4 --connect 192.0.2.1\n"
-                 "          rdmarecv --gst \"videoconvert ! autovideosink\"\n"
-                 "          rdmarecv --framemd5 got.md5"};
+                 "Example: rdmarecv -o got.mkv   and   rdmasend clip.mp4 --connect 192.0.2.1\n\n"
+                 "Into GStreamer: rdmarecv --gst \"videoconvert ! autovideosink\"\n\n"
+                 "Checksums as ffmpeg -f framemd5 writes them: rdmarecv --framemd5 got.md5",
+                 "rdmarecv"};
+    cli::add_version_flag(app);
     cli::add_connection_flags(app, o.connection, true);
     app.add_option("--framemd5", framemd5,
                    "write one MD5 per frame to FILE (- for stdout), exactly as `ffmpeg -f framemd5` does");

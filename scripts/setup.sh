@@ -7,6 +7,10 @@ set -euo pipefail
 PACKAGES=(
   # build
   build-essential cmake ninja-build pkg-config git
+  # the Debian package (scripts/package.sh): man pages from --help; dpkg-shlibdeps
+  help2man dpkg-dev
+  # tests/package runs man on the installed pages
+  man-db
   # rdma-core: verbs, rdma_cm, providers (rxe), tools, perftest for reference runs
   libibverbs-dev librdmacm-dev ibverbs-providers rdma-core ibverbs-utils rdmacm-utils perftest
   # FFmpeg

@@ -5,6 +5,7 @@
 
 #include "rdmastream_cli/av_error.hpp"
 #include "rdmastream_cli/program_errors.hpp"
+#include "rdmastream_cli/program_info.hpp"
 
 #include "rdmastream/error.hpp"
 
@@ -26,9 +27,11 @@ int main(int argc, char** argv) {
     bool verbose = false;
     CLI::App app{"rdmasend: decode a video with FFmpeg and send its frames over RDMA, straight from the decoder's "
                  "buffers.\nBy default it connects to a listening rdmarecv; see docs/cli.md.\n\n"
-                 "Example: rdmarecv --framemd5 out.md5   and   rdmasend clip.mp4 --connect 192.0.2.1\n"
+                 "Example: rdmarecv --framemd5 out.md5   and   rdmasend clip.mp4 --connect 192.0.2.1\n\n"
                  "Several receivers: rdmasend clip.mp4 --listen --receivers 2   and on each receiver   rdmarecv "
-                 "--connect SENDER --framemd5 out.md5"};
+                 "--connect SENDER --framemd5 out.md5",
+                 "rdmasend"};
+    cli::add_version_flag(app);
     app.add_option("INPUT", o.input.url,
                    "anything FFmpeg opens: a file, a URL, or lavfi:GRAPH for a test source, e.g. "
                    "lavfi:testsrc2=size=1920x1080:rate=60")
