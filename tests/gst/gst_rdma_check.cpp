@@ -24,8 +24,9 @@
 // --stats-messages N: ELEMENT (stats-interval set) must post at least N
 //   element messages with its stats while it runs, their frames never
 //   falling and rising from the first to the last.
-// --sink-uri URI: PIPELINE is the upstream part; the sink is made from URI
-//   (gst_element_make_from_uri, as an application would) and named "rdma".
+// --sink-uri URI: PIPELINE is the upstream part, ending in an element (not
+//   caps); the sink is made from URI (gst_element_make_from_uri, as an
+//   application would), named "rdma" and linked to it.
 // The digest fakesink may also be playbin's video-sink
 //   (playbin uri=... video-sink="fakesink name=digest").
 // Exit 0 only at EOS with every expectation met.

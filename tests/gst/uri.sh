@@ -22,7 +22,8 @@ server=$RDMABED_SERVER_ADDR
 caps="video/x-raw,format=I420,width=320,height=240,framerate=30/1"
 # Paced (about 25 ms a frame), so the stream outlasts several 200 ms ticks.
 paced="videotestsrc num-buffers=60 pattern=ball ! $caps ! identity sleep-time=25000"
-plain="videotestsrc num-buffers=30 pattern=smpte ! $caps"
+# Ends in an element: --sink-uri links the sink to what the description ends with.
+plain="videotestsrc num-buffers=30 pattern=smpte ! $caps ! identity"
 ring="slots=4&slot-size=262144"
 # Patient: the other node may still be finishing its previous step.
 wait="connect-timeout=60000"
