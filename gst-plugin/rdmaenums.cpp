@@ -62,4 +62,13 @@ void install_poll_mode_property(GObjectClass* klass, guint id, GParamFlags flags
                           poll_mode_get_type(), static_cast<int>(PollMode::kEvent), flags));
 }
 
+void install_stats_interval_property(GObjectClass* klass, guint id, GParamFlags flags) {
+    g_object_class_install_property(
+        klass, id,
+        g_param_spec_uint("stats-interval", "Stats interval",
+                          "Milliseconds between element messages on the bus carrying the stats property's counters "
+                          "(the same structure), from start to stop; 0: none",
+                          0, 3600000, 0, flags));
+}
+
 } // namespace rdmastream::gst

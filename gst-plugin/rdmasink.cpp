@@ -19,6 +19,7 @@
 #include "rdmasink.hpp"
 
 #include "rdmakey.hpp"
+#include "rdmauri.hpp"
 
 #include "rdmaallocator.hpp"
 
@@ -48,13 +49,20 @@ enum {
     PROP_ALLOW,
     PROP_STATS,
     PROP_KEY_FILE,
+    PROP_URI,
+    PROP_STATS_INTERVAL,
 };
+
+static void gst_rdma_sink_uri_handler_init(gpointer iface, gpointer data);
 
 // GLib's type macros expand to C casts; nothing else here needs the exemption.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wold-style-cast"
-G_DEFINE_TYPE(GstRdmaSink, gst_rdma_sink, GST_TYPE_BASE_SINK)
+G_DEFINE_TYPE_WITH_CODE(GstRdmaSink, gst_rdma_sink, GST_TYPE_BASE_SINK,
+                        G_IMPLEMENT_INTERFACE(GST_TYPE_URI_HANDLER, gst_rdma_sink_uri_handler_init))
 #pragma GCC diagnostic pop
+// Rank none, like udpsink: gst_element_make_from_uri finds a sink of any
+// rank, and a ranked sink would be a candidate wherever sinks are autoplugged.
 GST_ELEMENT_REGISTER_DEFINE(rdmasink, "rdmasink", GST_RANK_NONE, GST_TYPE_RDMA_SINK)
 
 // What the sink carries: video, raw (any layout GstVideoInfo reads; a
@@ -76,6 +84,15 @@ GstStructure* stats_structure(const SinkCounters& c) {
                              "drops", G_TYPE_UINT64, c.drops, "credit-waits", G_TYPE_UINT64, c.credit_waits,
                              "copies", G_TYPE_UINT64, c.copies, "latency-mean-us", G_TYPE_DOUBLE, c.latency_mean_us,
                              "latency-max-us", G_TYPE_DOUBLE, c.latency_max_us, nullptr);
+}
+
+// The stats-interval tick (the clock's thread): the counters render() last published.
+GstStructure* published_stats(GstElement* element) {
+    auto* self = GST_RDMA_SINK(element);
+    GST_OBJECT_LOCK(self);
+    GstStructure* s = stats_structure(*self->published);
+    GST_OBJECT_UNLOCK(self);
+    return s;
 }
 
 void keepalive_loop(GstRdmaSink* self) {
@@ -159,6 +176,7 @@ static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
     GST_OBJECT_LOCK(self);
     *self->published = SinkCounters{};
     GST_OBJECT_UNLOCK(self);
+    self->ticker->start(GST_ELEMENT(self), std::chrono::milliseconds(s.stats_interval_ms), published_stats);
     std::lock_guard lock(self->driver->mutex);
     self->state = state.release();
     self->driver->stopping = false;
@@ -168,6 +186,7 @@ static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
 
 static gboolean gst_rdma_sink_stop(GstBaseSink* sink) {
     auto* self = GST_RDMA_SINK(sink);
+    self->ticker->stop();
     SinkDriver& d = *self->driver;
     {
         std::lock_guard lock(d.mutex);
@@ -307,6 +326,14 @@ static gboolean gst_rdma_sink_unlock_stop(GstBaseSink* sink) {
 
 static void gst_rdma_sink_set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
     auto* self = GST_RDMA_SINK(object);
+    if (prop_id == PROP_URI) { // sets the other properties: not under the lock
+        GError* err = nullptr;
+        if (!set_element_uri(GST_ELEMENT(self), g_value_get_string(value), &err)) {
+            g_warning("%s", err->message);
+            g_error_free(err);
+        }
+        return;
+    }
     GST_OBJECT_LOCK(self);
     SinkSettings& s = *self->settings;
     switch (prop_id) {
@@ -321,6 +348,7 @@ static void gst_rdma_sink_set_property(GObject* object, guint prop_id, const GVa
     case PROP_POLL_MODE: s.poll_mode = static_cast<PollMode>(g_value_get_enum(value)); break;
     case PROP_KEY_FILE: s.key_file = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
     case PROP_ALLOW: s.allow = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
+    case PROP_STATS_INTERVAL: s.stats_interval_ms = g_value_get_uint(value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
     }
     GST_OBJECT_UNLOCK(self);
@@ -328,6 +356,10 @@ static void gst_rdma_sink_set_property(GObject* object, guint prop_id, const GVa
 
 static void gst_rdma_sink_get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
     auto* self = GST_RDMA_SINK(object);
+    if (prop_id == PROP_URI) { // reads the other properties: not under the lock
+        g_value_take_string(value, element_uri(GST_ELEMENT(self)));
+        return;
+    }
     GST_OBJECT_LOCK(self);
     const SinkSettings& s = *self->settings;
     switch (prop_id) {
@@ -342,6 +374,7 @@ static void gst_rdma_sink_get_property(GObject* object, guint prop_id, GValue* v
     case PROP_POLL_MODE: g_value_set_enum(value, static_cast<int>(s.poll_mode)); break;
     case PROP_KEY_FILE: g_value_set_string(value, s.key_file.c_str()); break;
     case PROP_ALLOW: g_value_set_string(value, s.allow.c_str()); break;
+    case PROP_STATS_INTERVAL: g_value_set_uint(value, s.stats_interval_ms); break;
     case PROP_STATS: {
         // The streaming thread publishes counters under the object lock.
         g_value_take_boxed(value, stats_structure(*self->published));
@@ -359,6 +392,7 @@ static void gst_rdma_sink_finalize(GObject* object) {
     delete self->flushing;
     delete self->waker;
     delete self->published;
+    delete self->ticker;
     G_OBJECT_CLASS(gst_rdma_sink_parent_class)->finalize(object);
 }
 
@@ -428,6 +462,8 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
                            "that waited for a free slot), copies (frames not in registered memory), latency-mean-us "
                            "and latency-max-us (from posting a frame to its delivery)",
                            GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+    install_stats_interval_property(gobject_class, PROP_STATS_INTERVAL, rw);
+    install_uri_property(gobject_class, PROP_URI);
 
     gst_element_class_add_static_pad_template(element_class, &sink_template);
     gst_element_class_set_static_metadata(element_class, "RDMA sink", "Sink/Network",
@@ -454,6 +490,29 @@ static void gst_rdma_sink_init(GstRdmaSink* self) {
     self->flushing = new std::atomic<bool>(false);
     self->waker = new std::shared_ptr<Waker>(std::make_shared<Waker>());
     self->published = new SinkCounters();
+    self->ticker = new StatsTicker();
     // Frames go out as they come: the receiver paces (credits), not the clock.
     gst_base_sink_set_sync(GST_BASE_SINK(self), FALSE);
+}
+
+// GstURIHandler: rdma://HOST[:PORT][?PROPERTY=VALUE&...] (rdmauri.hpp).
+static GstURIType gst_rdma_sink_uri_get_type(GType) { return GST_URI_SINK; }
+
+static const gchar* const* gst_rdma_sink_uri_get_protocols(GType) {
+    static const gchar* const protocols[] = {kUriScheme, nullptr};
+    return protocols;
+}
+
+static gchar* gst_rdma_sink_uri_get_uri(GstURIHandler* handler) { return element_uri(GST_ELEMENT(handler)); }
+
+static gboolean gst_rdma_sink_uri_set_uri(GstURIHandler* handler, const gchar* uri, GError** error) {
+    return set_element_uri(GST_ELEMENT(handler), uri, error);
+}
+
+static void gst_rdma_sink_uri_handler_init(gpointer g_iface, gpointer) {
+    auto* iface = static_cast<GstURIHandlerInterface*>(g_iface);
+    iface->get_type = gst_rdma_sink_uri_get_type;
+    iface->get_protocols = gst_rdma_sink_uri_get_protocols;
+    iface->get_uri = gst_rdma_sink_uri_get_uri;
+    iface->set_uri = gst_rdma_sink_uri_set_uri;
 }

@@ -7,6 +7,7 @@
 
 #include "rdmacaps.hpp"
 #include "rdmaenums.hpp"
+#include "rdmastatsticker.hpp"
 
 #include "rdmastream/busy_refuser.hpp"
 #include "rdmastream/error.hpp"
@@ -53,6 +54,7 @@ struct SinkSettings {
     PollMode poll_mode = PollMode::kEvent;
     std::string key_file; // empty: no authentication
     std::string allow; // role=listen: "ADDR[/PREFIX],..."; empty: everyone
+    guint stats_interval_ms = 0; // 0: no stats messages
 };
 
 // Counters the "stats" property shows; the streaming thread publishes a
@@ -131,6 +133,7 @@ struct _GstRdmaSink {
     rdmastream::gst::SinkCounters* published; // the "stats" property; object lock
     std::atomic<bool>* flushing;             // unlock() -> a waiting render returns
     std::shared_ptr<rdmastream::Waker>* waker; // unlock() wakes the sender's waits
+    rdmastream::gst::StatsTicker* ticker;    // stats-interval: start() to stop()
 };
 
 // rdmasink_render.cpp

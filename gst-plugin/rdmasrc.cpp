@@ -22,6 +22,7 @@
 #include "rdmasrc.hpp"
 
 #include "rdmakey.hpp"
+#include "rdmauri.hpp"
 
 #include "rdmastream/error.hpp"
 
@@ -52,14 +53,22 @@ enum {
     PROP_STATS,
     PROP_KEY_FILE,
     PROP_MEMORY_WINDOWS,
+    PROP_URI,
+    PROP_STATS_INTERVAL,
 };
+
+static void gst_rdma_src_uri_handler_init(gpointer iface, gpointer data);
 
 // GLib's type macros expand to C casts; nothing else here needs the exemption.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wold-style-cast"
-G_DEFINE_TYPE(GstRdmaSrc, gst_rdma_src, GST_TYPE_PUSH_SRC)
+G_DEFINE_TYPE_WITH_CODE(GstRdmaSrc, gst_rdma_src, GST_TYPE_PUSH_SRC,
+                        G_IMPLEMENT_INTERFACE(GST_TYPE_URI_HANDLER, gst_rdma_src_uri_handler_init))
 #pragma GCC diagnostic pop
-GST_ELEMENT_REGISTER_DEFINE(rdmasrc, "rdmasrc", GST_RANK_NONE, GST_TYPE_RDMA_SRC)
+// Primary, like srtsrc: gst_element_make_from_uri (uridecodebin, playbin)
+// takes the highest-ranked handler of rdma://. Sources are not autoplugged
+// otherwise (and "Source/Network" is no autovideosrc candidate).
+GST_ELEMENT_REGISTER_DEFINE(rdmasrc, "rdmasrc", GST_RANK_PRIMARY, GST_TYPE_RDMA_SRC)
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
 
@@ -69,6 +78,15 @@ GstStructure* stats_structure(const SrcCounters& c) {
     return gst_structure_new("GstRdmaSrcStats", "frames", G_TYPE_UINT64, c.frames, "bytes", G_TYPE_UINT64, c.bytes,
                              "drops", G_TYPE_UINT64, c.drops, "format-changes", G_TYPE_UINT64, c.format_changes,
                              "copies", G_TYPE_UINT64, c.copies, nullptr);
+}
+
+// The stats-interval tick (the clock's thread): the counters create() last published.
+GstStructure* published_stats(GstElement* element) {
+    auto* self = GST_RDMA_SRC(element);
+    GST_OBJECT_LOCK(self);
+    GstStructure* s = stats_structure(*self->published);
+    GST_OBJECT_UNLOCK(self);
+    return s;
 }
 
 } // namespace
@@ -106,6 +124,7 @@ static gboolean gst_rdma_src_start(GstBaseSrc* bsrc) {
                           ("%s", e.what()));
         return FALSE;
     }
+    self->ticker->start(GST_ELEMENT(self), std::chrono::milliseconds(s.stats_interval_ms), published_stats);
     GST_OBJECT_LOCK(self); // get_caps looks at the state from other threads
     self->state = st.release();
     GST_OBJECT_UNLOCK(self);
@@ -114,6 +133,7 @@ static gboolean gst_rdma_src_start(GstBaseSrc* bsrc) {
 
 static gboolean gst_rdma_src_stop(GstBaseSrc* bsrc) {
     auto* self = GST_RDMA_SRC(bsrc);
+    self->ticker->stop();
     GST_OBJECT_LOCK(self);
     std::unique_ptr<SrcState> st(self->state);
     self->state = nullptr;
@@ -234,6 +254,14 @@ static gboolean gst_rdma_src_unlock_stop(GstBaseSrc* bsrc) {
 
 static void gst_rdma_src_set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
     auto* self = GST_RDMA_SRC(object);
+    if (prop_id == PROP_URI) { // sets the other properties: not under the lock
+        GError* err = nullptr;
+        if (!set_element_uri(GST_ELEMENT(self), g_value_get_string(value), &err)) {
+            g_warning("%s", err->message);
+            g_error_free(err);
+        }
+        return;
+    }
     GST_OBJECT_LOCK(self);
     SrcSettings& s = *self->settings;
     switch (prop_id) {
@@ -253,6 +281,7 @@ static void gst_rdma_src_set_property(GObject* object, guint prop_id, const GVal
     case PROP_HANDSHAKE_TIMEOUT: s.handshake_timeout_ms = g_value_get_uint(value); break;
     case PROP_MEMORY_WINDOWS: s.memory_windows = g_value_get_boolean(value) != FALSE; break;
     case PROP_COPY_THRESHOLD: s.copy_threshold = g_value_get_uint(value); break;
+    case PROP_STATS_INTERVAL: s.stats_interval_ms = g_value_get_uint(value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
     }
     GST_OBJECT_UNLOCK(self);
@@ -260,6 +289,10 @@ static void gst_rdma_src_set_property(GObject* object, guint prop_id, const GVal
 
 static void gst_rdma_src_get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
     auto* self = GST_RDMA_SRC(object);
+    if (prop_id == PROP_URI) { // reads the other properties: not under the lock
+        g_value_take_string(value, element_uri(GST_ELEMENT(self)));
+        return;
+    }
     GST_OBJECT_LOCK(self);
     const SrcSettings& s = *self->settings;
     switch (prop_id) {
@@ -279,6 +312,7 @@ static void gst_rdma_src_get_property(GObject* object, guint prop_id, GValue* va
     case PROP_HANDSHAKE_TIMEOUT: g_value_set_uint(value, s.handshake_timeout_ms); break;
     case PROP_MEMORY_WINDOWS: g_value_set_boolean(value, s.memory_windows ? TRUE : FALSE); break;
     case PROP_COPY_THRESHOLD: g_value_set_uint(value, s.copy_threshold); break;
+    case PROP_STATS_INTERVAL: g_value_set_uint(value, s.stats_interval_ms); break;
     case PROP_STATS: g_value_take_boxed(value, stats_structure(*self->published)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
     }
@@ -291,6 +325,7 @@ static void gst_rdma_src_finalize(GObject* object) {
     delete self->published;
     delete self->flushing;
     delete self->waker;
+    delete self->ticker;
     G_OBJECT_CLASS(gst_rdma_src_parent_class)->finalize(object);
 }
 
@@ -405,6 +440,8 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                            "dropped, seen as gaps in its frame numbers), format-changes, copies (frames copied out of "
                            "their slot because downstream held too many: copy-threshold)",
                            GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+    install_stats_interval_property(gobject_class, PROP_STATS_INTERVAL, rw);
+    install_uri_property(gobject_class, PROP_URI);
 
     gst_element_class_add_static_pad_template(element_class, &src_template);
     gst_element_class_set_static_metadata(element_class, "RDMA source", "Source/Network",
@@ -431,8 +468,31 @@ static void gst_rdma_src_init(GstRdmaSrc* self) {
     self->frame_duration = GST_CLOCK_TIME_NONE;
     self->flushing = new std::atomic<bool>(false);
     self->waker = new std::shared_ptr<Waker>(std::make_shared<Waker>());
+    self->ticker = new StatsTicker();
     auto* bsrc = GST_BASE_SRC(self);
     gst_base_src_set_live(bsrc, TRUE);
     gst_base_src_set_format(bsrc, GST_FORMAT_TIME);
     // The sender's timestamps are kept; do-timestamp stays off.
+}
+
+// GstURIHandler: rdma://HOST[:PORT][?PROPERTY=VALUE&...] (rdmauri.hpp).
+static GstURIType gst_rdma_src_uri_get_type(GType) { return GST_URI_SRC; }
+
+static const gchar* const* gst_rdma_src_uri_get_protocols(GType) {
+    static const gchar* const protocols[] = {kUriScheme, nullptr};
+    return protocols;
+}
+
+static gchar* gst_rdma_src_uri_get_uri(GstURIHandler* handler) { return element_uri(GST_ELEMENT(handler)); }
+
+static gboolean gst_rdma_src_uri_set_uri(GstURIHandler* handler, const gchar* uri, GError** error) {
+    return set_element_uri(GST_ELEMENT(handler), uri, error);
+}
+
+static void gst_rdma_src_uri_handler_init(gpointer g_iface, gpointer) {
+    auto* iface = static_cast<GstURIHandlerInterface*>(g_iface);
+    iface->get_type = gst_rdma_src_uri_get_type;
+    iface->get_protocols = gst_rdma_src_uri_get_protocols;
+    iface->get_uri = gst_rdma_src_uri_get_uri;
+    iface->set_uri = gst_rdma_src_uri_set_uri;
 }

@@ -8,6 +8,7 @@
 
 #include "rdmacaps.hpp"
 #include "rdmaenums.hpp"
+#include "rdmastatsticker.hpp"
 
 #include "rdmastream/busy_refuser.hpp"
 #include "rdmastream/frame_receiver.hpp"
@@ -63,6 +64,7 @@ struct SrcSettings {
     guint handshake_timeout_ms = kSrcDefaultHandshakeTimeoutMs;
     bool memory_windows = false; // RingConfig::memory_windows
     guint copy_threshold = kSrcDefaultCopyThreshold;
+    guint stats_interval_ms = 0; // 0: no stats messages
 };
 
 struct SrcCounters {
@@ -106,6 +108,7 @@ struct _GstRdmaSrc {
     GstClockTime frame_duration;              // for the latency query; object lock
     std::shared_ptr<rdmastream::Waker>* waker; // wakes create()'s wait: unlock(), a freed slot
     std::atomic<bool>* flushing;              // unlock(): a waiting create() returns
+    rdmastream::gst::StatsTicker* ticker;     // stats-interval: start() to stop()
 };
 
 // rdmasrc_create.cpp

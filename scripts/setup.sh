@@ -18,6 +18,7 @@ PACKAGES=(
   # GStreamer 1.22
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+  gstreamer1.0-plugins-base-apps # gst-play-1.0: rdma:// URIs played as a user would (rdma.gst_playbin_from_rdmasend)
   gstreamer1.0-libav # avenc_mpeg4: small encoded frames in the holding-downstream tests
   gstreamer1.0-x # pango: textoverlay burns frame numbers and latency into the demo
   # libraries we use instead of hand-written code, and the test framework

@@ -21,6 +21,14 @@
 // --expect copies=0: fails unless that stats field has that value;
 // --expect-at-most credit-waits=30: unless it is at most that;
 // --expect-at-least copies=1: unless it is at least that.
+// --stats-messages N: ELEMENT (stats-interval set) must post at least N
+//   element messages with its stats while it runs, their frames never
+//   falling and rising from the first to the last.
+// --sink-uri URI: PIPELINE is the upstream part, ending in an element (not
+//   caps); the sink is made from URI (gst_element_make_from_uri, as an
+//   application would), named "rdma" and linked to it.
+// The digest fakesink may also be playbin's video-sink
+//   (playbin uri=... video-sink="fakesink name=digest").
 // Exit 0 only at EOS with every expectation met.
 #include <gst/app/gstappsink.h>
 #include <gst/gst.h>
@@ -199,9 +207,88 @@ void pull_slowly(GstAppSink* sink, SlowPuller& p, Digest& d, guint64 after, std:
     }
 }
 
+// The fakesink named "digest": in the pipeline, or playbin's video-sink.
+GstElement* find_digest(GstElement* pipeline) {
+    if (GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "digest")) {
+        return sink;
+    }
+    if (g_object_class_find_property(G_OBJECT_GET_CLASS(pipeline), "video-sink") == nullptr) {
+        return nullptr;
+    }
+    GstElement* sink = nullptr;
+    g_object_get(pipeline, "video-sink", &sink, nullptr);
+    if (sink != nullptr && std::strcmp(GST_OBJECT_NAME(sink), "digest") != 0) {
+        gst_object_unref(sink);
+        sink = nullptr;
+    }
+    return sink;
+}
+
+// --sink-uri: UPSTREAM ! (the sink gst_element_make_from_uri makes).
+GstElement* pipeline_to_uri(const std::string& upstream, const std::string& uri) {
+    GError* err = nullptr;
+    GstElement* sink = gst_element_make_from_uri(GST_URI_SINK, uri.c_str(), "rdma", &err);
+    if (sink == nullptr) {
+        std::fprintf(stderr, "gst-rdma-check: no sink for %s: %s\n", uri.c_str(), err != nullptr ? err->message : "?");
+        return nullptr;
+    }
+    GstElement* bin = gst_parse_bin_from_description(upstream.c_str(), TRUE, &err);
+    if (bin == nullptr || err != nullptr) {
+        std::fprintf(stderr, "gst-rdma-check: bad pipeline: %s\n", err != nullptr ? err->message : "?");
+        return nullptr;
+    }
+    GstElement* pipeline = gst_pipeline_new(nullptr);
+    gst_bin_add_many(GST_BIN(pipeline), bin, sink, nullptr);
+    if (!gst_element_link(bin, sink)) {
+        std::fprintf(stderr, "gst-rdma-check: cannot link the pipeline to %s\n", uri.c_str());
+        return nullptr;
+    }
+    gchar* made = gst_uri_handler_get_uri(GST_URI_HANDLER(sink));
+    std::printf("gst-rdma-check: %s from %s (its URI now: %s)\n", GST_OBJECT_NAME(gst_element_get_factory(sink)),
+                uri.c_str(), made != nullptr ? made : "none");
+    g_free(made);
+    return pipeline;
+}
+
+// --stats-messages: the element messages ELEMENT posts with its stats.
+struct StatsMessages {
+    std::string element;
+    guint64 count = 0;
+    guint64 first = 0, last = 0;
+    bool fell = false;
+    void note(GstMessage* m) {
+        const GstStructure* s = gst_message_get_structure(m);
+        guint64 frames = 0;
+        if (element.empty() || std::strcmp(GST_OBJECT_NAME(GST_MESSAGE_SRC(m)), element.c_str()) != 0 ||
+            s == nullptr || !g_str_has_suffix(gst_structure_get_name(s), "Stats") ||
+            !gst_structure_get_uint64(s, "frames", &frames)) {
+            return;
+        }
+        if (count == 0) first = frames;
+        fell = fell || (count > 0 && frames < last);
+        last = frames;
+        ++count;
+    }
+};
+
+// The next EOS, error or application message; element messages on the way are noted.
+GstMessage* pop_end(GstBus* bus, StatsMessages& stats) {
+    const auto wanted = static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_APPLICATION |
+                                                    GST_MESSAGE_ELEMENT);
+    for (;;) {
+        GstMessage* msg = gst_bus_timed_pop_filtered(bus, GST_CLOCK_TIME_NONE, wanted);
+        if (GST_MESSAGE_TYPE(msg) != GST_MESSAGE_ELEMENT) {
+            return msg;
+        }
+        stats.note(msg);
+        gst_message_unref(msg);
+    }
+}
+
 int usage() {
     std::fprintf(stderr, "usage: gst-rdma-check [--digest FILE] [--framemd5 FILE] [--restart-after N] "
-                         "[--pull-after N [--pull-delay-ms D]] [--stats ELEMENT] [--expect FIELD=N]... "
+                         "[--pull-after N [--pull-delay-ms D]] [--stats ELEMENT [--stats-messages N]] [--sink-uri URI] "
+                         "[--expect FIELD=N]... "
                          "[--expect-at-most FIELD=N]... [--expect-at-least FIELD=N]... PIPELINE\n");
     return 2;
 }
@@ -210,8 +297,8 @@ int usage() {
 
 int main(int argc, char** argv) {
     gst_init(&argc, &argv);
-    std::string digest_file, framemd5_file, stats_name, description;
-    guint64 restart_after = 0, pull_after = 0, pull_delay_ms = 0;
+    std::string digest_file, framemd5_file, stats_name, description, sink_uri;
+    guint64 restart_after = 0, pull_after = 0, pull_delay_ms = 0, stats_messages = 0;
     enum class Bound { kExactly, kAtMost, kAtLeast };
     struct Expect {
         std::string field;
@@ -233,6 +320,10 @@ int main(int argc, char** argv) {
             pull_delay_ms = std::strtoull(argv[++i], nullptr, 10);
         } else if (a == "--stats" && i + 1 < argc) {
             stats_name = argv[++i];
+        } else if (a == "--stats-messages" && i + 1 < argc) {
+            stats_messages = std::strtoull(argv[++i], nullptr, 10);
+        } else if (a == "--sink-uri" && i + 1 < argc) {
+            sink_uri = argv[++i];
         } else if ((a == "--expect" || a == "--expect-at-most" || a == "--expect-at-least") && i + 1 < argc) {
             const std::string e = argv[++i];
             const auto eq = e.find('=');
@@ -251,10 +342,22 @@ int main(int argc, char** argv) {
         return usage();
     }
     GError* err = nullptr;
-    GstElement* pipeline = gst_parse_launch(description.c_str(), &err);
-    if (pipeline == nullptr || err != nullptr) {
-        std::fprintf(stderr, "gst-rdma-check: bad pipeline: %s\n", err != nullptr ? err->message : "?");
+    GstElement* pipeline = nullptr;
+    if (!sink_uri.empty()) {
+        pipeline = pipeline_to_uri(description, sink_uri);
+    } else {
+        pipeline = gst_parse_launch(description.c_str(), &err);
+        if (err != nullptr) {
+            std::fprintf(stderr, "gst-rdma-check: bad pipeline: %s\n", err->message);
+            return 2;
+        }
+    }
+    if (pipeline == nullptr) {
         return 2;
+    }
+    StatsMessages stats_seen;
+    if (stats_messages > 0) {
+        stats_seen.element = stats_name;
     }
     Digest digest;
     digest.pipeline = pipeline;
@@ -264,7 +367,7 @@ int main(int argc, char** argv) {
     g_mutex_init(&puller.lock);
     g_cond_init(&puller.cond);
     if (pull_after > 0) {
-        GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "digest");
+        GstElement* sink = find_digest(pipeline);
         if (sink == nullptr || !GST_IS_APP_SINK(sink) || digest_file.empty() ||
             (digest.out = std::fopen(digest_file.c_str(), "w")) == nullptr) {
             std::fprintf(stderr, "gst-rdma-check: --pull-after needs --digest FILE and an appsink named digest\n");
@@ -281,7 +384,7 @@ int main(int argc, char** argv) {
         gst_object_unref(pad);
         appsink = sink;
     } else if (!digest_file.empty() || !framemd5_file.empty() || restart_after > 0) {
-        GstElement* sink = gst_bin_get_by_name(GST_BIN(pipeline), "digest");
+        GstElement* sink = find_digest(pipeline);
         if (!digest_file.empty()) {
             digest.out = std::fopen(digest_file.c_str(), "w");
         }
@@ -309,15 +412,14 @@ int main(int argc, char** argv) {
         pull_slowly(GST_APP_SINK(appsink), puller, digest, pull_after, std::chrono::milliseconds(pull_delay_ms));
         gst_object_unref(appsink);
     }
-    const auto wanted = static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_APPLICATION);
-    GstMessage* msg = gst_bus_timed_pop_filtered(bus, GST_CLOCK_TIME_NONE, wanted);
+    GstMessage* msg = pop_end(bus, stats_seen);
     if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_APPLICATION) { // --restart-after
         gst_message_unref(msg);
         std::printf("gst-rdma-check: restarting after %" G_GUINT64_FORMAT " buffers\n", restart_after);
         std::fflush(stdout);
         gst_element_set_state(pipeline, GST_STATE_NULL);
         gst_element_set_state(pipeline, GST_STATE_PLAYING);
-        msg = gst_bus_timed_pop_filtered(bus, GST_CLOCK_TIME_NONE, wanted);
+        msg = pop_end(bus, stats_seen);
     }
     int rc = 0;
     if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
@@ -364,6 +466,17 @@ int main(int argc, char** argv) {
         }
         gst_structure_free(stats);
         gst_object_unref(el);
+    }
+    if (stats_messages > 0) {
+        std::printf("gst-rdma-check: %" G_GUINT64_FORMAT " stats messages from %s, frames %" G_GUINT64_FORMAT
+                    " -> %" G_GUINT64_FORMAT "\n",
+                    stats_seen.count, stats_name.c_str(), stats_seen.first, stats_seen.last);
+        if (stats_seen.count < stats_messages || stats_seen.fell || stats_seen.last <= stats_seen.first) {
+            std::fprintf(stderr, "gst-rdma-check: expected at least %" G_GUINT64_FORMAT
+                                 " stats messages from %s with frames rising\n",
+                         stats_messages, stats_name.c_str());
+            rc = 1;
+        }
     }
     gst_element_set_state(pipeline, GST_STATE_NULL);
     gst_object_unref(bus);

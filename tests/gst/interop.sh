@@ -5,6 +5,10 @@
 #   interop.sh cli-to-gst recv CLIPDIR CLIP...   rdmasrc, one stream per clip: its
 #       frames (ffmpeg framemd5 lines) must equal CLIP.ref.md5, FFmpeg's own decode
 #   interop.sh cli-to-gst send CLIPDIR CLIP...   rdmasend CLIP, one after another
+#   interop.sh cli-to-playbin recv CLIPDIR CLIP...   playbin uri=rdma://0.0.0.0:18515,
+#       one stream per clip, frames checked as cli-to-gst's; then
+#       gst-play-1.0 rdma://0.0.0.0:18515 plays one more stream (the first
+#       clip again: send CLIP... CLIP1), every frame counted at its video sink
 #   interop.sh gst-to-cli recv 'SOURCE'          rdmarecv --framemd5: must equal
 #       the frames of SOURCE ! fakesink without RDMA
 #   interop.sh gst-to-cli-held recv 'SOURCE'     rdmarecv --gst into a queue
@@ -40,6 +44,31 @@ cli-to-gst-recv)
         "$GST_RDMA_CHECK" --framemd5 "$out/$clip.gst.md5" "rdmasrc ! fakesink name=digest" || status=1
         same_frames "$clip" "$out/$clip.gst.md5" "$clipdir/$clip.ref.md5" || status=1
     done
+    exit $status
+    ;;
+cli-to-playbin-recv)
+    clipdir=$1
+    shift
+    status=0
+    for clip in "$@"; do
+        "$GST_RDMA_CHECK" --framemd5 "$out/$clip.playbin.md5" \
+            "playbin uri=rdma://0.0.0.0:18515 video-sink=\"fakesink name=digest\"" || status=1
+        same_frames "playbin $clip" "$out/$clip.playbin.md5" "$clipdir/$clip.ref.md5" || status=1
+    done
+    # gst-play-1.0 as a user runs it, a fake video sink instead of a display;
+    # -v prints the sink's last-message for every buffer it gets.
+    command -v gst-play-1.0 >/dev/null || { echo "FAILED: no gst-play-1.0 (gstreamer1.0-plugins-base-apps: scripts/setup.sh)"; exit 1; }
+    gst-play-1.0 -v --no-interactive --videosink "fakesink silent=false sync=false" rdma://0.0.0.0:18515 \
+        >"$out/gst-play.log" 2>&1 || status=1
+    want=$(grep -c '^0,' "$clipdir/$1.ref.md5")
+    got=$(grep -c 'last-message = chain' "$out/gst-play.log" || true)
+    if grep -q '^ERROR' "$out/gst-play.log" || [ "$got" != "$want" ]; then
+        echo "FAILED: gst-play-1.0 rdma://0.0.0.0:18515: $got frames at its video sink, $1 has $want:"
+        grep -v 'last-message' "$out/gst-play.log" | tail -20
+        status=1
+    else
+        echo "ok: gst-play-1.0 rdma://0.0.0.0:18515: $got frames of $1 at its video sink"
+    fi
     exit $status
     ;;
 cli-to-gst-send)
