@@ -78,6 +78,8 @@ int main(int argc, char** argv) {
                  "remote-writable region and such a write is refused only after it landed). Off by default: on "
                  "Soft-RoCE a lossy wire stalls a stream with windows (docs/security.md)");
     cli::add_report_flags(app, o.stats_json, o.quiet, verbose);
+    std::string metrics;
+    cli::add_metrics_flag(app, metrics, false);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -85,6 +87,7 @@ int main(int argc, char** argv) {
     }
     av_log_set_level(verbose ? AV_LOG_INFO : AV_LOG_ERROR);
     return cli::exit_status_of("rdmarecv", [&] {
+        if (app.count("--metrics") > 0) o.metrics = cli::parse_metrics_address(metrics);
         const cli::ConnectionPlan plan = cli::connection_plan(app, o.connection, true);
         if (!codec.empty() && output.empty()) {
             throw rdmastream::UserError("--codec " + codec + " encodes what -o writes: add -o FILE");

@@ -1,5 +1,6 @@
 #include "receive_session.hpp"
 
+#include "rdmastream_cli/metrics_exporter.hpp"
 #include "rdmastream_cli/rdma_device.hpp"
 #include "rdmastream_cli/stats_report.hpp"
 
@@ -18,6 +19,8 @@
 
 namespace rdmastream::cli {
 namespace {
+
+constexpr const char* kLatencyIs = "one way, from the sender's clock to ours";
 
 volatile std::sig_atomic_t g_stop = 0; // Ctrl-C: stop, close the outputs properly
 Waker* g_waker = nullptr;                // and wake the receive loop's wait
@@ -176,6 +179,13 @@ std::uint64_t copies_of(const std::vector<std::unique_ptr<FrameSink>>& sinks) no
 
 int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector<std::unique_ptr<FrameSink>> sinks,
                 SlotReleaseQueue& released) {
+    // First: a taken port is refused before anything else starts, and the
+    // endpoint answers (all zeros) while rdmarecv waits for a sender.
+    std::unique_ptr<MetricsExporter> metrics;
+    if (o.metrics) {
+        metrics = std::make_unique<MetricsExporter>(*o.metrics, MetricsIdentity{"rdmarecv", kLatencyIs});
+        std::fprintf(stderr, "rdmarecv: metrics at %s\n", metrics->url().c_str());
+    }
     require_rdma_device(o.connection.device);
     g_waker = released.waker().get();
     const auto old = std::signal(SIGINT, on_interrupt); // also while waiting for a sender worth serving
@@ -201,9 +211,17 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
     SlotHolds holds(*rx, released);
     std::fprintf(stderr, "rdmarecv: sender connected%s, from %s\n", rx->huge_pages() ? " (ring on huge pages)" : "",
                  rx->peer().c_str());
-    StatsReport report("rdmarecv", !o.quiet, "one way, from the sender's clock to ours");
+    StatsReport report("rdmarecv", !o.quiet, kLatencyIs, metrics != nullptr);
     FrameCounters counters;
     counters.path = "ring slot -> outputs in place";
+    // The loop counts every frame zero-copy as it arrives and the outputs'
+    // copies apart; the numbers shown subtract them, as the summary does.
+    const auto publish = [&](bool connected) {
+        FrameCounters shown = counters;
+        shown.zero_copy -= std::min(shown.zero_copy, shown.copied);
+        metrics->publish(rx->stats(), shown, connected);
+    };
+    if (metrics) publish(true);
     std::uint64_t expected_seq = 0, taken = 0;
     const auto idle = to_ms(o.connection.idle_timeout);
     // The current format, read and checked once; the outputs point into it.
@@ -237,7 +255,7 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
         ++taken;
         ++counters.zero_copy;
         counters.copied = copies_of(outputs); // a few virtual calls: the per-second line shows them as they happen
-        report.tick(rx->stats(), counters);
+        if (report.tick(rx->stats(), counters) && metrics) publish(true);
     }
     std::signal(SIGINT, old);
     g_waker = nullptr;
@@ -246,6 +264,7 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
     }
     for (const auto& s : outputs) s->finish();
     counters.copied = copies_of(outputs);
+    if (metrics) publish(false);
     counters.zero_copy -= std::min(counters.zero_copy, counters.copied);
     report.finish(rx->stats(), counters, o.stats_json);
     if (!ended) {

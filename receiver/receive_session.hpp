@@ -7,9 +7,11 @@
 #include "slot_release_queue.hpp"
 
 #include "rdmastream_cli/connection_flags.hpp"
+#include "rdmastream_cli/metrics_address.hpp"
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,7 @@ struct ReceiveOptions {
     std::uint64_t frames = 0;           // 0: until end of stream
     std::string stats_json;
     bool quiet = false;
+    std::optional<MetricsAddress> metrics; // --metrics: serve the counters over HTTP
 };
 
 // `released` is where the sinks hand back slots they kept; it must outlive

@@ -68,6 +68,8 @@ int main(int argc, char** argv) {
     app.add_flag("--no-zero-copy", o.force_copy,
                  "copy every frame into a registered buffer instead of decoding in place (for comparison)");
     cli::add_report_flags(app, o.stats_json, o.quiet, verbose);
+    std::string metrics;
+    cli::add_metrics_flag(app, metrics, true);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -83,6 +85,7 @@ int main(int argc, char** argv) {
                                         : cli::Pacer::Mode::kAsFastAsPossible;
     av_log_set_level(verbose ? AV_LOG_INFO : AV_LOG_ERROR);
     return cli::exit_status_of("rdmasend", [&] {
+        if (app.count("--metrics") > 0) o.metrics = cli::parse_metrics_address(metrics);
         // Before the connection plan: without --listen it would ask for --connect instead.
         if (o.receivers > 0 && app.count("--listen") == 0) {
             throw rdmastream::UserError("--receivers needs --listen: the receivers dial this sender (rdmarecv "

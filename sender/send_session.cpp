@@ -4,6 +4,7 @@
 #include "frame_payload.hpp"
 
 #include "rdmastream_cli/av_error.hpp"
+#include "rdmastream_cli/metrics_exporter.hpp"
 #include "rdmastream_cli/raw_caps.hpp"
 #include "rdmastream_cli/rdma_device.hpp"
 #include "rdmastream_cli/stats_report.hpp"
@@ -26,6 +27,7 @@ extern "C" {
 namespace rdmastream::cli {
 namespace {
 
+constexpr const char* kLatencyIs = "from posting a frame to its delivery";
 constexpr std::int64_t kNoTime = std::numeric_limits<std::int64_t>::min();
 constexpr AVRational kNanoseconds{1, 1000000000};
 
@@ -51,7 +53,11 @@ class Sender {
 public:
     Sender(const SendOptions& o, const ConnectionPlan& plan)
         : o_(o), pool_(std::make_unique<DecoderPool>()), source_(std::make_unique<InputSource>(o.input, pool_.get())),
-          report_("rdmasend", !o.quiet, "from posting a frame to its delivery") {
+          report_("rdmasend", !o.quiet, kLatencyIs, o.metrics.has_value()) {
+        if (o.metrics) { // first: a taken port is refused before anything else starts
+            metrics_ = std::make_unique<MetricsExporter>(*o.metrics, MetricsIdentity{"rdmasend", kLatencyIs});
+            std::fprintf(stderr, "rdmasend: metrics at %s\n", metrics_->url().c_str());
+        }
         if (!o.pix_fmt.empty()) {
             target_ = av_get_pix_fmt(o.pix_fmt.c_str());
             if (target_ == AV_PIX_FMT_NONE) {
@@ -68,6 +74,7 @@ public:
             counters_.target_fps = av_q2d(source_->frame_rate());
         }
         connect(plan);
+        publish_metrics(true);
     }
 
     ~Sender() {
@@ -133,6 +140,7 @@ public:
             }
         }
         counters_.progress = -1;
+        publish_metrics(false);
         report_.finish(tx_->stats(), counters_, o_.stats_json, tx_->receivers());
         if (g_stop) {
             std::fprintf(stderr, "rdmasend: interrupted: the stream ended after %llu frames\n",
@@ -323,10 +331,23 @@ private:
 
     void frame_handled() {
         ++sent_;
-        report_.tick(tx_->stats(), counters_);
+        if (report_.tick(tx_->stats(), counters_)) publish_metrics(true);
+    }
+
+    // Once a second (the stats tick), and as the stream starts and ends.
+    // A fan-out's list of receivers is made here, not per frame.
+    void publish_metrics(bool connected) {
+        if (!metrics_) return;
+        if (o_.receivers > 0) {
+            const std::vector<PeerReport> peers = tx_->receivers();
+            metrics_->publish(tx_->stats(), counters_, connected, true, peers);
+        } else {
+            metrics_->publish(tx_->stats(), counters_, connected);
+        }
     }
 
     const SendOptions& o_;
+    std::unique_ptr<MetricsExporter> metrics_; // --metrics; null without
     std::vector<InFlight> in_flight_; // declared before tx_: on_done may fire while tx_ dies
     std::unique_ptr<FrameOut> tx_; // one receiver, or several (--receivers)
     std::unique_ptr<DecoderPool> pool_;

@@ -7,8 +7,10 @@
 #include "pacer.hpp"
 
 #include "rdmastream_cli/connection_flags.hpp"
+#include "rdmastream_cli/metrics_address.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace rdmastream::cli {
@@ -28,6 +30,7 @@ struct SendOptions {
     bool force_copy = false;   // --no-zero-copy: take the copy path (to compare, or to rule it out)
     std::string stats_json;
     bool quiet = false;
+    std::optional<MetricsAddress> metrics; // --metrics: serve the counters over HTTP
 };
 
 // Returns the exit status; throws on errors (main reports them).

@@ -11,13 +11,18 @@
 
 namespace rdmastream::cli {
 
-StatsReport::StatsReport(std::string program, bool per_second, std::string latency_is)
+StatsReport::StatsReport(std::string program, bool per_second, std::string latency_is, bool ticks)
     : program_(std::move(program)), latency_is_(std::move(latency_is)), per_second_(per_second),
-      next_(std::chrono::steady_clock::now() + std::chrono::seconds(1)), last_time_(std::chrono::steady_clock::now()) {}
+      ticks_(per_second || ticks), next_(std::chrono::steady_clock::now() + std::chrono::seconds(1)), last_time_(std::chrono::steady_clock::now()) {}
 
-void StatsReport::tick(const StreamStats& s, const FrameCounters& c) {
+bool StatsReport::tick(const StreamStats& s, const FrameCounters& c) {
+    if (!ticks_) return false;
     const auto now = std::chrono::steady_clock::now();
-    if (!per_second_ || now < next_) return;
+    if (now < next_) return false;
+    if (!per_second_) {
+        next_ = now + std::chrono::seconds(1);
+        return true;
+    }
     const double dt = std::chrono::duration<double>(now - last_time_).count();
     const double fps = static_cast<double>(s.frames - last_frames_) / dt;
     last_frames_ = s.frames;
@@ -42,6 +47,7 @@ void StatsReport::tick(const StreamStats& s, const FrameCounters& c) {
                  static_cast<unsigned long long>(c.copied + s.copies),
                  static_cast<unsigned long long>(s.drops + c.gaps), static_cast<unsigned long long>(s.credit_waits),
                  progress.c_str());
+    return true;
 }
 
 void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std::string& json_path,

@@ -54,6 +54,15 @@ expect recv_output_raw_in_mp4 2 '-o /tmp/x.mp4: the mp4 format cannot hold raw v
 expect recv_output_unknown_codec 2 '--codec nosuch: this FFmpeg has no video encoder of that name' -- "$R" -o /tmp/x.mkv --codec nosuch
 expect recv_output_unwritable 2 'cannot write -o /nonexistent/x.mkv: No such file or directory: check the folder' -- "$R" -o /nonexistent/x.mkv
 expect recv_gst_no_such_element 2 '--gst "nosuchelement ! fakesink": no element "nosuchelement"' -- "$R" --gst "nosuchelement ! fakesink"
+expect send_bad_metrics_port 2 "--metrics 70000: bad port '70000'" -- "$S" "$C" --connect 192.0.2.1 --metrics 70000
+expect recv_metrics_no_addr 2 '--metrics :9464: the address before the port is empty' -- "$R" --null --metrics :9464
+# A metrics port in use (held here by python3): refused before anything else starts.
+python3 -c 'import socket, time; s = socket.socket(); s.bind(("127.0.0.1", 19470)); s.listen(); time.sleep(60)' &
+holder=$!
+sleep 1
+expect recv_metrics_port_in_use 2 '--metrics 19470: cannot listen on 127.0.0.1:19470: the port is in use' -- "$R" --null --metrics 19470
+expect send_metrics_port_in_use 2 '--metrics 19470: cannot listen on 127.0.0.1:19470: the port is in use' -- "$S" "$C" --connect 192.0.2.1 --metrics 19470
+kill $holder
 expect recv_gst_cannot_start 2 '--gst pipeline: filesink0: Could not open file "/nonexistent/x" for writing' -- "$R" --gst "filesink location=/nonexistent/x"
 
 # No RDMA device: only where this machine has none (CI and developers' do not).

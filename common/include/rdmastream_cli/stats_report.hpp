@@ -34,10 +34,13 @@ struct PeerReport {
 class StatsReport {
 public:
     // `program` prefixes every line; per_second: print the running line;
-    // `latency_is` says what the latency figures measure, for the summary.
-    StatsReport(std::string program, bool per_second, std::string latency_is);
-    // Called per frame: one clock read; prints once a second.
-    void tick(const StreamStats& s, const FrameCounters& c);
+    // `latency_is` says what the latency figures measure, for the summary;
+    // `ticks`: tick() reports the seconds even without the line (--metrics
+    // publishes on them).
+    StatsReport(std::string program, bool per_second, std::string latency_is, bool ticks = false);
+    // Called per frame: one clock read (none with neither the line nor
+    // `ticks`); prints once a second. True once a second: the stats tick.
+    bool tick(const StreamStats& s, const FrameCounters& c);
     // The summary line on stderr; JSON to `json_path` ("-": stdout) if set.
     // `peers`: a line each, and a "receivers" array in the JSON.
     void finish(const StreamStats& s, const FrameCounters& c, const std::string& json_path,
@@ -47,6 +50,7 @@ private:
     std::string program_;
     std::string latency_is_;
     bool per_second_;
+    bool ticks_;
     std::chrono::steady_clock::time_point next_;
     std::uint64_t last_frames_ = 0;
     std::uint64_t last_latency_samples_ = 0; // for the last second's mean latency

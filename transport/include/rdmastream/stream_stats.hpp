@@ -3,7 +3,9 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 
 namespace rdmastream {
@@ -15,6 +17,28 @@ inline std::uint64_t wall_clock_ns() noexcept {
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
             .count());
 }
+
+// Latency samples by bucket, for a histogram (the programs' --metrics):
+// bucket i counts samples of at most kUpperNs[i], the last one those above
+// every bound (Prometheus' "+Inf"). Not cumulative. From 10 us (a hardware
+// NIC's round trip) to 1 s (a stalled peer), 2.5x apart.
+struct LatencyHistogram {
+    static constexpr std::array<std::int64_t, 16> kUpperNs = {
+        10'000,     25'000,     50'000,      100'000,     250'000,     500'000,       1'000'000,  2'500'000,
+        5'000'000,  10'000'000, 25'000'000,  50'000'000,  100'000'000, 250'000'000,   500'000'000, 1'000'000'000};
+    std::array<std::uint64_t, kUpperNs.size() + 1> counts{};
+
+    // At most 16 comparisons, no branch on the data but the loop's.
+    void add(std::chrono::nanoseconds d) noexcept {
+        std::size_t i = 0;
+        while (i < kUpperNs.size() && d.count() > kUpperNs[i]) ++i;
+        ++counts[i];
+    }
+    LatencyHistogram& operator+=(const LatencyHistogram& o) noexcept {
+        for (std::size_t i = 0; i < counts.size(); ++i) counts[i] += o.counts[i];
+        return *this;
+    }
+};
 
 struct StreamStats {
     std::uint64_t frames = 0;
@@ -30,11 +54,13 @@ struct StreamStats {
     std::uint64_t latency_samples = 0;
     std::chrono::nanoseconds latency_sum{0};
     std::chrono::nanoseconds latency_max{0};
+    LatencyHistogram latency_buckets; // the same samples by bucket
 
     void add_latency(std::chrono::nanoseconds d) noexcept {
         ++latency_samples;
         latency_sum += d;
         latency_max = std::max(latency_max, d);
+        latency_buckets.add(d);
     }
     double latency_mean_us() const {
         return latency_samples ? static_cast<double>(latency_sum.count()) / 1e3 / static_cast<double>(latency_samples)

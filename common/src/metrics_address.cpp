@@ -1,0 +1,83 @@
+#include "rdmastream_cli/metrics_address.hpp"
+
+#include "rdmastream/error.hpp"
+
+#include <fmt/format.h>
+
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <charconv>
+#include <memory>
+
+namespace rdmastream::cli {
+
+void add_metrics_flag(CLI::App& app, std::string& value, bool fanout) {
+    app.add_option("--metrics", value,
+                   fmt::format("serve Prometheus / OpenMetrics metrics over HTTP at http://ADDR:PORT/metrics while "
+                               "streaming (frames, bytes, drops, gaps, copies, credit waits, a latency histogram, "
+                               "format changes{}); ADDR defaults to {} (this machine only): give 0.0.0.0 or [::] to "
+                               "be scraped from elsewhere. PORT 0: any free port (named at start-up)",
+                               fanout ? "; a fan-out (--receivers): per receiver too, those that left included" : "",
+                               kMetricsDefaultHost))
+        ->type_name("[ADDR:]PORT");
+}
+
+namespace {
+
+std::uint16_t parse_port(const std::string& port, const std::string& text) {
+    unsigned value = 0;
+    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (port.empty() || ec != std::errc{} || end != port.data() + port.size() || value > 65535) {
+        throw UserError(fmt::format("--metrics {}: bad port '{}': give 1..65535 (0: any free port), e.g. "
+                                    "--metrics 9464 or --metrics 0.0.0.0:9464",
+                                    text, port));
+    }
+    return static_cast<std::uint16_t>(value);
+}
+
+} // namespace
+
+MetricsAddress parse_metrics_address(const std::string& text) {
+    MetricsAddress a;
+    a.given = text;
+    std::string port;
+    if (text.find_first_not_of("0123456789") == std::string::npos) { // PORT alone
+        a.host = kMetricsDefaultHost;
+        port = text;
+    } else if (!text.empty() && text.front() == '[') { // [IPV6]:PORT
+        const auto close = text.find(']');
+        if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+            throw UserError(fmt::format("--metrics {}: write an IPv6 address as [ADDR]:PORT, e.g. [::1]:9464",
+                                        text));
+        }
+        a.host = text.substr(1, close - 1);
+        port = text.substr(close + 2);
+    } else {
+        const auto colon = text.rfind(':');
+        if (colon == std::string::npos || text.find(':') != colon) {
+            throw UserError(fmt::format("--metrics {}: give PORT or ADDR:PORT (an IPv6 address in brackets: "
+                                        "[ADDR]:PORT)",
+                                        text));
+        }
+        a.host = text.substr(0, colon);
+        port = text.substr(colon + 1);
+    }
+    if (a.host.empty()) {
+        throw UserError(fmt::format("--metrics {}: the address before the port is empty: give only the port "
+                                    "(this machine only, {}), or an address such as 0.0.0.0 (every IPv4 address)",
+                                    text, kMetricsDefaultHost));
+    }
+    a.port = parse_port(port, text);
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    addrinfo* found = nullptr;
+    if (const int rc = getaddrinfo(a.host.c_str(), nullptr, &hints, &found); rc != 0) {
+        throw UserError(fmt::format("--metrics {}: cannot use address '{}': {}", text, a.host, gai_strerror(rc)));
+    }
+    freeaddrinfo(found);
+    return a;
+}
+
+} // namespace rdmastream::cli

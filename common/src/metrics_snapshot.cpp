@@ -1,0 +1,38 @@
+#include "rdmastream_cli/metrics_snapshot.hpp"
+
+namespace rdmastream::cli {
+
+void fill_snapshot(MetricsSnapshot& out, const StreamStats& s, const FrameCounters& c, bool connected, bool fanout,
+                   std::span<const PeerReport> receivers) {
+    out.stats = s;
+    out.counters = c;
+    out.fanout = fanout;
+    out.receivers.resize(receivers.size());
+    for (std::size_t i = 0; i < receivers.size(); ++i) {
+        PeerReport& r = out.receivers[i];
+        r.peer.assign(receivers[i].peer); // assign, not copy-construct: the old capacity serves
+        r.policy.assign(receivers[i].policy);
+        r.stats = receivers[i].stats;
+        r.left = receivers[i].left;
+    }
+    if (!fanout) {
+        out.peers_connected = connected ? 1 : 0;
+        return;
+    }
+    out.peers_connected = 0;
+    if (out.stats.latency_samples == 0) {
+        out.stats.latency_sum = {};
+        out.stats.latency_buckets = {};
+        for (const PeerReport& r : receivers) {
+            out.stats.latency_samples += r.stats.latency_samples;
+            out.stats.latency_sum += r.stats.latency_sum;
+            out.stats.latency_max = std::max(out.stats.latency_max, r.stats.latency_max);
+            out.stats.latency_buckets += r.stats.latency_buckets;
+        }
+    }
+    for (const PeerReport& r : receivers) {
+        if (!r.left) ++out.peers_connected;
+    }
+}
+
+} // namespace rdmastream::cli
