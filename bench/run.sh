@@ -9,8 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # RDMASTREAM_BUILD_DIR may be absolute or relative to the project.
-build=${RDMASTREAM_BUILD_DIR:-build}
-[[ $build == /* ]] || build=$PWD/$build
+source scripts/build-dir.sh
+build=$(rdmastream_build_dir "$PWD")
 out=$build/bench-results.jsonl
 mode=auto
 while [ $# -gt 0 ]; do
