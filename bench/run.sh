@@ -9,9 +9,9 @@
 # Usage: bench/run.sh [--out FILE] [--mode auto|host|guest] [--topology one|two]
 #                     [--mb MB] [--no-paths] [SIZE...]
 # Writes JSON lines to FILE (default build/bench-results.jsonl), prints a
-# table, and writes FILE's folder/bench-results.png: throughput against
-# frame size for each path beside ib_write_bw and TCP (gnuplot; the paths
-# run's own results are in BUILD/bench-paths-TOPOLOGY).
+# table, and FILE with .png for .jsonl: throughput against frame size for
+# each path beside ib_write_bw and TCP (gnuplot; the paths run's results
+# are in BUILD/bench-paths-TOPOLOGY).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # RDMASTREAM_BUILD_DIR may be absolute or relative to the project.
@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
     --topology) topology=$2; shift 2 ;;
     --mb) mb=$2; shift 2 ;;
     --no-paths) paths=0; shift ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "bench: unknown option '$1'" >&2; exit 2 ;;
     *) break ;;
   esac
