@@ -46,8 +46,8 @@ IFS=, read -r n1 n2 <<<"$frames"
 [[ $n1 =~ ^[1-9][0-9]*$ && $n2 =~ ^[1-9][0-9]*$ ]] && ((n2 > n1)) \
   || { echo "budget: --frames must be N1,N2 with N2 > N1 > 0" >&2; exit 2; }
 # RDMASTREAM_BUILD_DIR may be absolute or relative to the project.
-build=${RDMASTREAM_BUILD_DIR:-build}
-[[ $build == /* ]] || build=$root/$build
+source scripts/build-dir.sh
+build=$(rdmastream_build_dir "$root")
 out=${out:-$build/bench-budget-$topology}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

@@ -28,7 +28,11 @@ perftest_client() { # OUT CMD...
   done
 }
 
+t0=$SECONDS i=0
 for size in "$@"; do
+  i=$((i + 1))
+  # progress on stderr (stdout is the results): a line per size with the time so far
+  echo "in-bed: [$i/$#, $((SECONDS - t0)) s] $size bytes: ib_write_bw, ib_write_lat, rdmastream-bench (throughput, round trip)" >&2
   iters=$((budget / size)); [ "$iters" -lt 20 ] && iters=20
   lat_iters=200; [ "$size" -gt 4000000 ] && lat_iters=50
 
@@ -78,3 +82,4 @@ print(json.dumps({
 }))
 PY
 done
+echo "in-bed: all $# sizes done in $((SECONDS - t0)) s" >&2

@@ -7,8 +7,9 @@
 # Usage: bench/mw-cost.sh [ROUNDS [FRAMES [SIZE]]]   (run from the project)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${RDMASTREAM_BUILD_DIR:-build}
-[[ $build == /* ]] || build=$PWD/$build
+# RDMASTREAM_BUILD_DIR may be absolute or relative to the project.
+source scripts/build-dir.sh
+build=$(rdmastream_build_dir "$PWD")
 rounds=${1:-5}
 frames=${2:-100}
 size=${3:-3110400}

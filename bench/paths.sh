@@ -52,8 +52,8 @@ if [[ -z $mb ]]; then
   [[ $topology == two ]] && mb=100
 fi
 # RDMASTREAM_BUILD_DIR may be absolute or relative to the project.
-build=${RDMASTREAM_BUILD_DIR:-build}
-[[ $build == /* ]] || build=$root/$build
+source scripts/build-dir.sh
+build=$(rdmastream_build_dir "$root")
 out=${out:-$build/bench-paths-$topology}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

@@ -228,6 +228,7 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
     // Declared after them: they go first.
     std::optional<StreamLayout> stream;
     bool ended = false;
+    std::chrono::steady_clock::time_point first_arrival;
     while (!g_stop && (o.frames == 0 || taken < o.frames)) {
         auto f = served.first ? std::exchange(served.first, std::nullopt) : next_frame(*rx, holds, idle, outputs);
         if (!f) {
@@ -252,6 +253,9 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
         counters.gaps += f->header.sequence - expected_seq; // frames a live sender dropped
         expected_seq = f->header.sequence + 1;
         holds.consume(*f, outputs);
+        const auto now = std::chrono::steady_clock::now();
+        if (taken == 0) first_arrival = now;
+        counters.stream_seconds = std::chrono::duration<double>(now - first_arrival).count();
         ++taken;
         ++counters.zero_copy;
         counters.copied = copies_of(outputs); // a few virtual calls: the per-second line shows them as they happen

@@ -61,6 +61,17 @@ sample live $live &
 ) &
 stopper=$!
 
+# Progress, a line a minute: the run's time and the lossless receiver's frames.
+(
+  t0=$(date +%s)
+  while sleep 60 && kill -0 $lossless 2>/dev/null; do
+    t=$(($(date +%s) - t0))
+    got=$(grep -vc '^#' "$out/soak-lossless.md5" 2>/dev/null || echo 0)
+    echo "soak: [$((t / 60)) of $minutes min, $((t * 100 / (minutes * 60))) %] the lossless receiver has $got of $frames frames"
+  done
+) &
+progress=$!
+
 # Receivers join, take 100 frames and leave, one after another, while the
 # stream runs (the last one may find the stream ended: that is no failure).
 n=0
@@ -78,7 +89,7 @@ done
 wait $lossless || fail "the lossless receiver exited $?: $(tail -1 "$out/soak-lossless.log")"
 kill -CONT $live 2>/dev/null
 wait $live || fail "the live receiver exited $?: $(tail -1 "$out/soak-live.log")"
-kill $stopper 2>/dev/null
+kill $stopper $progress 2>/dev/null
 wait
 
 # Every frame is the clip's frame of its index (pts / duration, modulo the

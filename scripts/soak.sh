@@ -30,8 +30,9 @@ done
 case "$minutes" in ''|*[!0-9]*|0) echo "soak.sh: --minutes takes a whole number of minutes, 1 or more" >&2; exit 2 ;; esac
 case "$topology" in one|two) topologies=$topology ;; both) topologies="one two" ;;
   *) echo "soak.sh: --topology is one, two or both" >&2; exit 2 ;; esac
-build=${RDMASTREAM_BUILD_DIR:-build}
-case "$build" in /*) ;; *) build=$PWD/$build ;; esac
+# shellcheck source=build-dir.sh
+source scripts/build-dir.sh
+build=$(rdmastream_build_dir "$PWD")
 bin=$build/tests/cli/bin
 [ -x "$bin/rdmasend" ] && [ -x "$bin/rdmarecv" ] ||
   { echo "soak.sh: no rdmasend/rdmarecv in $bin: build first (scripts/build.sh)" >&2; exit 2; }

@@ -10,7 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-build=${RDMASTREAM_SANITIZE_BUILD_DIR:-build-asan}
+# shellcheck source=build-dir.sh
+source scripts/build-dir.sh # absolute or relative to the project
+build=$(rdmastream_build_dir "$root" "${RDMASTREAM_SANITIZE_BUILD_DIR:-}" build-asan)
 # ~6 quick ones, one guest boot each: frames and credits through the ring;
 # a sender forging immediates; a live ring growth; rdmarecv's outputs
 # (-o, --gst); rdmasink into rdmasrc; rdmasend's padded layouts into rdmasrc.
@@ -26,7 +28,7 @@ if [ "${CI:-}" = true ]; then werror=ON; fi
 # Natively, ASan's and LSan's reports go to a file instead (log_path), so a
 # test script that swallows stderr cannot hide them; gcc's UBSan ignores
 # log_path and reports on stderr only.
-reports=$root/$build/sanitizer-reports
+reports=$build/sanitizer-reports
 rm -rf "$reports"
 mkdir -p "$reports"
 common=halt_on_error=1:abort_on_error=1:detect_leaks=1

@@ -95,6 +95,12 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
         {"latency_max_us", s.latency_max_us()},
         {"path", c.path},
     };
+    if (c.stream_seconds > 0) {
+        // The rate while frames flowed, without the wait for the first one
+        // or the outputs' drain after the last (which `fps` includes).
+        j["stream_seconds"] = c.stream_seconds;
+        j["stream_fps"] = s.frames > 1 ? static_cast<double>(s.frames - 1) / c.stream_seconds : 0.0;
+    }
     if (!peers.empty()) {
         nlohmann::json& list = j["receivers"] = nlohmann::json::array();
         for (const PeerReport& p : peers) {

@@ -19,13 +19,20 @@ cache=${1:?usage: prepare-guest.sh CACHE_DIR}
 mkdir -p "$cache"
 cache=$(cd "$cache" && pwd)
 
-log() { printf 'rdmabed prepare: %s\n' "$*" >&2; }
+# Progress: each step says where it is and the time so far (a first
+# prepare downloads a kernel and builds an initramfs: a minute or more).
+started=$SECONDS
+log() { printf 'rdmabed prepare: [%3d s] %s\n' "$((SECONDS - started))" "$*" >&2; }
+# The step lines: for `rdmabed prepare` (RDMABED_PREPARE_PROGRESS=1), not
+# before every bed run, where only the slow steps (fetch, build) speak.
+step() { [[ ${RDMABED_PREPARE_PROGRESS:-0} != 1 ]] || log "$@"; }
 die() { log "error: $*"; exit 3; }
 
 exec 9>"$cache/.lock"
 flock 9
 
 # --- host tools ---------------------------------------------------------------
+step "1/4 host tools"
 # Tools the bed runs on the host, and those the guest borrows from the host's
 # root (the guest's / is this machine's / shared read-only). A fresh machine
 # (CI on a new box) may lack them: install them when we are root, else say which.
@@ -61,6 +68,7 @@ fi
 # Debian's generic kernel carries rdma_rxe, 9p, virtio_net and dummy as modules.
 # `apt-get install` would run a slow initramfs-tools step we do not need, so we
 # download the .deb and extract it. The version is pinned at first fetch.
+step "2/4 guest kernel$([[ -s $cache/kernel.ok ]] && echo ": cached")"
 if [[ ! -s $cache/kernel.ok ]]; then
   pkg=${RDMABED_KERNEL_PKG:-}
   resolve() { apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}'; }
@@ -137,6 +145,7 @@ modlist() {
     modprobe -d "$moddir" -S "$kver" --show-depends "$m"
   done | awk '$1 == "insmod" && !seen[$2]++ {print $2}'
 }
+step "3/4 initramfs"
 mapfile -t kos < <(modlist)
 ((${#kos[@]})) || die "cannot resolve initramfs modules"
 # Contents only, not paths: worktrees of the project at other paths share

@@ -20,6 +20,7 @@ struct FrameCounters {
     std::uint64_t format_changes = 0;
     double progress = -1;        // 0..1 of the input, < 0 unknown (live source)
     double target_fps = 0;       // the rate the source runs at, if known: lines say "N frames/s of T"
+    double stream_seconds = 0;   // receiver: from the first frame's arrival to the last's (the JSON's stream_fps)
     const char* path = "";       // which buffer path ran (a literal), e.g. "decoder -> registered pool (zero-copy)"
 };
 
