@@ -11,7 +11,9 @@
 # Install it with: apt-get install ./BUILD/package/rdmastream_*.deb
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${RDMASTREAM_BUILD_DIR:-build}
+# shellcheck source=scripts/build-dir.sh
+source scripts/build-dir.sh
+build=$(rdmastream_build_dir "$PWD")
 out=
 build_first=1
 while [ $# -gt 0 ]; do
