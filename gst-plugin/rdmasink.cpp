@@ -53,13 +53,12 @@ enum {
     PROP_STATS_INTERVAL,
 };
 
-static void gst_rdma_sink_uri_handler_init(gpointer iface, gpointer data);
 
 // GLib's type macros expand to C casts; nothing else here needs the exemption.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wold-style-cast"
 G_DEFINE_TYPE_WITH_CODE(GstRdmaSink, gst_rdma_sink, GST_TYPE_BASE_SINK,
-                        G_IMPLEMENT_INTERFACE(GST_TYPE_URI_HANDLER, gst_rdma_sink_uri_handler_init))
+                        G_IMPLEMENT_INTERFACE(GST_TYPE_URI_HANDLER, uri_handler_init<GST_URI_SINK>))
 #pragma GCC diagnostic pop
 // Rank none, like udpsink: gst_element_make_from_uri finds a sink of any
 // rank, and a ranked sink would be a candidate wherever sinks are autoplugged.
@@ -495,24 +494,3 @@ static void gst_rdma_sink_init(GstRdmaSink* self) {
     gst_base_sink_set_sync(GST_BASE_SINK(self), FALSE);
 }
 
-// GstURIHandler: rdma://HOST[:PORT][?PROPERTY=VALUE&...] (rdmauri.hpp).
-static GstURIType gst_rdma_sink_uri_get_type(GType) { return GST_URI_SINK; }
-
-static const gchar* const* gst_rdma_sink_uri_get_protocols(GType) {
-    static const gchar* const protocols[] = {kUriScheme, nullptr};
-    return protocols;
-}
-
-static gchar* gst_rdma_sink_uri_get_uri(GstURIHandler* handler) { return element_uri(GST_ELEMENT(handler)); }
-
-static gboolean gst_rdma_sink_uri_set_uri(GstURIHandler* handler, const gchar* uri, GError** error) {
-    return set_element_uri(GST_ELEMENT(handler), uri, error);
-}
-
-static void gst_rdma_sink_uri_handler_init(gpointer g_iface, gpointer) {
-    auto* iface = static_cast<GstURIHandlerInterface*>(g_iface);
-    iface->get_type = gst_rdma_sink_uri_get_type;
-    iface->get_protocols = gst_rdma_sink_uri_get_protocols;
-    iface->get_uri = gst_rdma_sink_uri_get_uri;
-    iface->set_uri = gst_rdma_sink_uri_set_uri;
-}

@@ -57,13 +57,12 @@ enum {
     PROP_STATS_INTERVAL,
 };
 
-static void gst_rdma_src_uri_handler_init(gpointer iface, gpointer data);
 
 // GLib's type macros expand to C casts; nothing else here needs the exemption.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wold-style-cast"
 G_DEFINE_TYPE_WITH_CODE(GstRdmaSrc, gst_rdma_src, GST_TYPE_PUSH_SRC,
-                        G_IMPLEMENT_INTERFACE(GST_TYPE_URI_HANDLER, gst_rdma_src_uri_handler_init))
+                        G_IMPLEMENT_INTERFACE(GST_TYPE_URI_HANDLER, uri_handler_init<GST_URI_SRC>))
 #pragma GCC diagnostic pop
 // Primary, like srtsrc: gst_element_make_from_uri (uridecodebin, playbin)
 // takes the highest-ranked handler of rdma://. Sources are not autoplugged
@@ -475,24 +474,3 @@ static void gst_rdma_src_init(GstRdmaSrc* self) {
     // The sender's timestamps are kept; do-timestamp stays off.
 }
 
-// GstURIHandler: rdma://HOST[:PORT][?PROPERTY=VALUE&...] (rdmauri.hpp).
-static GstURIType gst_rdma_src_uri_get_type(GType) { return GST_URI_SRC; }
-
-static const gchar* const* gst_rdma_src_uri_get_protocols(GType) {
-    static const gchar* const protocols[] = {kUriScheme, nullptr};
-    return protocols;
-}
-
-static gchar* gst_rdma_src_uri_get_uri(GstURIHandler* handler) { return element_uri(GST_ELEMENT(handler)); }
-
-static gboolean gst_rdma_src_uri_set_uri(GstURIHandler* handler, const gchar* uri, GError** error) {
-    return set_element_uri(GST_ELEMENT(handler), uri, error);
-}
-
-static void gst_rdma_src_uri_handler_init(gpointer g_iface, gpointer) {
-    auto* iface = static_cast<GstURIHandlerInterface*>(g_iface);
-    iface->get_type = gst_rdma_src_uri_get_type;
-    iface->get_protocols = gst_rdma_src_uri_get_protocols;
-    iface->get_uri = gst_rdma_src_uri_get_uri;
-    iface->set_uri = gst_rdma_src_uri_set_uri;
-}

@@ -51,6 +51,22 @@ gboolean set_element_uri(GstElement* element, const gchar* uri, GError** error);
 // a host). g_free() it.
 gchar* element_uri(GstElement* element);
 
+// GstURIHandler's interface for an element of `type` (G_IMPLEMENT_INTERFACE's
+// init function): one scheme, and the two functions above.
+template <GstURIType type>
+void uri_handler_init(gpointer g_iface, gpointer) {
+    auto* iface = static_cast<GstURIHandlerInterface*>(g_iface);
+    iface->get_type = [](GType) { return type; };
+    iface->get_protocols = [](GType) -> const gchar* const* {
+        static const gchar* const protocols[] = {kUriScheme, nullptr};
+        return protocols;
+    };
+    iface->get_uri = [](GstURIHandler* h) { return element_uri(GST_ELEMENT(h)); };
+    iface->set_uri = [](GstURIHandler* h, const gchar* uri, GError** error) {
+        return set_element_uri(GST_ELEMENT(h), uri, error);
+    };
+}
+
 // The "uri" property both elements have; set and get go through the two
 // functions above (a refused URI is a g_warning: set_property has no error).
 void install_uri_property(GObjectClass* klass, guint id);
