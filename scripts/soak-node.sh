@@ -74,8 +74,16 @@ progress=$!
 
 # Receivers join, take 100 frames and leave, one after another, while the
 # stream runs (the last one may find the stream ended: that is no failure).
+# The first joins only once both receivers the sender waits for are
+# connected: a joiner first would be taken for one of them (under load the
+# lossless receiver took over 5 s to connect, and so missed frame 0).
+for _ in $(seq 600); do
+  grep -q 'sender connected' "$out/soak-lossless.log" 2>/dev/null \
+    && grep -q 'sender connected' "$out/soak-live.log" 2>/dev/null && break
+  sleep 0.5
+done
 n=0
-sleep 5
+sleep 2
 while kill -0 $lossless 2>/dev/null; do
   n=$((n + 1))
   "$bin/rdmarecv" --connect "$at" --frames 100 --framemd5 "$out/soak-join-$n.md5" -q --connect-timeout 20 \
