@@ -22,6 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case wire::Control::kRing:
     case wire::Control::kCredits:
     case wire::Control::kAuth:
+    case wire::Control::kLeaving:
         break;
     default:
         rdmastream::fuzz::fail("decode_control returned an unknown kind", __FILE__, __LINE__);

@@ -115,7 +115,7 @@ void wire_seeds() {
     write("fuzz_slot_imm", "slot0", cat({le32(wire::encode(wire::SlotImm{0, 65535})), le32(1)}));
 
     for (auto kind : {wire::Control::kEndOfStream, wire::Control::kKeepalive, wire::Control::kFormat,
-                      wire::Control::kRing, wire::Control::kCredits, wire::Control::kAuth}) {
+                      wire::Control::kRing, wire::Control::kCredits, wire::Control::kAuth, wire::Control::kLeaving}) {
         write("fuzz_control", "kind" + std::to_string(static_cast<int>(kind)), le32(wire::encode(kind)));
     }
 
