@@ -81,7 +81,7 @@ kill -USR2 $recv_m $recv_p
 # A third receiver joins, takes 15 frames and leaves.
 "$bin/rdmarecv" --connect "$addr:$port" --null --frames 15 -q 2>"$out/late-recv.log" ||
   fail "the late rdmarecv exited $? (see $out/late-recv.log)"
-wait_for "$out/metrics-send.log" 'receiver [^ ]* left: ' "the sender noticing the late receiver leave"
+wait_for "$out/metrics-send.log" 'receiver [^ ]* left after [0-9]+ frames: it has every frame it wants' "the sender noticing the late receiver leave"
 sleep 2 # a tick after it left
 $check scrape http://127.0.0.1:19464/metrics "$out/recv-2.txt" || fail "second scrape of the receiver"
 $check scrape http://127.0.0.1:19465/metrics "$out/send-2.txt" || fail "second scrape of the sender"
