@@ -50,6 +50,7 @@ echo "bench: results in $out"
 python3 - "$out" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+rows = [r for r in rows if "ib_write_bw_gbps" in r]  # the bench's own per-run lines sit beside the summaries
 print(f"{'size':>10} {'ib_write_bw':>12} {'rdmastream':>11} {'ratio':>6} {'ib_write_lat':>13} {'rdmastream':>11} {'ratio':>6}")
 for r in rows:
     print(f"{r['size']:>10} {r['ib_write_bw_gbps']:>10.3f}Gb {r['rdmastream_gbps']:>9.3f}Gb {r['throughput_ratio'] or 0:>6.2f}"
