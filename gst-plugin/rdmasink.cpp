@@ -326,11 +326,7 @@ static gboolean gst_rdma_sink_unlock_stop(GstBaseSink* sink) {
 static void gst_rdma_sink_set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
     auto* self = GST_RDMA_SINK(object);
     if (prop_id == PROP_URI) { // sets the other properties: not under the lock
-        GError* err = nullptr;
-        if (!set_element_uri(GST_ELEMENT(self), g_value_get_string(value), &err)) {
-            g_warning("%s", err->message);
-            g_error_free(err);
-        }
+        set_uri_property(GST_ELEMENT(self), value);
         return;
     }
     GST_OBJECT_LOCK(self);

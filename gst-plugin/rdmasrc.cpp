@@ -254,11 +254,7 @@ static gboolean gst_rdma_src_unlock_stop(GstBaseSrc* bsrc) {
 static void gst_rdma_src_set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
     auto* self = GST_RDMA_SRC(object);
     if (prop_id == PROP_URI) { // sets the other properties: not under the lock
-        GError* err = nullptr;
-        if (!set_element_uri(GST_ELEMENT(self), g_value_get_string(value), &err)) {
-            g_warning("%s", err->message);
-            g_error_free(err);
-        }
+        set_uri_property(GST_ELEMENT(self), value);
         return;
     }
     GST_OBJECT_LOCK(self);

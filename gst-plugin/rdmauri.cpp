@@ -336,4 +336,12 @@ void install_uri_property(GObjectClass* klass, guint id) {
                                                      GST_PARAM_MUTABLE_READY)));
 }
 
+void set_uri_property(GstElement* element, const GValue* value) {
+    GError* err = nullptr;
+    if (!set_element_uri(element, g_value_get_string(value), &err)) {
+        g_warning("%s", err->message);
+        g_error_free(err);
+    }
+}
+
 } // namespace rdmastream::gst

@@ -70,5 +70,7 @@ void uri_handler_init(gpointer g_iface, gpointer) {
 // The "uri" property both elements have; set and get go through the two
 // functions above (a refused URI is a g_warning: set_property has no error).
 void install_uri_property(GObjectClass* klass, guint id);
+// set_property's side of it: set_element_uri, a refusal as a g_warning.
+void set_uri_property(GstElement* element, const GValue* value);
 
 } // namespace rdmastream::gst
