@@ -114,10 +114,10 @@ void CompletionPoller::take_device_events() {
         const bool our_port = scope_of(ev.type) == EventScope::kPort && ev.port == conn_.port();
         if (our_port && ev.type == IBV_EVENT_PORT_ERR && !port_down_) {
             port_down_ = true;
-            port_down_at_ = std::chrono::steady_clock::now();
+            port_down_at_ = ev.read_at;
         } else if (our_port && ev.type == IBV_EVENT_PORT_ACTIVE && port_down_) {
             port_down_ = false;
-            port_down_for_ = std::chrono::steady_clock::now() - *port_down_at_;
+            port_down_for_ = ev.read_at - *port_down_at_;
         }
         // Anything else (communication established, a LID or GID change,
         // another port) changes nothing for an established RC connection.

@@ -100,7 +100,8 @@ DeviceEventDispatcher::DeviceEventDispatcher(std::string device_name, int fd, So
 std::size_t DeviceEventDispatcher::drain() {
     const std::lock_guard lock(mutex_);
     std::size_t n = 0;
-    while (const std::optional<DeviceEvent> ev = source_()) {
+    while (std::optional<DeviceEvent> ev = source_()) {
+        ev->read_at = std::chrono::steady_clock::now(); // vDSO: no syscall
         route(*ev);
         ++n;
     }

@@ -31,6 +31,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -47,6 +48,9 @@ struct DeviceEvent {
     // The QP, CQ, SRQ or WQ the event names: only compared, never used.
     const void* element = nullptr;
     std::uint8_t port = 0; // a port event's port
+    // When it was read off the device (by whichever thread): a port outage
+    // is timed from here, not from when its connection looked.
+    std::chrono::steady_clock::time_point read_at{};
 };
 
 // What an event is about, which decides who gets it.
