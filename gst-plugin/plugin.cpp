@@ -2,7 +2,23 @@
 #include "rdmasink.hpp"
 #include "rdmasrc.hpp"
 
+#include "rdmastream/fork_safety.hpp"
+
+#include <exception>
+
+GST_DEBUG_CATEGORY_STATIC(rdma_plugin_debug);
+
 static gboolean plugin_init(GstPlugin* plugin) {
+    GST_DEBUG_CATEGORY_INIT(rdma_plugin_debug, "rdma", 0, "the rdma plugin");
+    // GStreamer forks (its plugin scanner; an application may too), so the
+    // elements' registrations are made fork-safe, before the first one
+    // (docs/tuning.md#fork-safety). An application that registered memory
+    // before loading the plugin made its own choice: said, and kept.
+    try {
+        rdmastream::enable_fork_safety();
+    } catch (const std::exception& e) {
+        GST_CAT_WARNING(rdma_plugin_debug, "registrations stay as the application made them: %s", e.what());
+    }
     gboolean ok = FALSE;
     ok |= GST_ELEMENT_REGISTER(rdmasink, plugin);
     ok |= GST_ELEMENT_REGISTER(rdmasrc, plugin);

@@ -11,6 +11,7 @@
 #include "rdmastream_cli/program_info.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream/fork_safety.hpp"
 #include "rdmastream/wire.hpp"
 
 extern "C" {
@@ -87,6 +88,9 @@ int main(int argc, char** argv) {
     }
     av_log_set_level(verbose ? AV_LOG_INFO : AV_LOG_ERROR);
     return cli::exit_status_of("rdmarecv", [&] {
+        // First, before any connection or registration: --gst loads
+        // GStreamer, which forks its plugin scanner (docs/tuning.md#fork-safety).
+        rdmastream::enable_fork_safety();
         if (app.count("--metrics") > 0) o.metrics = cli::parse_metrics_address(metrics);
         const cli::ConnectionPlan plan = cli::connection_plan(app, o.connection, true);
         if (!codec.empty() && output.empty()) {

@@ -85,6 +85,8 @@ int main(int argc, char** argv) {
                                         : cli::Pacer::Mode::kAsFastAsPossible;
     av_log_set_level(verbose ? AV_LOG_INFO : AV_LOG_ERROR);
     return cli::exit_status_of("rdmasend", [&] {
+        // No enable_fork_safety(): rdmasend never forks, so its
+        // registrations skip that cost (docs/tuning.md#fork-safety).
         if (app.count("--metrics") > 0) o.metrics = cli::parse_metrics_address(metrics);
         // Before the connection plan: without --listen it would ask for --connect instead.
         if (o.receivers > 0 && app.count("--listen") == 0) {

@@ -2,8 +2,9 @@
 # expect-output.sh REGEX CMD [ARGS...]: runs CMD (its output passes through)
 # and fails unless it exits 0 and a line of its output matches REGEX
 # (grep -E): for a success that must also say something, as a fan-out
-# sender naming the receiver it cut.
+# sender naming the receiver it cut. COUNT=N (env): at least N lines must.
 regex=$1
+count=${COUNT:-1}
 shift
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -11,5 +12,6 @@ trap 'rm -f "$log"' EXIT
 rc=$?
 cat "$log"
 [ $rc -eq 0 ] || { echo "expect-output: '$1' exited $rc" >&2; exit 1; }
-grep -Eq -- "$regex" "$log" || { echo "expect-output: no line matches /$regex/" >&2; exit 1; }
-echo "expect-output: ok, /$regex/ matched"
+matched=$(grep -Ec -- "$regex" "$log")
+[ "$matched" -ge "$count" ] || { echo "expect-output: $matched line(s) match /$regex/, not $count" >&2; exit 1; }
+echo "expect-output: ok, /$regex/ matched $matched line(s)"

@@ -29,22 +29,6 @@ std::string describe(const CmEvent& ev) {
     return s;
 }
 
-namespace {
-// Registered memory and fork() do not mix on old kernels: the child's
-// copy-on-write would leave the NIC writing into the parent's old pages.
-// GStreamer forks its plugin scanner, so make registration fork-safe once,
-// before the first verbs call (on kernels that need no help this is a no-op).
-void ensure_fork_safe() {
-    static const int rc = [] {
-        if (ibv_is_fork_initialized() == IBV_FORK_UNNEEDED) return 0;
-        return ibv_fork_init();
-    }();
-    if (rc != 0) {
-        throw SystemError("ibv_fork_init", rc);
-    }
-}
-} // namespace
-
 std::string explain_lost_connection(const CmEvent& ev) {
     switch (ev.type) {
     case RDMA_CM_EVENT_DISCONNECTED: return "the peer disconnected (" + describe(ev) + ")";
@@ -57,7 +41,6 @@ std::string explain_lost_connection(const CmEvent& ev) {
 }
 
 CmEventChannel::CmEventChannel() {
-    ensure_fork_safe();
     rdma_event_channel* ch = rdma_create_event_channel();
     if (ch == nullptr) {
         if (errno == ENODEV) {

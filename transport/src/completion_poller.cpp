@@ -45,19 +45,21 @@ CompletionPoller::CompletionPoller(RcConnection& conn, PollMode mode, Waker* wak
       retry_budget_(std::chrono::nanoseconds(4096ll << conn.options().ack_timeout) *
                     (conn.options().retry_count + 1)) {
     set_nonblocking(conn_.comp_channel()->fd, "completion channel");
-    // The device's async fd is shared by every connection on the device;
-    // each poller reads what arrives and acts on what concerns it.
-    set_nonblocking(conn_.device()->async_fd, "device async event fd");
+    device_events_.reserve(16); // collected into without allocating, as a rule
 }
 
 void CompletionPoller::fail(const ibv_wc& wc, const char* side) {
     // The async event that explains the failure is usually queued already;
     // give it a moment if not, since "local QP operation error" alone tells
     // a user nothing.
+    DeviceEventSubscription& events = conn_.device_events();
     for (int i = 0; i < 20; ++i) {
-        drain_async_events(); // throws with the device's own event if there is one
-        pollfd pfd{conn_.device()->async_fd, POLLIN, 0};
-        if (::poll(&pfd, 1, 5) <= 0) break;
+        take_device_events(); // throws with the device's own event if there is one
+        if (!events.waker().sleep_begin()) continue; // routed here meanwhile by another thread
+        pollfd fds[2] = {{events.device_fd(), POLLIN, 0}, {events.waker().fd(), POLLIN, 0}};
+        const int rc = ::poll(fds, 2, 5);
+        events.waker().sleep_end((fds[1].revents & POLLIN) != 0);
+        if (rc <= 0) break;
     }
     throw std::runtime_error(
         fmt::format("{}: work completion failed: {}{}", side, describe_failed_wc(wc), port_outage()));
@@ -76,10 +78,15 @@ Waited CompletionPoller::spin(std::span<ibv_wc> out, std::chrono::steady_clock::
         const auto now = Clock::now(); // vDSO: no syscall
         if (now >= next_look) {        // the event fds cost a syscall: one poll(2) of both, once a millisecond
             check_port(now);
-            pollfd fds[2] = {{conn_.events().fd(), POLLIN, 0}, {conn_.device()->async_fd, POLLIN, 0}};
+            // Our device events: on the device's fd, or read there by another
+            // connection's thread and waiting for us (pending: a load).
+            if (conn_.device_events().pending()) {
+                take_device_events();
+            }
+            pollfd fds[2] = {{conn_.events().fd(), POLLIN, 0}, {conn_.device_events().device_fd(), POLLIN, 0}};
             if (::poll(fds, 2, 0) > 0) {
                 if (fds[1].revents & POLLIN) {
-                    drain_async_events();
+                    take_device_events();
                 }
                 if (fds[0].revents & POLLIN) {
                     if (Waited w = event_after_completions(out); w.kind != Waited::kTimeout) {
@@ -95,30 +102,25 @@ Waited CompletionPoller::spin(std::span<ibv_wc> out, std::chrono::steady_clock::
     }
 }
 
-void CompletionPoller::drain_async_events() {
-    ibv_async_event ev{};
-    while (ibv_get_async_event(conn_.device(), &ev) == 0) {
-        const ibv_event_type type = ev.event_type;
-        const bool ours = (ev.element.qp == conn_.qp() &&
-                           (type == IBV_EVENT_QP_FATAL || type == IBV_EVENT_QP_REQ_ERR ||
-                            type == IBV_EVENT_QP_ACCESS_ERR || type == IBV_EVENT_PATH_MIG_ERR)) ||
-                          (ev.element.cq == conn_.cq() && type == IBV_EVENT_CQ_ERR);
-        const bool our_port = (type == IBV_EVENT_PORT_ERR || type == IBV_EVENT_PORT_ACTIVE) &&
-                              ev.element.port_num == conn_.port();
-        ibv_ack_async_event(&ev); // always, or destroying the QP/CQ would block
-        if (ours || type == IBV_EVENT_DEVICE_FATAL) {
-            throw std::runtime_error(fmt::format("RDMA device {} reported {}{}",
-                                                 ibv_get_device_name(conn_.device()->device),
-                                                 ibv_event_type_str(type),
-                                                 ours ? "" : ": the device is gone"));
+void CompletionPoller::take_device_events() {
+    DeviceEventSubscription& events = conn_.device_events();
+    events.collect(device_events_); // QP and CQ events only ours; port and device ones everyone's
+    for (const DeviceEvent& ev : device_events_) {
+        if (ends_connection(ev.type)) {
+            throw std::runtime_error(fmt::format("RDMA device {} reported {}{}", events.device_name(),
+                                                 ibv_event_type_str(ev.type),
+                                                 ev.type == IBV_EVENT_DEVICE_FATAL ? ": the device is gone" : ""));
         }
-        if (our_port && type == IBV_EVENT_PORT_ERR && !port_down_) {
+        const bool our_port = scope_of(ev.type) == EventScope::kPort && ev.port == conn_.port();
+        if (our_port && ev.type == IBV_EVENT_PORT_ERR && !port_down_) {
             port_down_ = true;
-            port_down_at_ = std::chrono::steady_clock::now();
-        } else if (our_port && type == IBV_EVENT_PORT_ACTIVE && port_down_) {
+            port_down_at_ = ev.read_at;
+        } else if (our_port && ev.type == IBV_EVENT_PORT_ACTIVE && port_down_) {
             port_down_ = false;
-            port_down_for_ = std::chrono::steady_clock::now() - *port_down_at_;
+            port_down_for_ = ev.read_at - *port_down_at_;
         }
+        // Anything else (communication established, a LID or GID change,
+        // another port) changes nothing for an established RC connection.
     }
 }
 
@@ -202,23 +204,33 @@ Waited CompletionPoller::sleep(std::span<ibv_wc> out, std::chrono::steady_clock:
             if (wake_at < deadline) continue; // the port's deadline: check_port throws
             return {};
         }
+        DeviceEventSubscription& events = conn_.device_events();
         if (waker_ != nullptr && !waker_->sleep_begin()) {
             continue; // woken meanwhile: taken at the top
         }
-        pollfd fds[4] = {{conn_.comp_channel()->fd, POLLIN, 0},
+        // Events another connection's thread read for us wake us through
+        // the subscription's Waker; those already there are taken now.
+        if (!events.waker().sleep_begin()) {
+            if (waker_ != nullptr) waker_->sleep_end(false);
+            take_device_events();
+            continue;
+        }
+        pollfd fds[5] = {{conn_.comp_channel()->fd, POLLIN, 0},
                          {conn_.events().fd(), POLLIN, 0},
-                         {conn_.device()->async_fd, POLLIN, 0},
-                         {waker_ != nullptr ? waker_->fd() : -1, POLLIN, 0}};
-        const int rc = ::poll(fds, 4, static_cast<int>(left.count()));
+                         {events.device_fd(), POLLIN, 0},
+                         {waker_ != nullptr ? waker_->fd() : -1, POLLIN, 0},
+                         {events.waker().fd(), POLLIN, 0}};
+        const int rc = ::poll(fds, 5, static_cast<int>(left.count()));
         const int poll_errno = errno;
         if (waker_ != nullptr) {
             waker_->sleep_end((fds[3].revents & POLLIN) != 0);
         }
+        events.waker().sleep_end((fds[4].revents & POLLIN) != 0);
         if (rc < 0 && poll_errno != EINTR) {
             throw SystemError("poll(completion channel)", poll_errno);
         }
-        if (fds[2].revents & POLLIN) {
-            drain_async_events();
+        if ((fds[2].revents & POLLIN) || events.pending()) {
+            take_device_events();
         }
         if (fds[0].revents & POLLIN) {
             ibv_cq* cq = nullptr;
@@ -232,6 +244,8 @@ Waited CompletionPoller::sleep(std::span<ibv_wc> out, std::chrono::steady_clock:
                     ibv_ack_cq_events(conn_.cq(), unacked_events_);
                     unacked_events_ = 0;
                 }
+            } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+                throw SystemError("ibv_get_cq_event", errno);
             }
             if (std::size_t n = poll(out); n > 0) {
                 return {Waited::kCompletions, n, {}};

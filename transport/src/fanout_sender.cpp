@@ -145,21 +145,30 @@ void FanoutSender::accept_requests() {
                               fmt::format("busy: {} receivers are joining already; try again", kMaxJoining));
         }
     };
-    do {
+    // At most kRequestsPerLook per call, so that however the listener
+    // behaves this returns; the rest wait for the next look. A failure of
+    // the listener itself (ListenerError: its device removed, its channel
+    // broken) is not one receiver's and ends the fan-out's admitting: it
+    // goes to the caller. Any other failure came after its request was read
+    // (so the loop moves on) and costs only that receiver.
+    for (std::size_t n = 0; n < kRequestsPerLook; ++n) {
         std::unique_ptr<FrameSender::Joining> s;
         try {
             s = FrameSender::accept_waiting(listener_, member_opts_, admission);
+        } catch (const ListenerError&) {
+            throw;
         } catch (const std::exception& e) {
             if (log_) log_(fmt::format("a receiver could not join: {}", e.what()));
-            continue;
         }
-        if (!s) continue; // an event that was not a connect request
-        auto j = std::make_unique<Joiner>();
-        j->peer = s->peer();
-        j->joining = std::move(s);
-        j->deadline = std::chrono::steady_clock::now() + kJoinPatience;
-        joining_.push_back(std::move(j));
-    } while (listener_readable());
+        if (s) { // else: refused, failed, or an event that was not a connect request
+            auto j = std::make_unique<Joiner>();
+            j->peer = s->peer();
+            j->joining = std::move(s);
+            j->deadline = std::chrono::steady_clock::now() + kJoinPatience;
+            joining_.push_back(std::move(j));
+        }
+        if (!listener_readable()) break;
+    }
 }
 
 std::size_t FanoutSender::advance_joiners() {

@@ -48,6 +48,16 @@ CmId create_id(const CmEventChannel& ch) {
 
 int to_ms(std::chrono::milliseconds t) { return static_cast<int>(t.count()); }
 
+// rdma_disconnect, whose only expected failure is an id no longer
+// connected (EINVAL: the peer's hang-up or the device's removal came
+// first): then there is nobody left to tell. Anything else is reported.
+void disconnect_id(rdma_cm_id* id) noexcept {
+    if (rdma_disconnect(id) != 0 && errno != EINVAL) {
+        std::fprintf(stderr, "rdmastream: rdma_disconnect failed: %s (the peer learns at its retry limit)\n",
+                     std::strerror(errno));
+    }
+}
+
 } // namespace
 
 namespace detail {
@@ -184,7 +194,7 @@ RcConnection::RcConnection(CmEventChannel events, CmId id, const ConnectionOptio
 
 RcConnection::~RcConnection() {
     if (connected_ && id_) {
-        rdma_disconnect(id_.get()); // best effort: the peer learns at once, not at its retry limit
+        disconnect_id(id_.get()); // the peer learns at once, not at its retry limit
     }
 }
 
@@ -230,6 +240,7 @@ void RcConnection::create_resources() {
     qp_attr.cap.max_recv_sge = 1;
     check_errno(rdma_create_qp(id_.get(), pd_.get(), &qp_attr), "rdma_create_qp");
     qp_.reset(id_.get());
+    device_events_ = std::make_unique<DeviceEventSubscription>(DeviceEventDispatcher::of(ctx), qp_->qp, cq_.get());
 }
 
 rdma_conn_param RcConnection::conn_param(std::span<const std::byte> private_data) const {
@@ -293,12 +304,18 @@ bool RcConnection::accept_done() {
 }
 
 void RcConnection::reject(std::span<const std::byte> private_data) noexcept {
-    rdma_reject(id_.get(), private_data.data(), static_cast<std::uint8_t>(private_data.size()));
+    // The caller goes on to throw the reason itself; a reject that fails
+    // (EINVAL: the peer gave its request up) only means the peer is not
+    // told, and says so here, the one place left to say it.
+    if (rdma_reject(id_.get(), private_data.data(), static_cast<std::uint8_t>(private_data.size())) != 0) {
+        std::fprintf(stderr, "rdmastream: rdma_reject to %s failed: %s (it is not told why)\n", peer_name().c_str(),
+                     std::strerror(errno));
+    }
 }
 
 void RcConnection::disconnect() noexcept {
     if (connected_) {
-        rdma_disconnect(id_.get());
+        disconnect_id(id_.get());
         connected_ = false;
     }
 }
@@ -377,6 +394,9 @@ Listener::Listener(const Endpoint& local) : id_(create_id(events_)) {
         throw SystemError("rdma_bind_addr", err);
     }
     check_errno(rdma_listen(id_.get(), 8), "rdma_listen");
+    if (id_->verbs != nullptr) { // bound to an address, so to its device
+        device_ = ibv_get_device_name(id_->verbs->device);
+    }
 }
 
 std::uint16_t Listener::port() const { return ntohs(rdma_get_src_port(id_.get())); }
@@ -396,9 +416,15 @@ std::string request_peer(rdma_cm_id* id) {
     return fmt::format("{}:{}", address_text(rdma_get_peer_addr(id)), ntohs(rdma_get_dst_port(id)));
 }
 
-void reject_with(rdma_cm_id* id, wire::RejectReason reason, const std::string& text) {
+// Refuses a request with our reason; returns "" or, when the reject could
+// not be sent (EINVAL: the peer gave its request up first), what to add to
+// the refusal's log line. The id goes either way.
+std::string reject_with(rdma_cm_id* id, wire::RejectReason reason, const std::string& text) {
     const auto bytes = wire::encode(wire::Reject{reason, text});
-    rdma_reject(id, bytes.data(), static_cast<std::uint8_t>(bytes.size())); // best effort: the id goes anyway
+    if (rdma_reject(id, bytes.data(), static_cast<std::uint8_t>(bytes.size())) != 0) {
+        return fmt::format(" (not told: rdma_reject failed: {})", std::strerror(errno));
+    }
+    return {};
 }
 } // namespace
 
@@ -407,24 +433,22 @@ std::optional<RcConnection> Listener::screened(const CmEvent& req, const Connect
     CmId id(req.id); // the request's id is ours now: released on every path out of here
     const std::string peer = request_peer(id.get());
     if (!allow_.allows(rdma_get_peer_addr(id.get()))) {
-        reject_with(id.get(), wire::RejectReason::kConfig, "this listener does not take connections from your address");
-        log_refusal(peer, fmt::format("its address is not allowed (allowed: {})", allow_.describe()));
+        const std::string told =
+            reject_with(id.get(), wire::RejectReason::kConfig, "this listener does not take connections from your address");
+        log_refusal(peer, fmt::format("its address is not allowed (allowed: {}){}", allow_.describe(), told));
         return std::nullopt;
     }
     try {
         if (screen) screen(req.private_bytes(), peer);
         check_id_device(id.get(), opts.device, "the connection request");
     } catch (const PeerRefused& e) {
-        reject_with(id.get(), e.reason(), e.what());
-        log_refusal(peer, e.what());
+        log_refusal(peer, e.what() + reject_with(id.get(), e.reason(), e.what()));
         return std::nullopt;
     } catch (const ProtocolError& e) {
-        reject_with(id.get(), wire::RejectReason::kProtocol, e.what());
-        log_refusal(peer, e.what());
+        log_refusal(peer, e.what() + reject_with(id.get(), wire::RejectReason::kProtocol, e.what()));
         return std::nullopt;
     } catch (const UserError& e) {
-        reject_with(id.get(), wire::RejectReason::kConfig, e.what());
-        log_refusal(peer, e.what());
+        log_refusal(peer, e.what() + reject_with(id.get(), wire::RejectReason::kConfig, e.what()));
         return std::nullopt;
     }
     CmEventChannel own;
@@ -438,17 +462,47 @@ std::optional<RcConnection> Listener::screened(const CmEvent& req, const Connect
         // we got to it (rxe fails rdma_create_qp with EINVAL on such an id),
         // or a device out of QPs or memory for one more. The peer goes, with
         // all made for it; the listener serves the next.
-        reject_with(c.id_.get(), wire::RejectReason::kResources, "the listener could not set up the connection");
-        log_refusal(peer, fmt::format("could not set up its connection (or it gave its request up): {}", e.what()));
+        const std::string told =
+            reject_with(c.id_.get(), wire::RejectReason::kResources, "the listener could not set up the connection");
+        log_refusal(peer, fmt::format("could not set up its connection (or it gave its request up): {}{}", e.what(), told));
         return std::nullopt;
     }
     return c;
 }
 
+std::optional<CmEvent> Listener::next_event(std::chrono::milliseconds timeout) {
+    try {
+        return events_.next(timeout);
+    } catch (const SystemError& e) {
+        throw ListenerError(fmt::format("the listener on port {} can take no more connections: {}", port(), e.what()));
+    }
+}
+
+void Listener::not_a_request(const CmEvent& ev) const {
+    if (ev.type == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+        // The kernel has let go of the listening id's device; the id takes
+        // no more requests and only waits for us to destroy it.
+        throw ListenerError(fmt::format(
+            "the RDMA device {} under the listener on port {} was removed (`rdma link delete`, driver unload or "
+            "hot unplug; {}): bring the device back (`rdma link add`, see docs/softroce.md; `rdma link show` must "
+            "list it) and start listening again",
+            device_.empty() ? "(unknown)" : device_, port(), describe(ev)));
+    }
+    // Nothing else is meant for a listening id (a request's own events go
+    // to its connection's channel once migrated): said, and dropped.
+    const std::string line = fmt::format("listener on port {}: ignored {}", port(), describe(ev));
+    if (log_) {
+        log_(line);
+    } else {
+        std::fprintf(stderr, "rdmastream: %s\n", line.c_str());
+    }
+}
+
 std::optional<RcConnection> Listener::try_request(const ConnectionOptions& opts, const Screen& screen) {
-    while (auto ev = events_.next(std::chrono::milliseconds(0))) {
+    while (auto ev = next_event(std::chrono::milliseconds(0))) {
         if (ev->type != RDMA_CM_EVENT_CONNECT_REQUEST) {
-            continue; // nothing else concerns a listener that is serving
+            not_a_request(*ev);
+            continue;
         }
         if (auto c = screened(*ev, opts, screen)) {
             return c;
@@ -464,8 +518,17 @@ RcConnection Listener::wait_request(const ConnectionOptions& opts, std::chrono::
         const auto left = std::max(std::chrono::milliseconds(0),
                                    std::chrono::duration_cast<std::chrono::milliseconds>(
                                        deadline - std::chrono::steady_clock::now()));
-        const CmEvent req = events_.expect(RDMA_CM_EVENT_CONNECT_REQUEST, left, "waiting for a peer");
-        if (auto c = screened(req, opts, screen)) {
+        const std::optional<CmEvent> ev = next_event(left);
+        if (!ev) {
+            throw CmEventError(fmt::format("waiting for a peer: no {} within {} ms",
+                                           rdma_event_str(RDMA_CM_EVENT_CONNECT_REQUEST), timeout.count()),
+                               std::nullopt);
+        }
+        if (ev->type != RDMA_CM_EVENT_CONNECT_REQUEST) {
+            not_a_request(*ev);
+            continue;
+        }
+        if (auto c = screened(*ev, opts, screen)) {
             return std::move(*c);
         }
     }
@@ -487,12 +550,14 @@ bool Listener::complete(RcConnection& conn, std::span<const std::byte> private_d
 
 std::size_t Listener::refuse_waiting(wire::RejectReason reason, const std::string& text) {
     std::size_t n = 0;
-    while (auto ev = events_.next(std::chrono::milliseconds(0))) {
-        if (ev->type != RDMA_CM_EVENT_CONNECT_REQUEST) continue;
+    while (auto ev = next_event(std::chrono::milliseconds(0))) {
+        if (ev->type != RDMA_CM_EVENT_CONNECT_REQUEST) {
+            not_a_request(*ev);
+            continue;
+        }
         CmId id(ev->id);
         const std::string peer = request_peer(id.get());
-        reject_with(id.get(), reason, text);
-        log_refusal(peer, text);
+        log_refusal(peer, text + reject_with(id.get(), reason, text));
         ++n;
     }
     return n;

@@ -17,7 +17,9 @@
 // notification is armed already: on rxe a re-arm is a syscall) and sleeps
 // only when a final poll after re-arming finds nothing (the race-free
 // pattern from ibv_get_cq_event(3)): per sleep one poll(2), plus one read(2)
-// of the channel when the CQ's notification woke it.
+// of the channel when the CQ's notification woke it. Device async events
+// are looked at only when the device's fd is readable or another
+// connection's thread left some for us (a load of an atomic flag).
 #pragma once
 
 #include "rdmastream/cm_event_channel.hpp"
@@ -28,6 +30,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace rdmastream {
 
@@ -69,10 +72,12 @@ public:
     [[noreturn]] void fail(const ibv_wc& wc, const char* side);
 
 private:
-    // Acks every pending async event; throws on one that means this
-    // connection (or the whole device) is gone, and notes our port going
-    // down and up.
-    void drain_async_events();
+    // Takes this connection's device events (device_events.hpp: reading the
+    // device's fd routes each to the connection it concerns, so none of
+    // ours is lost to another connection's poller); throws on one that
+    // means this connection (or the whole device) is gone, and notes our
+    // port going down and up.
+    void take_device_events();
     // "; port 1 of rxe0 (link eth0) went down 1.9 s before" (or "was down
     // for 1.0 s", for an outage over within the last minute), or "".
     std::string port_outage() const;
@@ -93,6 +98,7 @@ private:
     bool armed_ = false;          // a CQ notification is requested and has not fired yet
     std::optional<CmEvent> held_event_; // read, kept until the completions before it were taken
     unsigned unacked_events_ = 0; // acked in batches; all before the CQ dies
+    std::vector<DeviceEvent> device_events_; // take_device_events()'s, kept to reuse its storage
     // Our port's last outage: when it went down (down_ while it still is),
     // and how long it lasted once it came back.
     bool port_down_ = false;

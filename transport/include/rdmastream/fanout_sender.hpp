@@ -117,6 +117,9 @@ private:
     // joiner waits at most this long to be noticed, against a handshake of
     // several round trips; the same period FrameSender looks for hang-ups.
     static constexpr std::chrono::milliseconds kListenerLook{10};
+    // Connect requests one admit() reads at most: a flood is served over
+    // several looks, and admit() always returns.
+    static constexpr std::size_t kRequestsPerLook = 2 * kMaxJoining;
     bool request_seen();      // a look at the listener (at most every kListenerLook) found a request
     bool listener_readable(); // one poll(2), no wait
     void accept_requests();   // every request the listener holds becomes a Joiner

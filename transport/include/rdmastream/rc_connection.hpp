@@ -11,6 +11,7 @@
 
 #include "rdmastream/allow_list.hpp"
 #include "rdmastream/cm_event_channel.hpp"
+#include "rdmastream/device_events.hpp"
 #include "rdmastream/verbs_owners.hpp"
 #include "rdmastream/wire.hpp"
 
@@ -104,6 +105,9 @@ public:
     ibv_context* device() const noexcept { return id_->verbs; }
     std::uint8_t port() const noexcept { return id_->port_num; } // of device()
     CmEventChannel& events() noexcept { return events_; }
+    // This connection's share of the device's async events (its QP's and
+    // CQ's, and the device's and ports'); see device_events.hpp.
+    DeviceEventSubscription& device_events() noexcept { return *device_events_; }
     // What the peer sent with its connect request (passive) or accept (active).
     std::span<const std::byte> peer_private_data() const noexcept { return peer_data_.private_bytes(); }
     const ConnectionOptions& options() const noexcept { return opts_; }
@@ -128,6 +132,8 @@ private:
     CompletionChannel comp_;
     CompletionQueue cq_;
     CmQueuePair qp_;
+    // Names the QP and CQ: unregistered before they go.
+    std::unique_ptr<DeviceEventSubscription> device_events_;
     bool stopped_ = false; // stop_qp() ran
 };
 
@@ -170,6 +176,14 @@ public:
 
 private:
     wire::RejectReason reason_;
+};
+
+// The listener itself can take no more requests: its device was removed, or
+// its event channel failed. Not one peer's fault: the caller stops
+// listening (a fan-out stops admitting; the program ends, saying why).
+class ListenerError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
 };
 
 // A listener is a service: a peer it refuses (not on the allow list, bad
@@ -223,13 +237,25 @@ public:
     // returns how many. For a listener that serves one peer at a time.
     std::size_t refuse_waiting(wire::RejectReason reason, const std::string& text);
 
+    // Every call that reads the listener's events throws ListenerError once
+    // the listener is unusable (RDMA_CM_EVENT_DEVICE_REMOVAL on its device,
+    // its event channel failing), naming the device and the fix.
+
 private:
+    // The next event (waiting up to `timeout`); ListenerError if the
+    // channel fails.
+    std::optional<CmEvent> next_event(std::chrono::milliseconds timeout);
+    // An event other than a connect request: DEVICE_REMOVAL throws
+    // ListenerError, anything else is logged and dropped.
+    void not_a_request(const CmEvent& ev) const;
+
     // The request's id, if it may have resources: else refused (logged),
     // its id released, and nullopt.
     std::optional<RcConnection> screened(const CmEvent& req, const ConnectionOptions& opts, const Screen& screen);
 
     CmEventChannel events_;
     CmId id_;
+    std::string device_; // the device bound to ("rxe0"), or "" for every address
     AllowList allow_;
     LogFn log_;
 };
