@@ -28,6 +28,28 @@ perftest_client() { # OUT CMD...
   done
 }
 
+# One perftest measurement, server and client on a fresh port. perftest on
+# rxe now and then dies in librdmacm (a segfault of ib_write_lat was seen
+# once in a long run): try the pair three times before giving up on the run.
+perftest_pair() { # OUT TOOL ARGS...
+  local out=$1 tool=$2 attempt srv
+  shift 2
+  for attempt in 1 2 3; do
+    port=$((port + 1))
+    "$tool" -R "${devopt[@]}" -p "$port" -F "$@" >/tmp/perftest_srv.txt 2>&1 &
+    srv=$!
+    if perftest_client "$out" "$tool" -R "${devopt[@]}" -p "$port" -F "$@" "$addr"; then
+      wait "$srv" || true
+      return 0
+    fi
+    kill "$srv" 2>/dev/null || true
+    wait "$srv" 2>/dev/null || true
+    echo "in-bed: $tool failed (attempt $attempt of 3); server said:" >&2
+    tail -n 3 /tmp/perftest_srv.txt >&2
+  done
+  return 1
+}
+
 t0=$SECONDS i=0
 for size in "$@"; do
   i=$((i + 1))
@@ -36,18 +58,10 @@ for size in "$@"; do
   iters=$((budget / size)); [ "$iters" -lt 20 ] && iters=20
   lat_iters=200; [ "$size" -gt 4000000 ] && lat_iters=50
 
-  port=$((port + 1))
-  ib_write_bw -R "${devopt[@]}" -p "$port" -s "$size" -n "$iters" -F --report_gbits >/tmp/bw_srv.txt 2>&1 &
-  srv=$!
-  perftest_client /tmp/bw.txt ib_write_bw -R "${devopt[@]}" -p "$port" -s "$size" -n "$iters" -F --report_gbits "$addr"
-  wait "$srv" || true
+  perftest_pair /tmp/bw.txt ib_write_bw -s "$size" -n "$iters" --report_gbits
   ref_gbps=$(awk -v s="$size" '$1 == s { print $4 }' /tmp/bw.txt | tail -n 1)
 
-  port=$((port + 1))
-  ib_write_lat -R "${devopt[@]}" -p "$port" -s "$size" -n "$lat_iters" -F >/tmp/lat_srv.txt 2>&1 &
-  srv=$!
-  perftest_client /tmp/lat.txt ib_write_lat -R "${devopt[@]}" -p "$port" -s "$size" -n "$lat_iters" -F "$addr"
-  wait "$srv" || true
+  perftest_pair /tmp/lat.txt ib_write_lat -s "$size" -n "$lat_iters"
   # columns: #bytes #iterations t_min t_max t_typical t_avg ...
   ref_lat_us=$(awk -v s="$size" '$1 == s { print $5 }' /tmp/lat.txt | tail -n 1)
 
