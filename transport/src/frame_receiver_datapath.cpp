@@ -103,12 +103,12 @@ std::optional<ReceivedFrame> FrameReceiver::checked_next_arrived() {
     }
 }
 
-void FrameReceiver::failed(const ibv_wc& wc) {
+void FrameReceiver::failed(const ibv_wc& wc, Work work) {
     // A write through a key the sender holds no credit for (a window
     // invalidated, or bound over another slot): the NIC refused it before a
     // byte landed. rxe tells only the writer; a NIC that also fails the
     // receive the write would have used says it here.
-    if ((wc.wr_id & kRecvTag) != 0 && wc.wr_id != UINT64_MAX && wc.status == IBV_WC_REM_ACCESS_ERR) {
+    if (work == Work::kControlRecv && wc.status == IBV_WC_REM_ACCESS_ERR) {
         throw ProtocolError(fmt::format("the sender wrote where it holds no credit: the NIC refused the write "
                                         "({}), nothing of it landed",
                                         ibv_wc_status_str(wc.status)));
@@ -116,7 +116,7 @@ void FrameReceiver::failed(const ibv_wc& wc) {
     // A receive that failed (not flushed) is the sender's doing: a message
     // longer than the receive's buffer (LOC_LEN_ERR on a NIC, an invalid
     // request on rxe), never one of our own sends.
-    if ((wc.wr_id & kRecvTag) != 0 && wc.wr_id != UINT64_MAX && wc.status != IBV_WC_WR_FLUSH_ERR) {
+    if (work == Work::kControlRecv && wc.status != IBV_WC_WR_FLUSH_ERR) {
         throw ProtocolError(fmt::format("the sender sent a message longer than the {}-byte receive buffers, which "
                                         "the receive refused: {}",
                                         wire::kControlPayloadMax, ibv_wc_status_str(wc.status)));
@@ -131,6 +131,7 @@ void FrameReceiver::failed(const ibv_wc& wc) {
 }
 
 void FrameReceiver::take(const ibv_wc& wc) {
+    const WorkId id = decode_work_id(wc.wr_id);
     if (wc.status != IBV_WC_SUCCESS) {
         if (eos_arrived_) {
             // After its end of stream the sender may hang up at once: a credit
@@ -138,31 +139,36 @@ void FrameReceiver::take(const ibv_wc& wc) {
             // is flushed. Every frame before the end of stream has arrived
             // (RC order), and nothing can write the ring any more: the QP is
             // in error, and a type 2 window takes writes through it only.
-            if ((wc.wr_id & kRecvTag) == 0 && (wc.wr_id & kInvalidateTag) != 0) {
-                invalidated_[wc.wr_id & ~kInvalidateTag] = 1;
+            if (id.work == Work::kInvalidate) {
+                invalidated_[id.index] = 1;
             }
             return;
         }
-        failed(wc);
+        failed(wc, id.work);
     }
-    switch (wc.opcode) {
-    case IBV_WC_SEND: // a signalled credit message (or our ring advert) went out
-        if (wc.wr_id != UINT64_MAX) {
-            credit_acked_ = std::max(credit_acked_, wc.wr_id + 1); // and, in order, every one before it
-        }
+    switch (id.work) {
+    case Work::kCreditSend: // a signalled credit message went out
+        credit_acked_ = std::max(credit_acked_, id.index + 1); // and, in order, every one before it
         return;
-    case IBV_WC_LOCAL_INV: // the window of the frame in this slot: nothing can write the slot now
-        invalidated_[wc.wr_id & ~kInvalidateTag] = 1;
+    case Work::kControlSend: // our ring advert went out
+    case Work::kLeavingSend: // (leave() polls for its own)
         return;
-    case IBV_WC_BIND_MW: return; // binds go unsignalled: only a failed one completes
-    default: break;
+    case Work::kInvalidate: // the window of the frame in this slot: nothing can write the slot now
+        invalidated_[id.index] = 1;
+        return;
+    case Work::kBindWindow: return; // binds go unsignalled: only a failed one completes
+    case Work::kControlRecv: break;   // what the sender sent: below
+    default:
+        throw std::logic_error(fmt::format("receiver: a completion of work request kind {}, which a receiver "
+                                           "never posts",
+                                           static_cast<int>(id.work)));
     }
     last_heard_ = Clock::now(); // from the sender: a frame or a control message (vDSO, no syscall)
     if ((wc.wc_flags & IBV_WC_WITH_IMM) == 0) {
         throw ProtocolError(fmt::format("the sender sent a message without an immediate (opcode {}, {} bytes)",
                                         static_cast<int>(wc.opcode), wc.byte_len));
     }
-    const std::uint64_t buffer = wc.wr_id & ~kRecvTag; // a receive's buffer (our own wr_id)
+    const std::uint64_t buffer = id.index; // the receive's control buffer
     if (wc.opcode == IBV_WC_RECV) { // a control message
         const wire::Control kind = wire::decode_control(ntohl(wc.imm_data));
         if ((kind == wire::Control::kEndOfStream || kind == wire::Control::kKeepalive) && wc.byte_len != 0) {
@@ -190,7 +196,7 @@ void FrameReceiver::take(const ibv_wc& wc) {
             // Until this completes the sender can still write the slot: the
             // frame is checked and handed out only after (next_arrived).
             ibv_send_wr inv{};
-            inv.wr_id = kInvalidateTag | imm.slot;
+            inv.wr_id = work_id(Work::kInvalidate, imm.slot);
             ring_->invalidate_request(imm.slot, inv);
             inv.send_flags = IBV_SEND_SIGNALED;
             path_->post_send(inv, "ibv_post_send(IBV_WR_LOCAL_INV)");
@@ -208,7 +214,7 @@ std::optional<ReceivedFrame> FrameReceiver::next_arrived() {
     while (arrived_count_ > 0) {
         const ibv_wc wc = arrived_[arrived_head_];
         if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
-            const std::uint16_t slot = static_cast<std::uint16_t>(ntohl(wc.imm_data) & 0xffffu); // checked on arrival
+            const std::uint16_t slot = wire::decode_slot_imm(ntohl(wc.imm_data), config_.slots).slot;
             if (windows_ && invalidated_[slot] == 0) {
                 return std::nullopt; // its invalidate has not completed yet
             }
@@ -223,14 +229,13 @@ std::optional<ReceivedFrame> FrameReceiver::next_arrived() {
             ended_ = true;
             return std::nullopt;
         }
-        take_format(wc.wr_id & ~kRecvTag, wc.byte_len);
+        take_format(decode_work_id(wc.wr_id).index, wc.byte_len);
     }
     return std::nullopt;
 }
 
 ReceivedFrame FrameReceiver::hand_out(const ibv_wc& wc) {
-    const std::uint32_t value = ntohl(wc.imm_data);
-    const wire::SlotImm imm{static_cast<std::uint16_t>(value & 0xffffu), static_cast<std::uint16_t>(value >> 16)};
+    const wire::SlotImm imm = wire::decode_slot_imm(ntohl(wc.imm_data), config_.slots); // checked on arrival too
     const auto slot = ring_->slot(imm.slot);
     ReceivedFrame f;
     f.slot = imm.slot;
@@ -271,7 +276,7 @@ void FrameReceiver::release(std::uint16_t slot) {
                             static_cast<std::uint32_t>(wire::kControlPayloadMax), control_in_.lkey()};
     ibv_recv_wr& r = recv_batch_[batched_];
     r = {};
-    r.wr_id = kRecvTag | buffer;
+    r.wr_id = work_id(Work::kControlRecv, buffer);
     r.sg_list = &recv_sges_[batched_];
     r.num_sge = 1;
     ++batched_;
@@ -304,7 +309,7 @@ void FrameReceiver::flush_credits() {
         if (windows_) {
             ibv_send_wr& b = bind_batch_[i];
             b = {};
-            b.wr_id = kBindTag | credit_batch_[i].imm.slot;
+            b.wr_id = work_id(Work::kBindWindow, credit_batch_[i].imm.slot);
             credit_batch_[i].rkey = ring_->bind_request(credit_batch_[i].imm.slot, b);
             b.next = i + 1 < batched_ ? &bind_batch_[i + 1] : &wr;
         } else {
@@ -316,7 +321,7 @@ void FrameReceiver::flush_credits() {
     const auto out = credit_out_.bytes().subspan(buffer * room, room);
     const std::size_t size = wire::encode_credits({credit_batch_.data(), batched_}, out);
     ibv_sge sge{credit_out_.addr() + buffer * room, static_cast<std::uint32_t>(size), credit_out_.lkey()};
-    wr.wr_id = credit_msgs_;
+    wr.wr_id = work_id(Work::kCreditSend, credit_msgs_);
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.opcode = IBV_WR_SEND_WITH_IMM;

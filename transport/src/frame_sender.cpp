@@ -226,7 +226,7 @@ void FrameSender::post_credit_recv(std::uint64_t buffer) {
     ibv_sge sge{control_in_.addr() + buffer * control_in_size_, static_cast<std::uint32_t>(control_in_size_),
                 control_in_.lkey()};
     ibv_recv_wr wr{};
-    wr.wr_id = kRecvTag | buffer;
+    wr.wr_id = work_id(Work::kControlRecv, buffer);
     wr.sg_list = &sge;
     wr.num_sge = 1;
     path_->post_recv(wr, "ibv_post_recv(credit)");
@@ -343,7 +343,7 @@ void FrameSender::post_control(wire::Control kind, std::size_t payload_size) {
     ibv_send_wr wr{};
     wr.sg_list = payload_size ? &sge : nullptr;
     wr.num_sge = payload_size ? 1 : 0;
-    wr.wr_id = UINT64_MAX; // the one control message in flight
+    wr.wr_id = work_id(Work::kControlSend); // the one control message in flight
     wr.opcode = IBV_WR_SEND_WITH_IMM;
     wr.imm_data = htonl(wire::encode(kind));
     wr.send_flags = IBV_SEND_SIGNALED;

@@ -119,11 +119,11 @@ void FrameSender::take(const std::optional<CmEvent>& ev) {
         fmt::format("sender: connection lost after {} frames: {}", next_post_, explain_lost_connection(*ev)));
 }
 
-void FrameSender::failed(const ibv_wc& wc) {
+void FrameSender::failed(const ibv_wc& wc, Work work) {
     // A receive that failed (not flushed) is the receiver's doing: a message
     // longer than the receive's buffer (LOC_LEN_ERR on a NIC, an invalid
     // request on rxe), never one of our own writes or sends.
-    if ((wc.wr_id & kRecvTag) != 0 && wc.wr_id != UINT64_MAX && wc.status != IBV_WC_WR_FLUSH_ERR) {
+    if (work == Work::kControlRecv && wc.status != IBV_WC_WR_FLUSH_ERR) {
         throw ProtocolError(fmt::format("the receiver sent a message longer than the {}-byte receive buffers "
                                         "(credits for every slot or a ring advert fit), which the receive refused: {}",
                                         control_in_size_, ibv_wc_status_str(wc.status)));
@@ -165,11 +165,12 @@ void FrameSender::keepalive_if_idle() {
 }
 
 void FrameSender::handle_one(const ibv_wc& wc) {
+    const WorkId id = decode_work_id(wc.wr_id);
     if (wc.status != IBV_WC_SUCCESS) {
-        failed(wc);
+        failed(wc, id.work);
     }
-    switch (wc.opcode) {
-    case IBV_WC_SEND: // a control message arrived
+    switch (id.work) {
+    case Work::kControlSend: // a control message arrived
         control_in_flight_ = false;
         end_acked_ = end_acked_ || eos_posted_;
         // RC completes a send queue in order: every write posted before this
@@ -178,15 +179,20 @@ void FrameSender::handle_one(const ibv_wc& wc) {
         // would otherwise keep.
         retire_through(control_after_);
         return;
-    case IBV_WC_RDMA_WRITE: // signalled: this write and every one before it are done
-        retire_through(wc.wr_id + 1);
+    case Work::kFrameWrite: // signalled: this write and every one before it are done
+        retire_through(id.index + 1);
         return;
-    case IBV_WC_RECV: {
+    case Work::kControlRecv: {
+        if (wc.opcode != IBV_WC_RECV) {
+            throw ProtocolError(fmt::format("unexpected completion opcode {} on a receive (a write into the "
+                                            "sender?)",
+                                            static_cast<int>(wc.opcode)));
+        }
         if ((wc.wc_flags & IBV_WC_WITH_IMM) == 0) {
             throw ProtocolError(fmt::format("the receiver sent a message without an immediate ({} bytes)",
                                             wc.byte_len));
         }
-        const std::uint64_t buffer = wc.wr_id & ~kRecvTag;
+        const std::uint64_t buffer = id.index;
         const auto bytes = control_in_.bytes().subspan(buffer * control_in_size_, wc.byte_len);
         switch (const wire::Control kind = wire::decode_control(ntohl(wc.imm_data))) {
         case wire::Control::kCredits: take_credits(bytes); break;
@@ -207,8 +213,9 @@ void FrameSender::handle_one(const ibv_wc& wc) {
         return;
     }
     default:
-        throw ProtocolError(fmt::format("unexpected completion opcode {} (a write into the sender?)",
-                                        static_cast<int>(wc.opcode)));
+        throw std::logic_error(fmt::format("sender: a completion of work request kind {}, which a sender never "
+                                           "posts",
+                                           static_cast<int>(id.work)));
     }
 }
 
@@ -339,7 +346,7 @@ void FrameSender::post(const Pending& frame) {
          frame.lkey},
     };
     ibv_send_wr wr{};
-    wr.wr_id = index;
+    wr.wr_id = work_id(Work::kFrameWrite, index);
     wr.sg_list = sge;
     wr.num_sge = frame.payload.empty() ? 1 : 2;
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;

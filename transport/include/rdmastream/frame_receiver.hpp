@@ -21,6 +21,7 @@
 #include "rdmastream/stream_stats.hpp"
 #include "rdmastream/waker.hpp"
 #include "rdmastream/wire.hpp"
+#include "rdmastream/work_id.hpp"
 
 #include <array>
 #include <chrono>
@@ -184,19 +185,11 @@ private:
     // take() and next_arrived(), with the sender's address added to a ProtocolError.
     void checked_take(const ibv_wc& wc);
     std::optional<ReceivedFrame> checked_next_arrived();
-    // Set in a receive's wr_id (below it the control buffer's index), so a
-    // failed completion tells a receive from our own sends (credit messages
-    // count up from 0; the ring message is UINT64_MAX; a bind or invalidate
-    // carries its tag and the slot).
-    static constexpr std::uint64_t kRecvTag = std::uint64_t{1} << 62;
-    static constexpr std::uint64_t kInvalidateTag = std::uint64_t{1} << 61;
-    static constexpr std::uint64_t kBindTag = std::uint64_t{1} << 60;
-    static constexpr std::uint64_t kLeavingWr = std::uint64_t{1} << 59; // leave()'s message
     // The connection is gone (an rdma_cm event): throws what it means.
     [[noreturn]] void lost(const CmEvent& ev) const;
-    // A failed completion: throws, naming the sender's hang-up if that is
-    // what caused it.
-    [[noreturn]] void failed(const ibv_wc& wc);
+    // A failed completion (of work request `work`): throws, naming the
+    // sender's hang-up if that is what caused it.
+    [[noreturn]] void failed(const ibv_wc& wc, Work work);
     RingConfig config_;
     std::unique_ptr<Datapath> path_;       // declared before what lives on it
     RcConnection* conn_ = nullptr;         // set-up over verbs (accept, connect); null over another datapath

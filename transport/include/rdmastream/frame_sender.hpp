@@ -19,6 +19,7 @@
 #include "rdmastream/stream_stats.hpp"
 #include "rdmastream/waker.hpp"
 #include "rdmastream/wire.hpp"
+#include "rdmastream/work_id.hpp"
 
 #include <array>
 #include <chrono>
@@ -221,9 +222,9 @@ private:
     bool pump(std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds timeout);
     void pump_now();                       // handles what is ready, never waits
     void take(const std::optional<CmEvent>& ev); // an rdma_cm event: throws on a lost connection
-    // A failed completion: throws, naming the receiver's hang-up if that is
-    // what caused it.
-    [[noreturn]] void failed(const ibv_wc& wc);
+    // A failed completion (of work request `work`): throws, naming the
+    // receiver's hang-up if that is what caused it.
+    [[noreturn]] void failed(const ibv_wc& wc, Work work);
     void take_credits(std::span<const std::byte> bytes); // a kCredits message
     void keepalive_if_idle(); // a keepalive when nothing went out for opts_.keepalive
     // A format that grows the ring is posted and the receiver's new ring has
@@ -232,10 +233,6 @@ private:
     void look_for_events();   // rdma_cm events (a hang-up), at most every 10 ms
     void handle(const ibv_wc& wc);     // handle_one(), with the receiver's address added to a ProtocolError
     void handle_one(const ibv_wc& wc);
-    // Set in a receive's wr_id (below it the buffer's index), so a failed
-    // completion tells a receive from our own writes (numbered from 0) and
-    // control messages (UINT64_MAX).
-    static constexpr std::uint64_t kRecvTag = std::uint64_t{1} << 62;
     void retire_through(std::uint64_t posted_before); // frames below this posted index are delivered
     void drop_pending();
     std::uint64_t oldest_undone() const noexcept; // lowest frame number not yet delivered or dropped
