@@ -244,7 +244,11 @@ FrameReceiver::~FrameReceiver() {
 }
 
 void FrameReceiver::leave() noexcept {
-    left_ = true;
+    if (state_ == ReceiverState::kFailed || state_ == ReceiverState::kLeft) {
+        path_->disconnect(); // nobody to tell, or told already
+        return;
+    }
+    state_ = ReceiverState::kLeft; // from any live state (stream_states.cpp); releases send no credits now
     try {
         ibv_send_wr wr{};
         wr.wr_id = work_id(Work::kLeavingSend);

@@ -29,11 +29,19 @@ std::optional<ReceivedFrame> FrameReceiver::next(std::chrono::milliseconds idle)
 }
 
 FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle) {
+    if (state_ == ReceiverState::kFailed) {
+        throw std::runtime_error(fmt::format("receiver: wait_frame() after the stream from {} failed (the error "
+                                             "thrown then said why)",
+                                             path_->peer_name()));
+    }
+    if (state_ == ReceiverState::kLeft) {
+        throw std::logic_error("receiver: wait_frame() after leave()");
+    }
     for (;;) {
         if (std::optional<ReceivedFrame> f = checked_next_arrived()) {
             return {Arrival::kFrame, std::move(*f)};
         }
-        if (ended_) {
+        if (state_ == ReceiverState::kEnded) {
             return {Arrival::kEnd, {}};
         }
         if (wc_next_ < wc_count_) {
@@ -62,7 +70,7 @@ FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle)
                                            idle.count(), stats_.frames));
         case Waited::kCmEvent: break;
         }
-        if (w.event->type == RDMA_CM_EVENT_DISCONNECTED && eos_arrived_) {
+        if (w.event->type == RDMA_CM_EVENT_DISCONNECTED && end_arrived()) {
             // The sender ended the stream and hung up. What is left to hand
             // out waits for our own invalidates, and a send queue completes
             // in order: behind a credit that the gone peer will never
@@ -76,7 +84,12 @@ FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle)
     }
 }
 
-void FrameReceiver::lost(const CmEvent& ev) const {
+void FrameReceiver::mark_failed() noexcept {
+    if (allowed(state_, ReceiverState::kFailed)) state_ = ReceiverState::kFailed;
+}
+
+void FrameReceiver::lost(const CmEvent& ev) {
+    mark_failed();
     if (ev.type == RDMA_CM_EVENT_DISCONNECTED) {
         throw std::runtime_error(fmt::format("receiver: the sender went away after {} frames without ending "
                                              "the stream ({}): it was killed, crashed or lost its link",
@@ -90,6 +103,7 @@ void FrameReceiver::checked_take(const ibv_wc& wc) {
     try {
         take(wc);
     } catch (const ProtocolError& e) {
+        mark_failed();
         // One place names the peer for every refusal (no cost until one is thrown).
         throw ProtocolError(fmt::format("receiver: refused the sender at {}: {}", path_->peer_name(), e.what()));
     }
@@ -99,6 +113,7 @@ std::optional<ReceivedFrame> FrameReceiver::checked_next_arrived() {
     try {
         return next_arrived();
     } catch (const ProtocolError& e) {
+        mark_failed();
         throw ProtocolError(fmt::format("receiver: refused the sender at {}: {}", path_->peer_name(), e.what()));
     }
 }
@@ -127,13 +142,14 @@ void FrameReceiver::failed(const ibv_wc& wc, Work work) {
     if (std::optional<CmEvent> ev = path_->wait_event(std::chrono::milliseconds(200))) {
         lost(*ev);
     }
+    mark_failed();
     path_->fail(wc, "receiver");
 }
 
 void FrameReceiver::take(const ibv_wc& wc) {
     const WorkId id = decode_work_id(wc.wr_id);
     if (wc.status != IBV_WC_SUCCESS) {
-        if (eos_arrived_) {
+        if (end_arrived()) {
             // After its end of stream the sender may hang up at once: a credit
             // of ours (and its binds) then fails, and what is posted behind it
             // is flushed. Every frame before the end of stream has arrived
@@ -179,7 +195,7 @@ void FrameReceiver::take(const ibv_wc& wc) {
         switch (kind) {
         case wire::Control::kKeepalive: post_recv(buffer); return; // the sender lives
         case wire::Control::kEndOfStream:
-            eos_arrived_ = true;
+            step(state_, ReceiverState::kEndArrived);
             [[fallthrough]];
         case wire::Control::kFormat: break; // acted on in order, after the frames before it
         case wire::Control::kRing:
@@ -226,7 +242,7 @@ std::optional<ReceivedFrame> FrameReceiver::next_arrived() {
         arrived_head_ = (arrived_head_ + 1) % arrived_.size();
         --arrived_count_;
         if (wire::decode_control(ntohl(wc.imm_data)) == wire::Control::kEndOfStream) {
-            ended_ = true;
+            step(state_, ReceiverState::kEnded);
             return std::nullopt;
         }
         take_format(decode_work_id(wc.wr_id).index, wc.byte_len);
@@ -286,10 +302,11 @@ void FrameReceiver::release(std::uint16_t slot) {
 }
 
 void FrameReceiver::flush_credits() {
-    if (batched_ == 0 || credit_msgs_ - credit_acked_ >= kCreditBuffers || eos_arrived_ || left_) {
+    if (batched_ == 0 || credit_msgs_ - credit_acked_ >= kCreditBuffers ||
+        state_ != ReceiverState::kStreaming) {
         // Nothing to send, or every buffer still in flight (at the next look,
-        // after a completion), or the stream ended (or we left): the sender
-        // wants none.
+        // after a completion), or the stream ended (or we left, or it
+        // failed): the sender wants none.
         return;
     }
     // The receives the released frames used go back first: the sender may
