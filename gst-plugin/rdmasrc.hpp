@@ -82,7 +82,7 @@ struct SrcState {
     std::optional<BusyRefuser> busy;  // while a sender streams: others are told "busy"
     // The buffers that wrap the ring; they own the receiver (via its ring),
     // so it outlives stop() while buffers are still downstream.
-    std::unique_ptr<SlotBuffers, SlotBuffers::Unref> buffers;
+    std::optional<SlotBuffers> buffers;
     FrameReceiver* receiver = nullptr; // lives as long as `buffers`
     bool ended = false; // the sender ended the stream: nobody to tell that we leave
     GstCaps* caps = nullptr;  // what we output (the sender's caps)
