@@ -132,11 +132,11 @@ static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
     opts.device = s.device;
     opts.poll_mode = s.poll_mode;
     opts.waker = *self->waker;
-    state->outstanding = std::make_shared<Outstanding>();
+    state->in_flight = std::make_shared<FramesInFlight>();
     // Frames in flight: one per slot, plus the live policy's pending one,
     // plus what a format change waits for; never more than this.
-    state->outstanding->reserve(FrameSender::kMaxSlots + kStagingBuffers + 2);
-    opts.on_done = [out = state->outstanding](std::uint64_t cookie, FrameFate) { frame_done(*out, cookie); };
+    state->in_flight->reserve(FrameSender::kMaxSlots + kStagingBuffers + 2);
+    opts.on_done = [out = state->in_flight](std::uint64_t cookie, FrameFate) { release_frame(*out, cookie); };
     const Endpoint ep{s.host, static_cast<std::uint16_t>(s.port)};
     try {
         opts.key = load_key_file(GST_ELEMENT(self), s.key_file);
@@ -212,8 +212,8 @@ static gboolean gst_rdma_sink_stop(GstBaseSink* sink) {
     // sender: its PD goes after the last of them.
     st->sender->stop();
     st->staging.region.reset();
-    for (const std::uint64_t cookie : Outstanding(*st->outstanding)) {
-        frame_done(*st->outstanding, cookie); // none is left in flight: these were never handed over
+    for (const std::uint64_t cookie : FramesInFlight(*st->in_flight)) {
+        release_frame(*st->in_flight, cookie); // none is left in flight: these were never handed over
     }
     gst_object_unref(st->allocator);
     st->allocator = nullptr;

@@ -71,7 +71,7 @@ struct SinkCounters {
 
 // Registered memory for frames whose buffers are not from our pool: each is
 // copied once into one of these before it goes out.
-// A chunk is busy while its cookie is outstanding.
+// A chunk is busy while its cookie is in flight.
 struct Staging {
     std::optional<RegisteredRegion> region;
     std::size_t chunk_size = 0;
@@ -84,10 +84,10 @@ struct Staging {
 // (index << 1 | 1). Reserved up front: the per-frame bookkeeping never
 // allocates. Shared with the sender's on_done, which may outlive the
 // element's state (see stop()).
-using Outstanding = std::vector<std::uint64_t>;
+using FramesInFlight = std::vector<std::uint64_t>;
 inline constexpr std::uint64_t staging_cookie(std::size_t chunk) { return (std::uint64_t{chunk} << 1) | 1; }
-// on_done: forgets `cookie` and lets its memory go; false if it was not outstanding.
-bool frame_done(Outstanding& out, std::uint64_t cookie) noexcept;
+// on_done: forgets `cookie` and lets its memory go; false if it was not in flight.
+bool release_frame(FramesInFlight& out, std::uint64_t cookie) noexcept;
 
 // What exists only between start() and stop(). Member order is teardown
 // order, reversed: staging (on the PD) dies before the sender's last owner.
@@ -98,7 +98,7 @@ struct SinkState {
     std::shared_ptr<FrameSender> sender; // shared with the pool's allocator (the PD)
     GstAllocator* allocator = nullptr;   // owns a reference to `sender`
     Staging staging;
-    std::shared_ptr<Outstanding> outstanding;
+    std::shared_ptr<FramesInFlight> in_flight;
     std::string caps;        // what set_caps negotiated, as sent on the wire
     bool raw_video = false;
     GstVideoInfo info{};
