@@ -7,6 +7,7 @@
 
 #include "rdmacaps.hpp"
 #include "rdmaenums.hpp"
+#include "rdmaprops.hpp"
 #include "rdmastatsticker.hpp"
 
 #include "rdmastream/busy_refuser.hpp"
@@ -32,29 +33,17 @@ G_END_DECLS
 
 namespace rdmastream::gst {
 
-inline constexpr const char* kSinkDefaultHost = "";
-inline constexpr guint kSinkDefaultPort = kDefaultPort;
 inline constexpr Role kSinkDefaultRole = Role::kConnect; // like udpsink: dial host:port
 inline constexpr SendPolicy kSinkDefaultPolicy = SendPolicy::kLossless;
-inline constexpr guint kSinkDefaultConnectTimeoutMs = 10000;
 inline constexpr guint kSinkDefaultTimeoutMs = 5000;
 inline constexpr gboolean kSinkDefaultOfferPool = TRUE;
 inline constexpr guint kStagingBuffers = 4; // registered copies of foreign buffers in flight
 
 // Property values; read and written under the object lock.
-struct SinkSettings {
-    std::string host = kSinkDefaultHost;
-    guint port = kSinkDefaultPort;
-    Role role = kSinkDefaultRole;
+struct SinkSettings : ConnectionSettings {
+    SinkSettings() : ConnectionSettings(kSinkDefaultRole, kSinkDefaultTimeoutMs) {}
     SendPolicy policy = kSinkDefaultPolicy;
-    guint connect_timeout_ms = kSinkDefaultConnectTimeoutMs;
-    guint timeout_ms = kSinkDefaultTimeoutMs;
     bool offer_pool = kSinkDefaultOfferPool;
-    std::string device;
-    PollMode poll_mode = PollMode::kEvent;
-    std::string key_file; // empty: no authentication
-    std::string allow; // role=listen: "ADDR[/PREFIX],..."; empty: everyone
-    guint stats_interval_ms = 0; // 0: no stats messages
 };
 
 // Counters the "stats" property shows; the streaming thread publishes a
