@@ -64,20 +64,8 @@ void install_shared_properties(GObjectClass* klass, const SharedPropertyTexts& t
     gst_type_mark_as_plugin_api(poll_mode_get_type(), static_cast<GstPluginAPIFlags>(0));
 }
 
-bool set_shared_property(ConnectionSettings& s, guint id, const GValue* value) {
-    const Field<C>* f = find_field(kSharedFields, id);
-    if (f != nullptr) {
-        f->set(s, value);
-    }
-    return f != nullptr;
-}
-
-bool get_shared_property(const ConnectionSettings& s, guint id, GValue* value) {
-    const Field<C>* f = find_field(kSharedFields, id);
-    if (f != nullptr) {
-        f->get(s, value);
-    }
-    return f != nullptr;
+std::span<const Field<ConnectionSettings>> shared_fields() {
+    return kSharedFields;
 }
 
 } // namespace rdmastream::gst

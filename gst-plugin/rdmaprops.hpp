@@ -13,6 +13,7 @@
 #include <gst/gst.h>
 
 #include <array>
+#include <span>
 #include <string>
 #include <type_traits>
 
@@ -114,9 +115,12 @@ constexpr auto field(guint id) {
     return FieldOf<Member>::make(id);
 }
 
-template <class S, std::size_t N>
-const Field<S>* find_field(const std::array<Field<S>, N>& fields, guint id) {
-    for (const Field<S>& f : fields) {
+// The shared properties' fields (rdmaprops.cpp).
+std::span<const Field<ConnectionSettings>> shared_fields();
+
+template <class Fields>
+const typename Fields::value_type* find_field(const Fields& fields, guint id) {
+    for (const auto& f : fields) {
         if (f.id == id) {
             return &f;
         }
@@ -124,54 +128,48 @@ const Field<S>* find_field(const std::array<Field<S>, N>& fields, guint id) {
     return nullptr;
 }
 
-// False when `id` is not a shared property (nor PROP_STATS or PROP_URI).
-bool set_shared_property(ConnectionSettings& s, guint id, const GValue* value);
-bool get_shared_property(const ConnectionSettings& s, guint id, GValue* value);
+// Under the object lock, `use(field, settings)` on the field that property
+// `id` names: a shared one or one of `own`.
+template <class S, std::size_t N, class Use>
+void use_field(GObject* object, S& settings, const std::array<Field<S>, N>& own, guint id, GParamSpec* pspec,
+               Use use) {
+    const Field<ConnectionSettings>* shared = find_field(shared_fields(), id);
+    const Field<S>* mine = shared != nullptr ? nullptr : find_field(own, id);
+    GST_OBJECT_LOCK(object);
+    if (shared != nullptr) {
+        use(*shared, static_cast<ConnectionSettings&>(settings));
+    } else if (mine != nullptr) {
+        use(*mine, settings);
+    }
+    GST_OBJECT_UNLOCK(object);
+    if (shared == nullptr && mine == nullptr) {
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    }
+}
 
 // An element's GObject set_property and get_property: E's settings are
 // `E::*Settings` (a pointer to them), its own properties `Fields`, its
 // stats structure made by `Stats` (which takes the object lock itself).
-// The URI sets and reads the other properties: not under the lock; the
-// shared ones and those in `Fields` under it.
+// The URI sets and reads the other properties: not under the lock.
 template <class E, auto Settings, const auto& Fields>
 void set_property_vfunc(GObject* object, guint id, const GValue* value, GParamSpec* pspec) {
     if (id == PROP_URI) {
         set_uri_property(GST_ELEMENT(object), value);
         return;
     }
-    auto& settings = *(reinterpret_cast<E*>(object)->*Settings);
-    GST_OBJECT_LOCK(object);
-    bool known = set_shared_property(settings, id, value);
-    if (const auto* f = known ? nullptr : find_field(Fields, id)) {
-        f->set(settings, value);
-        known = true;
-    }
-    GST_OBJECT_UNLOCK(object);
-    if (!known) {
-        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
-    }
+    use_field(object, *(reinterpret_cast<E*>(object)->*Settings), Fields, id, pspec,
+              [value](const auto& f, auto& s) { f.set(s, value); });
 }
 
 template <class E, auto Settings, const auto& Fields, GstStructure* (*Stats)(GstElement*)>
 void get_property_vfunc(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
     if (id == PROP_URI) {
         g_value_take_string(value, element_uri(GST_ELEMENT(object)));
-        return;
-    }
-    if (id == PROP_STATS) {
+    } else if (id == PROP_STATS) {
         g_value_take_boxed(value, Stats(GST_ELEMENT(object)));
-        return;
-    }
-    const auto& settings = *(reinterpret_cast<E*>(object)->*Settings);
-    GST_OBJECT_LOCK(object);
-    bool known = get_shared_property(settings, id, value);
-    if (const auto* f = known ? nullptr : find_field(Fields, id)) {
-        f->get(settings, value);
-        known = true;
-    }
-    GST_OBJECT_UNLOCK(object);
-    if (!known) {
-        G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    } else {
+        use_field(object, *(reinterpret_cast<E*>(object)->*Settings), Fields, id, pspec,
+                  [value](const auto& f, auto& s) { f.get(s, value); });
     }
 }
 
