@@ -126,16 +126,17 @@ public:
             if (s->consume(f)) --holders_[f.slot];
         }
         ++held_;
-        drop(f.slot);
+        let_go(f.slot); // consume's own hold
     }
     // Returns the credits of slots the sinks handed back since the last call.
     void drain(const std::vector<std::unique_ptr<FrameSink>>& sinks) {
         for (const auto& s : sinks) s->collect_freed(); // into released_: one queue to drain
-        released_.drain([this](std::uint16_t slot) { drop(slot); });
+        released_.drain([this](std::uint16_t slot) { let_go(slot); });
     }
 
 private:
-    void drop(std::uint16_t slot) {
+    // One holder let go of `slot`: its credit goes back with the last one.
+    void let_go(std::uint16_t slot) {
         if (holders_[slot] == 0) {
             throw std::logic_error(fmt::format("an output handed back slot {} it did not hold", slot));
         }

@@ -235,7 +235,8 @@ wire::RingAdvert FrameReceiver::ring_advert() const {
 // Posted after bind_all()'s binds on the same send queue, so it reaches the
 // sender after they took effect (see flush_credits).
 void FrameReceiver::announce_ring() {
-    send_control(wire::Control::kRing, wire::encode(ring_advert(), control_out_.bytes()));
+    path_->post_control(wire::Control::kRing, control_out_, wire::encode(ring_advert(), control_out_.bytes()),
+                        work_id(Work::kControlSend), "ibv_post_send(ring advert)");
 }
 
 FrameReceiver::~FrameReceiver() {
@@ -250,12 +251,8 @@ void FrameReceiver::leave() noexcept {
     }
     state_ = ReceiverState::kLeft; // from any live state (stream_states.cpp); releases send no credits now
     try {
-        ibv_send_wr wr{};
-        wr.wr_id = work_id(Work::kLeavingSend);
-        wr.opcode = IBV_WR_SEND_WITH_IMM;
-        wr.imm_data = htonl(wire::encode(wire::Control::kLeaving));
-        wr.send_flags = IBV_SEND_SIGNALED;
-        path_->post_send(wr, "ibv_post_send(leaving)");
+        path_->post_control(wire::Control::kLeaving, control_out_, 0, work_id(Work::kLeavingSend),
+                            "ibv_post_send(leaving)");
         // Hanging up at once could flush the message unsent; its ack means
         // it is in the sender's queue, ahead of the hang-up.
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
@@ -280,18 +277,6 @@ void FrameReceiver::post_recv(std::uint64_t buffer) {
     wr.sg_list = &sge;
     wr.num_sge = 1;
     path_->post_recv(wr, "ibv_post_recv");
-}
-
-void FrameReceiver::send_control(wire::Control kind, std::size_t size) {
-    ibv_sge sge{control_out_.addr(), static_cast<std::uint32_t>(size), control_out_.lkey()};
-    ibv_send_wr wr{};
-    wr.wr_id = work_id(Work::kControlSend);
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND_WITH_IMM;
-    wr.imm_data = htonl(wire::encode(kind));
-    wr.send_flags = IBV_SEND_SIGNALED;
-    path_->post_send(wr, "ibv_post_send(control)");
 }
 
 namespace {

@@ -45,7 +45,7 @@ FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle)
             return {Arrival::kEnd, {}};
         }
         if (wc_next_ < wc_count_) {
-            checked_take(wcs_[wc_next_++]);
+            checked_on_completion(wcs_[wc_next_++]);
             continue;
         }
         // Going to the CQ: the credits released since the last look go first,
@@ -76,7 +76,7 @@ FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle)
             // in order: behind a credit that the gone peer will never
             // acknowledge (until RC retries run out, seconds). Stopping the
             // QP flushes them at once; a QP in error takes no more writes,
-            // so what is in the ring stays as it is (take()).
+            // so what is in the ring stays as it is (on_completion()).
             path_->stop();
             continue;
         }
@@ -99,9 +99,9 @@ void FrameReceiver::lost(const CmEvent& ev) {
         fmt::format("receiver: connection lost after {} frames: {}", stats_.frames, explain_lost_connection(ev)));
 }
 
-void FrameReceiver::checked_take(const ibv_wc& wc) {
+void FrameReceiver::checked_on_completion(const ibv_wc& wc) {
     try {
-        take(wc);
+        on_completion(wc);
     } catch (const ProtocolError& e) {
         mark_failed();
         // One place names the peer for every refusal (no cost until one is thrown).
@@ -146,7 +146,7 @@ void FrameReceiver::failed(const ibv_wc& wc, Work work) {
     path_->fail(wc, "receiver");
 }
 
-void FrameReceiver::take(const ibv_wc& wc) {
+void FrameReceiver::on_completion(const ibv_wc& wc) {
     const WorkId id = decode_work_id(wc.wr_id);
     if (wc.status != IBV_WC_SUCCESS) {
         if (end_arrived()) {

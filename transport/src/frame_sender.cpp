@@ -373,15 +373,8 @@ void FrameSender::finish(std::chrono::milliseconds timeout) {
 }
 
 void FrameSender::post_control(wire::Control kind, std::size_t payload_size) {
-    ibv_sge sge{control_out_.addr(), static_cast<std::uint32_t>(payload_size), control_out_.lkey()};
-    ibv_send_wr wr{};
-    wr.sg_list = payload_size ? &sge : nullptr;
-    wr.num_sge = payload_size ? 1 : 0;
-    wr.wr_id = work_id(Work::kControlSend); // the one control message in flight
-    wr.opcode = IBV_WR_SEND_WITH_IMM;
-    wr.imm_data = htonl(wire::encode(kind));
-    wr.send_flags = IBV_SEND_SIGNALED;
-    path_->post_send(wr, "ibv_post_send(control)");
+    // The one control message in flight (so one control_out_ buffer).
+    path_->post_control(kind, control_out_, payload_size, work_id(Work::kControlSend), "ibv_post_send(control)");
     control_in_flight_ = true;
     control_after_ = next_post_;
     last_post_time_ = std::chrono::steady_clock::now();

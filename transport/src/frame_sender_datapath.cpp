@@ -56,7 +56,7 @@ bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds tim
             }
             return true;
         case Waited::kWoken: return false;
-        case Waited::kCmEvent: take(w.event); return true;
+        case Waited::kCmEvent: on_cm_event(w.event); return true;
         case Waited::kTimeout: break;
         }
         const auto now = Clock::now();
@@ -82,7 +82,7 @@ bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds tim
 }
 
 // The one place rdma_cm events reach a sender, in any state.
-void FrameSender::take(const std::optional<CmEvent>& ev) {
+void FrameSender::on_cm_event(const std::optional<CmEvent>& ev) {
     if (!ev || state_ == SenderState::kEnded || state_ == SenderState::kLeft) {
         return; // the stream is over: a hang-up now is the expected one
     }
@@ -140,7 +140,7 @@ void FrameSender::failed(const ibv_wc& wc, Work work) {
     // access error as its ring is deregistered) about when its disconnect
     // arrives: the disconnect says what happened.
     if (std::optional<CmEvent> ev = path_->wait_event(std::chrono::milliseconds(200))) {
-        take(ev);
+        on_cm_event(ev);
     }
     mark_failed();
     path_->fail(wc, "sender");
@@ -156,7 +156,7 @@ void FrameSender::look_for_events() {
         return;
     }
     next_event_look_ = now + std::chrono::milliseconds(10);
-    take(path_->next_event());
+    on_cm_event(path_->next_event());
 }
 
 // No keepalive while the receiver grows its ring (awaiting_ring): it pins

@@ -12,6 +12,7 @@
 #include "rdmastream/completion_poller.hpp"
 #include "rdmastream/registered_region.hpp"
 #include "rdmastream/slot_ring.hpp"
+#include "rdmastream/wire.hpp"
 
 #include <chrono>
 #include <optional>
@@ -43,6 +44,11 @@ public:
     virtual void post_send(ibv_send_wr& wr, const char* what) = 0;
     // A list of receives (linked through `next`).
     virtual void post_recv(ibv_recv_wr& list, const char* what) = 0;
+    // A control message (wire.hpp): a signalled SEND_WITH_IMM of the first
+    // `size` bytes of `from` (nothing when 0), immediate `kind`. Both stream
+    // ends send theirs through this one place.
+    void post_control(wire::Control kind, const RegisteredRegion& from, std::size_t size, std::uint64_t wr_id,
+                      const char* what);
     // Up to out.size() completions; never blocks.
     virtual std::size_t poll(std::span<ibv_wc> out) = 0;
     // As CompletionPoller::wait: completions, a connection event, a wake of

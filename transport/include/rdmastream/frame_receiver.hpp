@@ -171,8 +171,6 @@ private:
     // A kFormat message in control buffer `buffer`: adopt it, growing the
     // ring first if its frames outgrow the slots.
     void take_format(std::uint64_t buffer, std::uint32_t length);
-    // Sends control_out_'s first `size` bytes as a `kind` message.
-    void send_control(wire::Control kind, std::size_t size);
     // With windows: binds every slot's window (a fresh ring: the sender
     // holds every credit), before the ring advert goes out.
     void bind_all();
@@ -180,13 +178,13 @@ private:
     // one message, if a credit buffer is free (else at a later look).
     void flush_credits();
     // One completion: what the sender sent goes into arrived_, in order.
-    void take(const ibv_wc& wc);
+    void on_completion(const ibv_wc& wc);
     // The oldest arrival, if it is ready (a frame: its window is
     // invalidated): a frame handed out, or a control message acted on.
     std::optional<ReceivedFrame> next_arrived();
     ReceivedFrame hand_out(const ibv_wc& wc); // a frame's checks, once nothing can write its slot
-    // take() and next_arrived(), with the sender's address added to a ProtocolError.
-    void checked_take(const ibv_wc& wc);
+    // on_completion() and next_arrived(), with the sender's address added to a ProtocolError.
+    void checked_on_completion(const ibv_wc& wc);
     std::optional<ReceivedFrame> checked_next_arrived();
     // The connection is gone (an rdma_cm event): throws what it means.
     [[noreturn]] void lost(const CmEvent& ev);

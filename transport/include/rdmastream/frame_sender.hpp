@@ -230,7 +230,7 @@ private:
     // whole wait) at the deadline.
     bool pump(std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds timeout);
     void pump_now();                       // handles what is ready, never waits
-    void take(const std::optional<CmEvent>& ev); // an rdma_cm event: throws on a lost connection
+    void on_cm_event(const std::optional<CmEvent>& ev); // an rdma_cm event: throws on a lost connection
     // A failed completion (of work request `work`): throws, naming the
     // receiver's hang-up if that is what caused it.
     [[noreturn]] void failed(const ibv_wc& wc, Work work);
