@@ -4,6 +4,8 @@
 
 #include <infiniband/verbs.h>
 
+#include <cerrno>
+#include <cstring>
 #include <memory>
 
 #include <fmt/format.h>
@@ -29,14 +31,28 @@ UserError no_such_device(const std::string& name, const std::vector<std::string>
 }
 } // namespace
 
-std::vector<std::string> device_names() {
+namespace {
+// The names, and in `how` why there are none when so.
+std::vector<std::string> list_devices(std::string& how) {
     int n = 0;
+    errno = 0;
     const std::unique_ptr<ibv_device*, DeviceListDeleter> list(ibv_get_device_list(&n));
+    if (!list) {
+        how = fmt::format("ibv_get_device_list failed: {}", std::strerror(errno));
+        return {};
+    }
     std::vector<std::string> names;
-    for (int i = 0; list && i < n; ++i) {
+    for (int i = 0; i < n; ++i) {
         names.emplace_back(ibv_get_device_name(list.get()[i]));
     }
+    if (names.empty()) how = "ibv_get_device_list found none";
     return names;
+}
+} // namespace
+
+std::vector<std::string> device_names() {
+    std::string how;
+    return list_devices(how);
 }
 
 std::string no_device_message(const std::string& how) {
@@ -47,9 +63,10 @@ std::string no_device_message(const std::string& how) {
 }
 
 void check_device_exists(const std::string& name) {
-    const std::vector<std::string> names = device_names();
+    std::string how;
+    const std::vector<std::string> names = list_devices(how);
     if (names.empty()) {
-        throw UserError(no_device_message("ibv_get_device_list found none"));
+        throw UserError(no_device_message(how));
     }
     for (const std::string& n : names) {
         if (name.empty() || n == name) return;

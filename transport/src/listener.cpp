@@ -21,7 +21,8 @@ using detail::lookup;
 using detail::peer_text;
 
 namespace {
-// Whether rdma_cm can bind `local`'s address on some free port.
+// Whether rdma_cm can bind `local`'s address on some free port: a probe,
+// whose failing bind is the answer, not an error.
 bool address_binds(const Endpoint& local) {
     CmEventChannel events;
     CmId probe = create_id(events);

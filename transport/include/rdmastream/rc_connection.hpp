@@ -11,16 +11,14 @@
 
 #include "rdmastream/cm_event_channel.hpp"
 #include "rdmastream/device_events.hpp"
-#include "rdmastream/devices.hpp"
+#include "rdmastream/devices.hpp" // check_device_exists, for the stream ends
 #include "rdmastream/verbs_owners.hpp"
-#include "rdmastream/wire.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <thread>
 #include <span>
-#include <stdexcept>
 #include <string>
 
 namespace rdmastream {
