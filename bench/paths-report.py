@@ -130,7 +130,10 @@ def main():
                     c1, _ = read_time(raw / f"{name}.{path}.{n1}.r{r}.node{node}.time")
                     c2, _ = read_time(raw / f"{name}.{path}.{n2}.r{r}.node{node}.time")
                     total.append(c2)
-                    per_frame.append((c2 - c1) / (n2 - n1) * 1e3 if n2 > n1 else None)
+                    # A long run that took no more CPU than the short one: the
+                    # noise (a loaded host) is larger than the difference, and
+                    # a per-frame figure from it would be negative or absurd.
+                    per_frame.append((c2 - c1) / (n2 - n1) * 1e3 if n2 > n1 and c2 > c1 else None)
                 row[f"{side}_cpu_s"] = round(median(total), 3)
                 pf = median(per_frame)
                 row[f"{side}_cpu_ms_per_frame"] = round(pf, 3) if pf is not None else None
@@ -160,7 +163,9 @@ def main():
 
     md = [f"Bed: {subtitle(bed)}; kernel {bed.get('kernel', '?')}, {bed.get('cpus', '?')} vCPU(s) per guest. "
           f"{host_line(d)}", "",
-          f"Medians over {rows[0]['rounds']} interleaved rounds; Gb/s of each round in brackets.", "",
+          f"Medians over {rows[0]['rounds']} interleaved rounds; Gb/s of each round in brackets. CPU per frame "
+          "is the long run's CPU less the short run's, over the frames between them; n/a where the long run "
+          "took no more CPU than the short one (noise above the difference: more rounds, or a quieter host).", "",
           "| frame size (bytes) | path | frames (short, long) | Gb/s | vs ib_write_bw | sender CPU ms/frame "
           "| receiver CPU ms/frame | receiver CPU vs TCP | sender / receiver CPU s (long run) | copies (sender, receiver) |",
           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]

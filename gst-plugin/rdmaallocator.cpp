@@ -3,6 +3,7 @@
 #include "rdmaenums.hpp"
 #include "rdmastream/registered_region.hpp"
 
+#include <memory>
 #include <new>
 
 #define GST_CAT_DEFAULT gst_rdma_sink_debug
@@ -10,7 +11,9 @@
 struct _GstRdmaAllocator {
     GstAllocator parent;
     ibv_pd* pd;
-    std::shared_ptr<void>* owner; // new'd: a GObject struct has no C++ constructor
+    // Constructed in init, destroyed in finalize: GObject runs no C++
+    // constructors or destructors of its own.
+    std::shared_ptr<void> owner;
 };
 
 // GLib's type macros expand to C casts; nothing else here needs the exemption.
@@ -23,43 +26,47 @@ namespace {
 
 using rdmastream::RegisteredRegion;
 
-// A root memory owns its region; a shared sub-memory borrows its parent's
-// (GstMemory keeps the parent alive).
+// A root memory and its shared sub-memories own the region together.
+// Made by make_memory, handed to GStreamer as its GstMemory; rdma_free takes
+// it back.
 struct RdmaMemory {
     GstMemory mem;
-    RegisteredRegion* region;
+    std::shared_ptr<RegisteredRegion> region;
 };
 
 RegisteredRegion* region_of(GstMemory* mem) {
-    return reinterpret_cast<RdmaMemory*>(mem)->region;
+    return reinterpret_cast<RdmaMemory*>(mem)->region.get();
+}
+
+RdmaMemory* make_memory(std::shared_ptr<RegisteredRegion> region) {
+    auto m = std::make_unique<RdmaMemory>();
+    m->region = std::move(region);
+    return m.release(); // GStreamer's until rdma_free
 }
 
 GstMemory* rdma_alloc(GstAllocator* allocator, gsize size, GstAllocationParams* params) {
     auto* self = GST_RDMA_ALLOCATOR(allocator);
     const gsize maxsize = size + params->prefix + params->padding;
-    RegisteredRegion* region = nullptr;
+    std::shared_ptr<RegisteredRegion> region;
     try {
         // Local access only: the NIC reads these pages for the sender's writes.
-        region = new RegisteredRegion(self->pd, maxsize, 0);
+        region = std::make_shared<RegisteredRegion>(self->pd, maxsize, 0);
     } catch (const std::exception& e) {
         GST_ERROR_OBJECT(allocator, "cannot register %" G_GSIZE_FORMAT " bytes: %s", maxsize, e.what());
         return nullptr;
     }
-    auto* m = new RdmaMemory{};
-    m->region = region;
+    const std::uint32_t lkey = region->lkey();
+    RdmaMemory* m = make_memory(std::move(region));
     // Pages are aligned far beyond any GstAllocationParams::align.
     gst_memory_init(&m->mem, static_cast<GstMemoryFlags>(params->flags), allocator, nullptr, maxsize,
                     params->align, params->prefix, size);
-    GST_DEBUG_OBJECT(allocator, "registered %" G_GSIZE_FORMAT " bytes, lkey 0x%x", maxsize, region->lkey());
+    GST_DEBUG_OBJECT(allocator, "registered %" G_GSIZE_FORMAT " bytes, lkey 0x%x", maxsize, lkey);
     return &m->mem;
 }
 
 void rdma_free(GstAllocator*, GstMemory* mem) {
-    auto* m = reinterpret_cast<RdmaMemory*>(mem);
-    if (mem->parent == nullptr) {
-        delete m->region;
-    }
-    delete m;
+    // The region goes with the last memory that shares it.
+    const std::unique_ptr<RdmaMemory> owned(reinterpret_cast<RdmaMemory*>(mem));
 }
 
 gpointer rdma_map(GstMemory* mem, gsize, GstMapFlags) {
@@ -73,8 +80,7 @@ GstMemory* rdma_share(GstMemory* mem, gssize offset, gssize size) {
     if (size == -1) {
         size = static_cast<gssize>(mem->size) - offset;
     }
-    auto* sub = new RdmaMemory{};
-    sub->region = region_of(mem);
+    RdmaMemory* sub = make_memory(reinterpret_cast<RdmaMemory*>(mem)->region);
     gst_memory_init(&sub->mem,
                     static_cast<GstMemoryFlags>(GST_MINI_OBJECT_FLAGS(root) | GST_MINI_OBJECT_FLAG_LOCK_READONLY),
                     mem->allocator, root, mem->maxsize, mem->align, mem->offset + static_cast<gsize>(offset),
@@ -86,7 +92,7 @@ GstMemory* rdma_share(GstMemory* mem, gssize offset, gssize size) {
 
 static void gst_rdma_allocator_finalize(GObject* object) {
     auto* self = GST_RDMA_ALLOCATOR(object);
-    delete self->owner;
+    std::destroy_at(&self->owner);
     G_OBJECT_CLASS(gst_rdma_allocator_parent_class)->finalize(object);
 }
 
@@ -104,7 +110,7 @@ static void gst_rdma_allocator_init(GstRdmaAllocator* self) {
     alloc->mem_share = rdma_share;
     // mem_copy and mem_is_span keep GStreamer's fallbacks (a copy lands in system memory).
     self->pd = nullptr;
-    self->owner = nullptr;
+    new (&self->owner) std::shared_ptr<void>();
 }
 
 namespace rdmastream::gst {
@@ -113,7 +119,7 @@ GstAllocator* rdma_allocator_new(ibv_pd* pd, std::shared_ptr<void> owner) {
     auto* self = GST_RDMA_ALLOCATOR(g_object_new(GST_TYPE_RDMA_ALLOCATOR, nullptr));
     gst_object_ref_sink(self); // no floating reference: the sink owns it
     self->pd = pd;
-    self->owner = new std::shared_ptr<void>(std::move(owner));
+    self->owner = std::move(owner);
     return GST_ALLOCATOR(self);
 }
 

@@ -44,31 +44,4 @@ GType poll_mode_get_type() {
     return type;
 }
 
-void install_device_property(GObjectClass* klass, guint id, GParamFlags flags) {
-    g_object_class_install_property(
-        klass, id,
-        g_param_spec_string("device", "Device",
-                            "RDMA device to use (e.g. mlx5_0, rxe0), checked against the route to the peer; empty: "
-                            "the device the route to host goes through",
-                            "", flags));
-}
-
-void install_poll_mode_property(GObjectClass* klass, guint id, GParamFlags flags) {
-    g_object_class_install_property(
-        klass, id,
-        g_param_spec_enum("poll-mode", "Poll mode",
-                          "How to wait for the NIC: event sleeps until a completion arrives, busy spins on the "
-                          "completion queue for the lowest latency at the cost of a core",
-                          poll_mode_get_type(), static_cast<int>(PollMode::kEvent), flags));
-}
-
-void install_stats_interval_property(GObjectClass* klass, guint id, GParamFlags flags) {
-    g_object_class_install_property(
-        klass, id,
-        g_param_spec_uint("stats-interval", "Stats interval",
-                          "Milliseconds between element messages on the bus carrying the stats property's counters "
-                          "(the same structure), from start to stop; 0: none",
-                          0, 3600000, 0, flags));
-}
-
 } // namespace rdmastream::gst

@@ -19,11 +19,6 @@ GType send_policy_get_type();
 // How the transport waits for completions (its PollMode).
 GType poll_mode_get_type();
 
-// Properties both elements have, with one blurb.
-void install_device_property(GObjectClass* klass, guint id, GParamFlags flags);
-void install_poll_mode_property(GObjectClass* klass, guint id, GParamFlags flags);
-void install_stats_interval_property(GObjectClass* klass, guint id, GParamFlags flags);
-
 } // namespace rdmastream::gst
 
 GST_DEBUG_CATEGORY_EXTERN(gst_rdma_sink_debug);

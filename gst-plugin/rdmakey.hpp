@@ -1,5 +1,6 @@
-// The key-file property both elements share: a pre-shared key the peer must
-// prove before the ring is shared (rdmastream/handshake.hpp).
+// The key-file property's key (rdmaprops.cpp installs the property): a
+// pre-shared key the peer must prove before the ring is shared
+// (rdmastream/handshake.hpp).
 #pragma once
 
 #include "rdmastream/peer_auth.hpp"
@@ -11,7 +12,6 @@
 
 namespace rdmastream::gst {
 
-void install_key_file_property(GObjectClass* klass, guint id, GParamFlags flags);
 // The key in `path` (null when empty). A file open to group or others posts
 // a warning message on `element`; a bad file throws UserError naming it.
 std::shared_ptr<const PresharedKey> load_key_file(GstElement* element, const std::string& path);

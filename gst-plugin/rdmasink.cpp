@@ -19,7 +19,6 @@
 #include "rdmasink.hpp"
 
 #include "rdmakey.hpp"
-#include "rdmauri.hpp"
 
 #include "rdmaallocator.hpp"
 
@@ -29,30 +28,24 @@
 
 #include <fmt/format.h>
 
+#include <array>
+
 GST_DEBUG_CATEGORY(gst_rdma_sink_debug);
 #define GST_CAT_DEFAULT gst_rdma_sink_debug
 
 using namespace rdmastream;
 using namespace rdmastream::gst;
 
-enum {
-    PROP_0,
-    PROP_HOST,
-    PROP_PORT,
-    PROP_ROLE,
-    PROP_POLICY,
-    PROP_CONNECT_TIMEOUT,
-    PROP_TIMEOUT,
+// rdmasink's own properties; those both elements have are rdmaprops.hpp's.
+enum : guint {
+    PROP_POLICY = kFirstOwnProperty,
     PROP_OFFER_POOL,
-    PROP_DEVICE,
-    PROP_POLL_MODE,
-    PROP_ALLOW,
-    PROP_STATS,
-    PROP_KEY_FILE,
-    PROP_URI,
-    PROP_STATS_INTERVAL,
 };
-
+// Where each of them lives in the settings (rdmaprops.hpp's Field).
+constexpr std::array<Field<SinkSettings>, 2> kSinkFields = {
+    field<&SinkSettings::policy>(PROP_POLICY),
+    field<&SinkSettings::offer_pool>(PROP_OFFER_POOL),
+};
 
 // GLib's type macros expand to C casts; nothing else here needs the exemption.
 #pragma GCC diagnostic push
@@ -132,11 +125,11 @@ static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
     opts.device = s.device;
     opts.poll_mode = s.poll_mode;
     opts.waker = *self->waker;
-    state->outstanding = std::make_shared<Outstanding>();
+    state->in_flight = std::make_shared<FramesInFlight>();
     // Frames in flight: one per slot, plus the live policy's pending one,
     // plus what a format change waits for; never more than this.
-    state->outstanding->reserve(FrameSender::kMaxSlots + kStagingBuffers + 2);
-    opts.on_done = [out = state->outstanding](std::uint64_t cookie, FrameFate) { frame_done(*out, cookie); };
+    state->in_flight->reserve(FrameSender::kMaxSlots + kStagingBuffers + 2);
+    opts.on_done = [out = state->in_flight](std::uint64_t cookie, FrameFate) { release_frame(*out, cookie); };
     const Endpoint ep{s.host, static_cast<std::uint16_t>(s.port)};
     try {
         opts.key = load_key_file(GST_ELEMENT(self), s.key_file);
@@ -212,8 +205,8 @@ static gboolean gst_rdma_sink_stop(GstBaseSink* sink) {
     // sender: its PD goes after the last of them.
     st->sender->stop();
     st->staging.region.reset();
-    for (const std::uint64_t cookie : Outstanding(*st->outstanding)) {
-        frame_done(*st->outstanding, cookie); // none is left in flight: these were never handed over
+    for (const std::uint64_t cookie : FramesInFlight(*st->in_flight)) {
+        release_frame(*st->in_flight, cookie); // none is left in flight: these were never handed over
     }
     gst_object_unref(st->allocator);
     st->allocator = nullptr;
@@ -323,63 +316,6 @@ static gboolean gst_rdma_sink_unlock_stop(GstBaseSink* sink) {
     return TRUE;
 }
 
-static void gst_rdma_sink_set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
-    auto* self = GST_RDMA_SINK(object);
-    if (prop_id == PROP_URI) { // sets the other properties: not under the lock
-        set_uri_property(GST_ELEMENT(self), value);
-        return;
-    }
-    GST_OBJECT_LOCK(self);
-    SinkSettings& s = *self->settings;
-    switch (prop_id) {
-    case PROP_HOST: s.host = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
-    case PROP_PORT: s.port = g_value_get_uint(value); break;
-    case PROP_ROLE: s.role = static_cast<Role>(g_value_get_enum(value)); break;
-    case PROP_POLICY: s.policy = static_cast<SendPolicy>(g_value_get_enum(value)); break;
-    case PROP_CONNECT_TIMEOUT: s.connect_timeout_ms = g_value_get_uint(value); break;
-    case PROP_TIMEOUT: s.timeout_ms = g_value_get_uint(value); break;
-    case PROP_OFFER_POOL: s.offer_pool = g_value_get_boolean(value) != FALSE; break;
-    case PROP_DEVICE: s.device = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
-    case PROP_POLL_MODE: s.poll_mode = static_cast<PollMode>(g_value_get_enum(value)); break;
-    case PROP_KEY_FILE: s.key_file = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
-    case PROP_ALLOW: s.allow = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
-    case PROP_STATS_INTERVAL: s.stats_interval_ms = g_value_get_uint(value); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
-    }
-    GST_OBJECT_UNLOCK(self);
-}
-
-static void gst_rdma_sink_get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
-    auto* self = GST_RDMA_SINK(object);
-    if (prop_id == PROP_URI) { // reads the other properties: not under the lock
-        g_value_take_string(value, element_uri(GST_ELEMENT(self)));
-        return;
-    }
-    GST_OBJECT_LOCK(self);
-    const SinkSettings& s = *self->settings;
-    switch (prop_id) {
-    case PROP_HOST: g_value_set_string(value, s.host.c_str()); break;
-    case PROP_PORT: g_value_set_uint(value, s.port); break;
-    case PROP_ROLE: g_value_set_enum(value, static_cast<int>(s.role)); break;
-    case PROP_POLICY: g_value_set_enum(value, static_cast<int>(s.policy)); break;
-    case PROP_CONNECT_TIMEOUT: g_value_set_uint(value, s.connect_timeout_ms); break;
-    case PROP_TIMEOUT: g_value_set_uint(value, s.timeout_ms); break;
-    case PROP_OFFER_POOL: g_value_set_boolean(value, s.offer_pool); break;
-    case PROP_DEVICE: g_value_set_string(value, s.device.c_str()); break;
-    case PROP_POLL_MODE: g_value_set_enum(value, static_cast<int>(s.poll_mode)); break;
-    case PROP_KEY_FILE: g_value_set_string(value, s.key_file.c_str()); break;
-    case PROP_ALLOW: g_value_set_string(value, s.allow.c_str()); break;
-    case PROP_STATS_INTERVAL: g_value_set_uint(value, s.stats_interval_ms); break;
-    case PROP_STATS: {
-        // The streaming thread publishes counters under the object lock.
-        g_value_take_boxed(value, stats_structure(*self->published));
-        break;
-    }
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
-    }
-    GST_OBJECT_UNLOCK(self);
-}
-
 static void gst_rdma_sink_finalize(GObject* object) {
     auto* self = GST_RDMA_SINK(object);
     delete self->settings;
@@ -397,26 +333,28 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
     auto* basesink_class = GST_BASE_SINK_CLASS(klass);
     GST_DEBUG_CATEGORY_INIT(gst_rdma_sink_debug, "rdmasink", 0, "RDMA frame sender");
 
-    gobject_class->set_property = gst_rdma_sink_set_property;
-    gobject_class->get_property = gst_rdma_sink_get_property;
+    gobject_class->set_property = set_property_vfunc<GstRdmaSink, &GstRdmaSink::settings, kSinkFields>;
+    gobject_class->get_property =
+        get_property_vfunc<GstRdmaSink, &GstRdmaSink::settings, kSinkFields, published_stats>;
     gobject_class->finalize = gst_rdma_sink_finalize;
 
+    install_shared_properties(
+        gobject_class,
+        {.host = "role=connect: the receiver's address (name or IP on its RDMA device). role=listen: the local "
+                 "address to listen on (empty: every address)",
+         .role = "Who opens the connection: connect (default, like udpsink) dials the receiver at host:port; "
+                 "listen waits for a receiver to dial in",
+         .connect_timeout = "Milliseconds to keep retrying the connection (role=connect) or to wait for the "
+                            "receiver (role=listen) when the element starts",
+         .timeout = "Milliseconds a frame may wait for a free receiver slot (lossless) before the receiver is "
+                    "declared stuck and the element errors out",
+         .allow = "role=listen: receivers that may connect, ADDR or ADDR/PREFIX (IPv4 or IPv6), separated by "
+                  "commas; others are refused at their connect request. Empty: everyone",
+         .stats = "Counters of the running stream: frames, bytes, drops (live policy), credit-waits (frames that "
+                  "waited for a free slot), copies (frames not in registered memory), latency-mean-us and "
+                  "latency-max-us (from posting a frame to its delivery)"},
+        SinkSettings{});
     const auto rw = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
-    g_object_class_install_property(
-        gobject_class, PROP_HOST,
-        g_param_spec_string("host", "Host",
-                            "role=connect: the receiver's address (name or IP on its RDMA device). role=listen: "
-                            "the local address to listen on (empty: every address)",
-                            kSinkDefaultHost, rw));
-    g_object_class_install_property(gobject_class, PROP_PORT,
-                                    g_param_spec_uint("port", "Port", "The rdma_cm port (TCP port space)", 1, 65535,
-                                                      kSinkDefaultPort, rw));
-    g_object_class_install_property(
-        gobject_class, PROP_ROLE,
-        g_param_spec_enum("role", "Role",
-                          "Who opens the connection: connect (default, like udpsink) dials the receiver at host:port; "
-                          "listen waits for a receiver to dial in",
-                          role_get_type(), static_cast<int>(kSinkDefaultRole), rw));
     g_object_class_install_property(
         gobject_class, PROP_POLICY,
         g_param_spec_enum("policy", "Policy",
@@ -424,49 +362,17 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
                           "the older waiting frame so the newest always goes out",
                           send_policy_get_type(), static_cast<int>(kSinkDefaultPolicy), rw));
     g_object_class_install_property(
-        gobject_class, PROP_CONNECT_TIMEOUT,
-        g_param_spec_uint("connect-timeout", "Connect timeout",
-                          "Milliseconds to keep retrying the connection (role=connect) or to wait for the receiver "
-                          "(role=listen) when the element starts",
-                          0, G_MAXUINT, kSinkDefaultConnectTimeoutMs, rw));
-    g_object_class_install_property(
-        gobject_class, PROP_TIMEOUT,
-        g_param_spec_uint("timeout", "Timeout",
-                          "Milliseconds a frame may wait for a free receiver slot (lossless) before the receiver is "
-                          "declared stuck and the element errors out",
-                          1, G_MAXUINT, kSinkDefaultTimeoutMs, rw));
-    g_object_class_install_property(
         gobject_class, PROP_OFFER_POOL,
         g_param_spec_boolean("offer-pool", "Offer pool",
                              "Offer upstream a pool of buffers in NIC-registered memory (zero copy). Off: every raw "
                              "frame is copied once into registered staging memory (to compare, or to debug)",
                              kSinkDefaultOfferPool, rw));
-    install_device_property(gobject_class, PROP_DEVICE, rw);
-    install_poll_mode_property(gobject_class, PROP_POLL_MODE, rw);
-    install_key_file_property(gobject_class, PROP_KEY_FILE, rw);
-    g_object_class_install_property(
-        gobject_class, PROP_ALLOW,
-        g_param_spec_string("allow", "Allow",
-                            "role=listen: receivers that may connect, ADDR or ADDR/PREFIX (IPv4 or IPv6), separated "
-                            "by commas; others are refused at their connect request. Empty: everyone",
-                            "", rw));
-    g_object_class_install_property(
-        gobject_class, PROP_STATS,
-        g_param_spec_boxed("stats", "Statistics",
-                           "Counters of the running stream: frames, bytes, drops (live policy), credit-waits (frames "
-                           "that waited for a free slot), copies (frames not in registered memory), latency-mean-us "
-                           "and latency-max-us (from posting a frame to its delivery)",
-                           GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
-    install_stats_interval_property(gobject_class, PROP_STATS_INTERVAL, rw);
-    install_uri_property(gobject_class, PROP_URI);
 
     gst_element_class_add_static_pad_template(element_class, &sink_template);
     gst_element_class_set_static_metadata(element_class, "RDMA sink", "Sink/Network",
                                           "Sends buffers as frames over RDMA, zero-copy from its own buffer pool",
                                           "rdmastream developers");
-    gst_type_mark_as_plugin_api(role_get_type(), static_cast<GstPluginAPIFlags>(0));
     gst_type_mark_as_plugin_api(send_policy_get_type(), static_cast<GstPluginAPIFlags>(0));
-    gst_type_mark_as_plugin_api(poll_mode_get_type(), static_cast<GstPluginAPIFlags>(0));
 
     basesink_class->start = gst_rdma_sink_start;
     basesink_class->stop = gst_rdma_sink_stop;

@@ -7,6 +7,7 @@
 
 #include "rdmacaps.hpp"
 #include "rdmaenums.hpp"
+#include "rdmaprops.hpp"
 #include "rdmastatsticker.hpp"
 
 #include "rdmastream/busy_refuser.hpp"
@@ -32,29 +33,17 @@ G_END_DECLS
 
 namespace rdmastream::gst {
 
-inline constexpr const char* kSinkDefaultHost = "";
-inline constexpr guint kSinkDefaultPort = kDefaultPort;
 inline constexpr Role kSinkDefaultRole = Role::kConnect; // like udpsink: dial host:port
 inline constexpr SendPolicy kSinkDefaultPolicy = SendPolicy::kLossless;
-inline constexpr guint kSinkDefaultConnectTimeoutMs = 10000;
 inline constexpr guint kSinkDefaultTimeoutMs = 5000;
 inline constexpr gboolean kSinkDefaultOfferPool = TRUE;
 inline constexpr guint kStagingBuffers = 4; // registered copies of foreign buffers in flight
 
 // Property values; read and written under the object lock.
-struct SinkSettings {
-    std::string host = kSinkDefaultHost;
-    guint port = kSinkDefaultPort;
-    Role role = kSinkDefaultRole;
+struct SinkSettings : ConnectionSettings {
+    SinkSettings() : ConnectionSettings(kSinkDefaultRole, kSinkDefaultTimeoutMs) {}
     SendPolicy policy = kSinkDefaultPolicy;
-    guint connect_timeout_ms = kSinkDefaultConnectTimeoutMs;
-    guint timeout_ms = kSinkDefaultTimeoutMs;
     bool offer_pool = kSinkDefaultOfferPool;
-    std::string device;
-    PollMode poll_mode = PollMode::kEvent;
-    std::string key_file; // empty: no authentication
-    std::string allow; // role=listen: "ADDR[/PREFIX],..."; empty: everyone
-    guint stats_interval_ms = 0; // 0: no stats messages
 };
 
 // Counters the "stats" property shows; the streaming thread publishes a
@@ -71,7 +60,7 @@ struct SinkCounters {
 
 // Registered memory for frames whose buffers are not from our pool: each is
 // copied once into one of these before it goes out.
-// A chunk is busy while its cookie is outstanding.
+// A chunk is busy while its cookie is in flight.
 struct Staging {
     std::optional<RegisteredRegion> region;
     std::size_t chunk_size = 0;
@@ -84,10 +73,10 @@ struct Staging {
 // (index << 1 | 1). Reserved up front: the per-frame bookkeeping never
 // allocates. Shared with the sender's on_done, which may outlive the
 // element's state (see stop()).
-using Outstanding = std::vector<std::uint64_t>;
+using FramesInFlight = std::vector<std::uint64_t>;
 inline constexpr std::uint64_t staging_cookie(std::size_t chunk) { return (std::uint64_t{chunk} << 1) | 1; }
-// on_done: forgets `cookie` and lets its memory go; false if it was not outstanding.
-bool frame_done(Outstanding& out, std::uint64_t cookie) noexcept;
+// on_done: forgets `cookie` and lets its memory go; false if it was not in flight.
+bool release_frame(FramesInFlight& out, std::uint64_t cookie) noexcept;
 
 // What exists only between start() and stop(). Member order is teardown
 // order, reversed: staging (on the PD) dies before the sender's last owner.
@@ -98,7 +87,7 @@ struct SinkState {
     std::shared_ptr<FrameSender> sender; // shared with the pool's allocator (the PD)
     GstAllocator* allocator = nullptr;   // owns a reference to `sender`
     Staging staging;
-    std::shared_ptr<Outstanding> outstanding;
+    std::shared_ptr<FramesInFlight> in_flight;
     std::string caps;        // what set_caps negotiated, as sent on the wire
     bool raw_video = false;
     GstVideoInfo info{};

@@ -38,8 +38,8 @@ Wait until_done_or_flushing(GstRdmaSink* self, Step&& step) {
     }
 }
 
-bool is_outstanding(const SinkState& st, std::uint64_t cookie) {
-    return std::find(st.outstanding->begin(), st.outstanding->end(), cookie) != st.outstanding->end();
+bool is_in_flight(const SinkState& st, std::uint64_t cookie) {
+    return std::find(st.in_flight->begin(), st.in_flight->end(), cookie) != st.in_flight->end();
 }
 
 // Tells the receiver about the format of the frames that follow (caps,
@@ -67,7 +67,7 @@ int take_staging(GstRdmaSink* self, SinkState& st, std::size_t size) {
     Staging& s = st.staging;
     if (!s.region || s.chunk_size < size) {
         for (std::size_t i = 0; i < kStagingBuffers; ++i) { // the old region must be idle
-            if (is_outstanding(st, staging_cookie(i)) && until_done_or_flushing(self, [&] {
+            if (is_in_flight(st, staging_cookie(i)) && until_done_or_flushing(self, [&] {
                     return st.sender->wait_done(s.frame[i], st.timeout);
                 }) == Wait::kFlushing) {
                 return -1;
@@ -81,7 +81,7 @@ int take_staging(GstRdmaSink* self, SinkState& st, std::size_t size) {
     }
     const std::size_t i = s.next;
     s.next = (s.next + 1) % kStagingBuffers;
-    if (is_outstanding(st, staging_cookie(i)) && until_done_or_flushing(self, [&] {
+    if (is_in_flight(st, staging_cookie(i)) && until_done_or_flushing(self, [&] {
             return st.sender->wait_done(s.frame[i], st.timeout);
         }) == Wait::kFlushing) {
         return -1;
@@ -110,7 +110,7 @@ namespace rdmastream::gst {
 // on_done: the frame's memory is free again (delivered, or dropped by the
 // live policy or a closing sender). Runs on whichever thread drives the
 // sender, under the driver mutex.
-bool frame_done(Outstanding& out, std::uint64_t cookie) noexcept {
+bool release_frame(FramesInFlight& out, std::uint64_t cookie) noexcept {
     auto it = std::find(out.begin(), out.end(), cookie);
     if (it == out.end()) {
         return false; // abandoned at stop()
@@ -175,7 +175,7 @@ GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
             lkey = st.staging.region->lkey();
             cookie = staging_cookie(static_cast<std::size_t>(chunk));
         }
-        st.outstanding->push_back(cookie);
+        st.in_flight->push_back(cookie);
 
         const FrameMeta meta{wire_time(GST_BUFFER_PTS(buffer)), wire_time(GST_BUFFER_DURATION(buffer)),
                              wire_flags(static_cast<GstBufferFlags>(GST_BUFFER_FLAGS(buffer)))};
@@ -188,7 +188,7 @@ GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
             return n.has_value();
         });
         if (w == Wait::kFlushing) {
-            frame_done(*st.outstanding, cookie); // never handed over: undo
+            release_frame(*st.in_flight, cookie); // never handed over: undo
             return GST_FLOW_FLUSHING;
         }
         if ((cookie & 1) != 0) {
@@ -200,13 +200,13 @@ GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
         return GST_FLOW_OK;
     } catch (const PeerLeft& e) {
         if (cookie != 0) {
-            frame_done(*st.outstanding, cookie); // if the sender did not take it
+            release_frame(*st.in_flight, cookie); // if the sender did not take it
         }
         receiver_left(self, st, e);
         return GST_FLOW_EOS;
     } catch (const std::exception& e) {
         if (cookie != 0) {
-            frame_done(*st.outstanding, cookie); // if the sender did not take it
+            release_frame(*st.in_flight, cookie); // if the sender did not take it
         }
         st.finished = true; // the connection is unusable now
         const bool timed_out = dynamic_cast<const TimeoutError*>(&e) != nullptr;

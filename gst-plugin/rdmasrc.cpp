@@ -21,12 +21,11 @@
  */
 #include "rdmasrc.hpp"
 
-#include "rdmakey.hpp"
-#include "rdmauri.hpp"
 
 #include "rdmastream/error.hpp"
 
 #include <algorithm>
+#include <array>
 
 GST_DEBUG_CATEGORY(gst_rdma_src_debug);
 #define GST_CAT_DEFAULT gst_rdma_src_debug
@@ -34,29 +33,26 @@ GST_DEBUG_CATEGORY(gst_rdma_src_debug);
 using namespace rdmastream;
 using namespace rdmastream::gst;
 
-enum {
-    PROP_0,
-    PROP_HOST,
-    PROP_PORT,
-    PROP_ROLE,
-    PROP_SLOTS,
+// rdmasrc's own properties; those both elements have are rdmaprops.hpp's.
+enum : guint {
+    PROP_SLOTS = kFirstOwnProperty,
     PROP_SLOT_SIZE,
-    PROP_CONNECT_TIMEOUT,
-    PROP_TIMEOUT,
     PROP_MAX_FRAME_BYTES,
     PROP_MAX_RING_BYTES,
-    PROP_DEVICE,
-    PROP_POLL_MODE,
-    PROP_ALLOW,
     PROP_HANDSHAKE_TIMEOUT,
     PROP_COPY_THRESHOLD,
-    PROP_STATS,
-    PROP_KEY_FILE,
     PROP_MEMORY_WINDOWS,
-    PROP_URI,
-    PROP_STATS_INTERVAL,
 };
-
+// Where each of them lives in the settings (rdmaprops.hpp's Field).
+constexpr std::array<Field<SrcSettings>, 7> kSrcFields = {
+    field<&SrcSettings::slots>(PROP_SLOTS),
+    field<&SrcSettings::slot_size>(PROP_SLOT_SIZE),
+    field<&SrcSettings::max_frame_bytes>(PROP_MAX_FRAME_BYTES),
+    field<&SrcSettings::max_ring_bytes>(PROP_MAX_RING_BYTES),
+    field<&SrcSettings::handshake_timeout_ms>(PROP_HANDSHAKE_TIMEOUT),
+    field<&SrcSettings::copy_threshold>(PROP_COPY_THRESHOLD),
+    field<&SrcSettings::memory_windows>(PROP_MEMORY_WINDOWS),
+};
 
 // GLib's type macros expand to C casts; nothing else here needs the exemption.
 #pragma GCC diagnostic push
@@ -251,69 +247,6 @@ static gboolean gst_rdma_src_unlock_stop(GstBaseSrc* bsrc) {
     return TRUE; // a wake left over only costs create() one more look
 }
 
-static void gst_rdma_src_set_property(GObject* object, guint prop_id, const GValue* value, GParamSpec* pspec) {
-    auto* self = GST_RDMA_SRC(object);
-    if (prop_id == PROP_URI) { // sets the other properties: not under the lock
-        set_uri_property(GST_ELEMENT(self), value);
-        return;
-    }
-    GST_OBJECT_LOCK(self);
-    SrcSettings& s = *self->settings;
-    switch (prop_id) {
-    case PROP_HOST: s.host = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
-    case PROP_PORT: s.port = g_value_get_uint(value); break;
-    case PROP_ROLE: s.role = static_cast<Role>(g_value_get_enum(value)); break;
-    case PROP_SLOTS: s.slots = g_value_get_uint(value); break;
-    case PROP_SLOT_SIZE: s.slot_size = g_value_get_uint(value); break;
-    case PROP_CONNECT_TIMEOUT: s.connect_timeout_ms = g_value_get_uint(value); break;
-    case PROP_TIMEOUT: s.timeout_ms = g_value_get_uint(value); break;
-    case PROP_MAX_FRAME_BYTES: s.max_frame_bytes = g_value_get_uint(value); break;
-    case PROP_MAX_RING_BYTES: s.max_ring_bytes = g_value_get_uint64(value); break;
-    case PROP_DEVICE: s.device = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
-    case PROP_POLL_MODE: s.poll_mode = static_cast<PollMode>(g_value_get_enum(value)); break;
-    case PROP_KEY_FILE: s.key_file = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
-    case PROP_ALLOW: s.allow = g_value_get_string(value) != nullptr ? g_value_get_string(value) : ""; break;
-    case PROP_HANDSHAKE_TIMEOUT: s.handshake_timeout_ms = g_value_get_uint(value); break;
-    case PROP_MEMORY_WINDOWS: s.memory_windows = g_value_get_boolean(value) != FALSE; break;
-    case PROP_COPY_THRESHOLD: s.copy_threshold = g_value_get_uint(value); break;
-    case PROP_STATS_INTERVAL: s.stats_interval_ms = g_value_get_uint(value); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
-    }
-    GST_OBJECT_UNLOCK(self);
-}
-
-static void gst_rdma_src_get_property(GObject* object, guint prop_id, GValue* value, GParamSpec* pspec) {
-    auto* self = GST_RDMA_SRC(object);
-    if (prop_id == PROP_URI) { // reads the other properties: not under the lock
-        g_value_take_string(value, element_uri(GST_ELEMENT(self)));
-        return;
-    }
-    GST_OBJECT_LOCK(self);
-    const SrcSettings& s = *self->settings;
-    switch (prop_id) {
-    case PROP_HOST: g_value_set_string(value, s.host.c_str()); break;
-    case PROP_PORT: g_value_set_uint(value, s.port); break;
-    case PROP_ROLE: g_value_set_enum(value, static_cast<int>(s.role)); break;
-    case PROP_SLOTS: g_value_set_uint(value, s.slots); break;
-    case PROP_SLOT_SIZE: g_value_set_uint(value, s.slot_size); break;
-    case PROP_CONNECT_TIMEOUT: g_value_set_uint(value, s.connect_timeout_ms); break;
-    case PROP_TIMEOUT: g_value_set_uint(value, s.timeout_ms); break;
-    case PROP_MAX_FRAME_BYTES: g_value_set_uint(value, s.max_frame_bytes); break;
-    case PROP_MAX_RING_BYTES: g_value_set_uint64(value, s.max_ring_bytes); break;
-    case PROP_DEVICE: g_value_set_string(value, s.device.c_str()); break;
-    case PROP_POLL_MODE: g_value_set_enum(value, static_cast<int>(s.poll_mode)); break;
-    case PROP_KEY_FILE: g_value_set_string(value, s.key_file.c_str()); break;
-    case PROP_ALLOW: g_value_set_string(value, s.allow.c_str()); break;
-    case PROP_HANDSHAKE_TIMEOUT: g_value_set_uint(value, s.handshake_timeout_ms); break;
-    case PROP_MEMORY_WINDOWS: g_value_set_boolean(value, s.memory_windows ? TRUE : FALSE); break;
-    case PROP_COPY_THRESHOLD: g_value_set_uint(value, s.copy_threshold); break;
-    case PROP_STATS_INTERVAL: g_value_set_uint(value, s.stats_interval_ms); break;
-    case PROP_STATS: g_value_take_boxed(value, stats_structure(*self->published)); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec); break;
-    }
-    GST_OBJECT_UNLOCK(self);
-}
-
 static void gst_rdma_src_finalize(GObject* object) {
     auto* self = GST_RDMA_SRC(object);
     delete self->settings;
@@ -334,26 +267,28 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
     // gst_caps_from_string, or parsing the sender's caps fails.
     g_type_ensure(gst_video_multiview_flagset_get_type());
 
-    gobject_class->set_property = gst_rdma_src_set_property;
-    gobject_class->get_property = gst_rdma_src_get_property;
+    gobject_class->set_property = set_property_vfunc<GstRdmaSrc, &GstRdmaSrc::settings, kSrcFields>;
+    gobject_class->get_property =
+        get_property_vfunc<GstRdmaSrc, &GstRdmaSrc::settings, kSrcFields, published_stats>;
     gobject_class->finalize = gst_rdma_src_finalize;
 
+    install_shared_properties(
+        gobject_class,
+        {.host = "role=listen: the local address to listen on (empty: every address). role=connect: the sender's "
+                 "address (name or IP on its RDMA device)",
+         .role = "Who opens the connection: listen (default, like udpsrc) waits for the sender to dial in; "
+                 "connect dials a sender listening at host:port",
+         .connect_timeout = "role=connect: milliseconds to keep retrying until the sender listens. role=listen "
+                            "waits for a sender as long as the element runs",
+         .timeout = "Milliseconds without a frame or a keepalive (a living sender sends one every second) before "
+                    "the sender is declared stuck and the element errors out",
+         .allow = "role=listen: senders that may connect, ADDR or ADDR/PREFIX (IPv4 or IPv6), separated by commas; "
+                  "others are refused at their connect request. Empty: everyone",
+         .stats = "Counters of the running stream: frames, bytes, drops (frames the sender's live policy dropped, "
+                  "seen as gaps in its frame numbers), format-changes, copies (frames copied out of their slot "
+                  "because downstream held too many: copy-threshold)"},
+        SrcSettings{});
     const auto rw = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
-    g_object_class_install_property(
-        gobject_class, PROP_HOST,
-        g_param_spec_string("host", "Host",
-                            "role=listen: the local address to listen on (empty: every address). role=connect: the "
-                            "sender's address (name or IP on its RDMA device)",
-                            kSrcDefaultHost, rw));
-    g_object_class_install_property(gobject_class, PROP_PORT,
-                                    g_param_spec_uint("port", "Port", "The rdma_cm port (TCP port space)", 1, 65535,
-                                                      kSrcDefaultPort, rw));
-    g_object_class_install_property(
-        gobject_class, PROP_ROLE,
-        g_param_spec_enum("role", "Role",
-                          "Who opens the connection: listen (default, like udpsrc) waits for the sender to dial in; "
-                          "connect dials a sender listening at host:port",
-                          role_get_type(), static_cast<int>(kSrcDefaultRole), rw));
     g_object_class_install_property(
         gobject_class, PROP_SLOTS,
         g_param_spec_uint("slots", "Slots",
@@ -366,18 +301,6 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                           "Bytes per ring slot, 64-byte header included. The ring grows on its own when the sender "
                           "announces larger frames; size it for the stream to avoid that pause",
                           128, 1u << 30, kSrcDefaultSlotSize, rw));
-    g_object_class_install_property(
-        gobject_class, PROP_CONNECT_TIMEOUT,
-        g_param_spec_uint("connect-timeout", "Connect timeout",
-                          "role=connect: milliseconds to keep retrying until the sender listens. role=listen waits "
-                          "for a sender as long as the element runs",
-                          0, G_MAXUINT, kSrcDefaultConnectTimeoutMs, rw));
-    g_object_class_install_property(
-        gobject_class, PROP_TIMEOUT,
-        g_param_spec_uint("timeout", "Timeout",
-                          "Milliseconds without a frame or a keepalive (a living sender sends one every second) "
-                          "before the sender is declared stuck and the element errors out",
-                          1, G_MAXUINT, kSrcDefaultTimeoutMs, rw));
     g_object_class_install_property(
         gobject_class, PROP_MAX_FRAME_BYTES,
         g_param_spec_uint("max-frame-bytes", "Maximum frame bytes",
@@ -401,15 +324,6 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                              "A device without type 2 windows falls back to that, with a warning. Off by default: "
                              "on Soft-RoCE a lossy wire stalls a stream with windows (docs/security.md)",
                              FALSE, rw));
-    install_device_property(gobject_class, PROP_DEVICE, rw);
-    install_poll_mode_property(gobject_class, PROP_POLL_MODE, rw);
-    install_key_file_property(gobject_class, PROP_KEY_FILE, rw);
-    g_object_class_install_property(
-        gobject_class, PROP_ALLOW,
-        g_param_spec_string("allow", "Allow",
-                            "role=listen: senders that may connect, ADDR or ADDR/PREFIX (IPv4 or IPv6), separated "
-                            "by commas; others are refused at their connect request. Empty: everyone",
-                            "", rw));
     g_object_class_install_property(
         gobject_class, PROP_HANDSHAKE_TIMEOUT,
         g_param_spec_uint("handshake-timeout", "Handshake timeout",
@@ -428,22 +342,11 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                           "stopping the stream. At most slots - 1 take effect; 0: never copy (downstream holding "
                           "every slot stalls the sender)",
                           0, G_MAXUINT, kSrcDefaultCopyThreshold, rw));
-    g_object_class_install_property(
-        gobject_class, PROP_STATS,
-        g_param_spec_boxed("stats", "Statistics",
-                           "Counters of the running stream: frames, bytes, drops (frames the sender's live policy "
-                           "dropped, seen as gaps in its frame numbers), format-changes, copies (frames copied out of "
-                           "their slot because downstream held too many: copy-threshold)",
-                           GST_TYPE_STRUCTURE, static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
-    install_stats_interval_property(gobject_class, PROP_STATS_INTERVAL, rw);
-    install_uri_property(gobject_class, PROP_URI);
 
     gst_element_class_add_static_pad_template(element_class, &src_template);
     gst_element_class_set_static_metadata(element_class, "RDMA source", "Source/Network",
                                           "Receives frames over RDMA and pushes them without copying",
                                           "rdmastream developers");
-    gst_type_mark_as_plugin_api(role_get_type(), static_cast<GstPluginAPIFlags>(0));
-    gst_type_mark_as_plugin_api(poll_mode_get_type(), static_cast<GstPluginAPIFlags>(0));
 
     basesrc_class->start = gst_rdma_src_start;
     basesrc_class->stop = gst_rdma_src_stop;

@@ -8,6 +8,7 @@
 
 #include "rdmacaps.hpp"
 #include "rdmaenums.hpp"
+#include "rdmaprops.hpp"
 #include "rdmastatsticker.hpp"
 
 #include "rdmastream/busy_refuser.hpp"
@@ -31,12 +32,9 @@ G_END_DECLS
 
 namespace rdmastream::gst {
 
-inline constexpr const char* kSrcDefaultHost = "";
-inline constexpr guint kSrcDefaultPort = kDefaultPort;
 inline constexpr Role kSrcDefaultRole = Role::kListen; // like udpsrc: wait for the sender
 inline constexpr guint kSrcDefaultSlots = 8;
 inline constexpr guint kSrcDefaultSlotSize = 4u << 20;
-inline constexpr guint kSrcDefaultConnectTimeoutMs = 10000;
 inline constexpr guint kSrcDefaultTimeoutMs = 10000;
 inline constexpr guint kSrcDefaultMaxFrameBytes = kDefaultMaxFrameBytes;
 inline constexpr guint64 kSrcDefaultMaxRingBytes = kDefaultMaxRingBytes;
@@ -47,24 +45,15 @@ inline constexpr guint kSrcDefaultHandshakeTimeoutMs = 10000;
 inline constexpr guint kSrcDefaultCopyThreshold = 2;
 
 // Property values; read and written under the object lock.
-struct SrcSettings {
-    std::string host = kSrcDefaultHost;
-    guint port = kSrcDefaultPort;
-    Role role = kSrcDefaultRole;
+struct SrcSettings : ConnectionSettings {
+    SrcSettings() : ConnectionSettings(kSrcDefaultRole, kSrcDefaultTimeoutMs) {}
     guint slots = kSrcDefaultSlots;
     guint slot_size = kSrcDefaultSlotSize;
-    guint connect_timeout_ms = kSrcDefaultConnectTimeoutMs;
-    guint timeout_ms = kSrcDefaultTimeoutMs;
     guint max_frame_bytes = kSrcDefaultMaxFrameBytes;
     guint64 max_ring_bytes = kSrcDefaultMaxRingBytes;
-    std::string device;
-    PollMode poll_mode = PollMode::kEvent;
-    std::string key_file; // empty: no authentication
-    std::string allow; // role=listen: "ADDR[/PREFIX],..."; empty: everyone
     guint handshake_timeout_ms = kSrcDefaultHandshakeTimeoutMs;
     bool memory_windows = false; // RingConfig::memory_windows
     guint copy_threshold = kSrcDefaultCopyThreshold;
-    guint stats_interval_ms = 0; // 0: no stats messages
 };
 
 struct SrcCounters {
@@ -82,7 +71,7 @@ struct SrcState {
     std::optional<BusyRefuser> busy;  // while a sender streams: others are told "busy"
     // The buffers that wrap the ring; they own the receiver (via its ring),
     // so it outlives stop() while buffers are still downstream.
-    std::unique_ptr<SlotBuffers, SlotBuffers::Unref> buffers;
+    std::optional<SlotBuffers> buffers;
     FrameReceiver* receiver = nullptr; // lives as long as `buffers`
     bool ended = false; // the sender ended the stream: nobody to tell that we leave
     GstCaps* caps = nullptr;  // what we output (the sender's caps)

@@ -97,7 +97,7 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     auto receiver = std::shared_ptr<FrameReceiver>(std::move(r));
     st.receiver = receiver.get();
     const std::uint32_t slots = receiver->ring().slots;
-    st.buffers.reset(new SlotBuffers(slots, std::move(receiver), ring.waker)); // a freed slot wakes create()
+    st.buffers.emplace(slots, std::move(receiver), ring.waker); // a freed slot wakes create()
     return true;
 }
 

@@ -1,5 +1,6 @@
 #include "rdmastatsticker.hpp"
 
+#include <memory>
 #include <mutex>
 
 namespace rdmastream::gst {
@@ -25,9 +26,8 @@ gboolean on_tick(GstClock*, GstClockTime, GstClockID, gpointer data) {
 }
 
 void free_tick(gpointer data) {
-    auto* t = static_cast<StatsTicker::Tick*>(data);
+    const std::unique_ptr<StatsTicker::Tick> t(static_cast<StatsTicker::Tick*>(data));
     gst_object_unref(t->element);
-    delete t;
 }
 
 } // namespace
@@ -40,7 +40,7 @@ void StatsTicker::start(GstElement* element, std::chrono::milliseconds interval,
     clock_ = gst_system_clock_obtain();
     const GstClockTime period = static_cast<GstClockTime>(interval.count()) * GST_MSECOND;
     id_ = gst_clock_new_periodic_id(clock_, gst_clock_get_time(clock_) + period, period);
-    tick_ = new Tick(element, snapshot);
+    tick_ = std::make_unique<Tick>(element, snapshot).release();
     // The entry owns the tick from here (free_tick, with its last reference).
     if (gst_clock_id_wait_async(id_, on_tick, tick_, free_tick) != GST_CLOCK_OK) {
         GST_WARNING_OBJECT(element, "could not schedule the stats messages");

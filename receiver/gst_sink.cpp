@@ -22,7 +22,7 @@ GstSink::GstSink(const std::string& pipeline, SlotReleaseQueue& released, std::u
     : description_(pipeline),
       released_(released),
       // the ring: see the member's comment; a freed buffer wakes the receive loop
-      buffers_(new gst::SlotBuffers(released.slots(), nullptr, released.waker())),
+      buffers_(released.slots(), nullptr, released.waker()),
       copy_threshold_(copy_threshold),
       texts_(released.slots()) {
     gst_init(nullptr, nullptr);

@@ -64,7 +64,7 @@ public:
 
     // The recycled buffers, for their allocation counts (tests). Receive
     // loop's thread.
-    const gst::SlotBuffers& slot_buffers() const noexcept { return *buffers_; }
+    const gst::SlotBuffers& slot_buffers() const noexcept { return buffers_; }
 
 private:
     // On the rdmastats element's sink pad, in the streaming thread just
@@ -85,7 +85,7 @@ private:
     // Declared before the pipeline, so it goes after it. It does not own
     // the ring: run_receive destroys the outputs before the receiver, and
     // ~GstSink's NULL state frees every buffer still in the pipeline first.
-    std::unique_ptr<gst::SlotBuffers, gst::SlotBuffers::Unref> buffers_;
+    gst::SlotBuffers buffers_;
     // After buffers_ for the same reason; its copies may outlive it (the pool
     // frees them as they come home). Used by copy_if_held only, in the
     // pipeline's thread, as are the two below it.

@@ -26,7 +26,7 @@ constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min(); // no t
 } // namespace
 
 void GstSink::collect_freed() {
-    for (const std::uint16_t slot : buffers_->take_freed_st()) released_.push_from_loop(slot);
+    for (const std::uint16_t slot : buffers_.take_freed_st()) released_.push_from_loop(slot);
 }
 
 GstPadProbeReturn GstSink::label_frame(GstPad*, GstPadProbeInfo* info, gpointer self) {
@@ -45,7 +45,7 @@ GstPadProbeReturn GstSink::copy_if_held(GstPad*, GstPadProbeInfo* info, gpointer
     auto* sink = static_cast<GstSink*>(self);
     // Slots the pipeline holds, this frame's not among them: every frame
     // that left appsrc, less the slots that came home (only those can).
-    const std::uint64_t home = sink->buffers_->returned();
+    const std::uint64_t home = sink->buffers_.returned();
     const auto held = static_cast<std::uint32_t>(sink->passed_ > home ? sink->passed_ - home : 0);
     ++sink->passed_;
     const std::uint32_t slots = sink->released_.slots();
@@ -77,7 +77,7 @@ bool GstSink::consume(const ReceivedFrame& frame) {
     // which the ring grew to hold; constant per format, so the slot's
     // wrapper is made once, not per frame size.
     const std::size_t room = std::max<std::size_t>(stream_->layout.format().max_frame_size, frame.payload.size());
-    GstBuffer* buffer = buffers_->wrap_st(frame.slot, frame.payload, room);
+    GstBuffer* buffer = buffers_.wrap_st(frame.slot, frame.payload, room);
     if (frame.header.pts != kNone) {
         if (!have_first_pts_) {
             first_pts_ = frame.header.pts;

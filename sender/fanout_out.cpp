@@ -2,11 +2,9 @@
 // to all of them from the same registered memory (one registration on the
 // fan-out's PD: still no copy).
 //
-// FanoutSender reports a frame's memory free through on_done only, and has
-// no blocking wait; wait_done() therefore services it (progress) in short
-// naps until that frame's on_done has fired. The frames are numbered here,
-// and a small table (one entry per frame the session may have out) maps a
-// number to the session's cookie and whether it is done.
+// The frames in flight are FanoutSender's table (it keeps the session's
+// cookie and waits on the receivers that hold a frame): nothing is tracked
+// here.
 #include "frame_out.hpp"
 
 #include "rdmastream/error.hpp"
@@ -15,28 +13,22 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <stdexcept>
-#include <thread>
 
 namespace rdmastream::cli {
 namespace {
 
 // Frames out at once when --slots is not given: rdmarecv's default ring.
 constexpr std::size_t kDefaultDepth = 8;
-// How long wait_done() sleeps between looks: well under a frame's time on a
-// NIC, long enough not to take a core from Soft-RoCE's kernel threads.
-constexpr auto kServiceNap = std::chrono::microseconds(200);
 
 void log_line(const std::string& line) { std::fprintf(stderr, "rdmasend: %s\n", line.c_str()); }
 
 class FanoutOut final : public FrameOut {
 public:
     FanoutOut(const Endpoint& local, std::size_t count, const OutOptions& opts)
-        : user_done_(opts.sender.on_done),
-          // + the frame a live receiver keeps pending
-          tracks_((opts.max_in_flight > 0 ? std::size_t{opts.max_in_flight} : kDefaultDepth) + 1),
+        : // + the frame a live receiver keeps pending
+          depth_((opts.max_in_flight > 0 ? std::size_t{opts.max_in_flight} : kDefaultDepth) + 1),
           listener_(local),
-          fan_(listener_, fanout_options(opts.sender), log_line) {
+          fan_(listener_, opts.sender, log_line) {
         listener_.set_allow(opts.allow);
         listener_.set_log(log_line); // refusals at the connect request (allow list, limits, bad advert)
         fan_.set_max_receivers(opts.max_receivers);
@@ -56,18 +48,11 @@ public:
     }
 
     ibv_pd* pd() const noexcept override { return fan_.pd(); }
-    std::size_t depth() const noexcept override { return tracks_.size(); }
+    std::size_t depth() const noexcept override { return depth_; }
 
     std::uint64_t send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
                        std::uint64_t cookie, std::chrono::milliseconds timeout) override {
-        const std::uint64_t number = next_++;
-        Track& t = tracks_[number % tracks_.size()];
-        if (!t.done) {
-            throw std::logic_error("FanoutOut: more frames out than depth(): wait_done() the oldest first");
-        }
-        t = Track{cookie, number, false};
-        fan_.send(payload, lkey, meta, number, timeout); // with no receiver on_done fires in here
-        return number;
+        return fan_.send(payload, lkey, meta, cookie, timeout); // with no receiver on_done fires in here
     }
 
     void set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout) override {
@@ -79,17 +64,13 @@ public:
     void drop_unoffered() override { fan_.drop_unoffered(); }
 
     void wait_done(std::uint64_t number, std::chrono::milliseconds timeout) override {
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        for (;;) {
-            fan_.progress();
-            if (done(number)) return;
-            if (std::chrono::steady_clock::now() >= deadline) {
-                throw TimeoutError(fmt::format(
-                    "a receiver has held frame {} for {} ms: it stopped taking frames (a stuck lossless receiver "
-                    "holds every other one back); give it --policy live, or a longer --idle-timeout",
-                    number, timeout.count()));
-            }
-            std::this_thread::sleep_for(kServiceNap);
+        try {
+            fan_.wait_done(number, timeout);
+        } catch (const TimeoutError&) {
+            throw TimeoutError(fmt::format(
+                "a receiver has held frame {} for {} ms: it stopped taking frames (a stuck lossless receiver "
+                "holds every other one back); give it --policy live, or a longer --idle-timeout",
+                number, timeout.count()));
         }
     }
 
@@ -105,31 +86,8 @@ public:
     }
 
 private:
-    struct Track {
-        std::uint64_t cookie = 0; // the session's
-        std::uint64_t number = 0;
-        bool done = true;
-    };
-
-    SenderOptions fanout_options(SenderOptions so) {
-        so.on_done = [this](std::uint64_t number, FrameFate fate) {
-            Track& t = tracks_[number % tracks_.size()];
-            t.done = true;
-            if (user_done_) user_done_(t.cookie, fate);
-        };
-        return so;
-    }
-    bool done(std::uint64_t number) const noexcept {
-        const Track& t = tracks_[number % tracks_.size()];
-        return t.number != number || t.done;
-    }
-
-    // Declared before fan_: its destructor reports the frames still out
-    // through on_done, which reads them; and fan_ holds the listener.
-    FrameDoneFn user_done_;
-    std::vector<Track> tracks_;
-    std::uint64_t next_ = 0;
-    Listener listener_;
+    std::size_t depth_;
+    Listener listener_; // declared before fan_, which holds it
     FanoutSender fan_;
 };
 

@@ -318,12 +318,22 @@ private:
         const AVRational sar = source_->sample_aspect_ratio(*picture); // before the picture moves into the entry
         const std::size_t entry = take_entry();
         const Payload p = decoded ? keep_in_place(picture, entry, *decoded) : write_picture(*picture, entry);
-        if (!announced_ || !same_layout(*announced_, p.layout)) {
-            announce(p.layout, sar);
-        }
         InFlight& f = in_flight_[entry];
-        f.busy = true;
-        f.number = tx_->send(p.bytes, p.lkey, meta, entry, idle());
+        try {
+            if (!announced_ || !same_layout(*announced_, p.layout)) {
+                announce(p.layout, sar);
+            }
+            f.busy = true;
+            f.number = tx_->send(p.bytes, p.lkey, meta, entry, idle());
+        } catch (...) {
+            // Not taken (the receiver left, the stream failed): no on_done
+            // will come for it, so the picture's chunk goes back here, before
+            // the sender and its protection domain go (else ibv_dealloc_pd
+            // finds the chunk's registration still alive).
+            av_frame_unref(f.picture.get());
+            f.busy = false;
+            throw;
+        }
         ++offered_;
         counters_.path = path_;
         frame_handled();

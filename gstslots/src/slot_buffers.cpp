@@ -2,121 +2,163 @@
 
 #include <gst/video/video.h>
 
+#include <atomic>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 namespace rdmastream::gst {
+
+struct SlotBuffers::Home {
+    struct Slot {
+        GstMemory* memory = nullptr; // ours while the slot is free; nullptr before its first frame
+        const std::byte* data = nullptr;
+        std::size_t room = 0;
+    };
+
+    Home(std::uint32_t slots, std::shared_ptr<void> r, std::shared_ptr<Waker> w)
+        : ring(std::move(r)), waker(std::move(w)), slot(slots) {
+        freed.reserve(slots);
+    }
+
+    const std::shared_ptr<void> ring;
+    const std::shared_ptr<Waker> waker;
+    std::vector<Slot> slot; // never resized: `memory` is written by the hooks, the rest by the _st thread
+    std::atomic<std::uint64_t> returned{0}; // memories home (any thread), at most one per wrap
+
+    std::mutex mutex;
+    bool open = true;                    // guarded; false once the owner is gone: what comes home is freed
+    std::vector<std::uint16_t> freed;    // guarded; capacity = slots, so pushing never allocates
+    std::vector<GstBuffer*> free_shells; // guarded; capacity >= shells made
+};
+
 namespace {
 
-// Where a recycled object finds its owner: set once when it is made, read
-// by its dispose hook (a lookup, no allocation).
-GQuark slot_quark() {
-    static const GQuark q = g_quark_from_static_string("rdmastream-slot");
-    return q;
-}
-GQuark shell_quark() {
-    static const GQuark q = g_quark_from_static_string("rdmastream-shell");
+// What a memory or a shell knows of its home: set once when it is made,
+// deleted by GStreamer with the object.
+struct Link {
+    std::shared_ptr<SlotBuffers::Home> home;
+    std::uint16_t slot = 0; // memories only
+};
+
+GQuark link_quark() {
+    static const GQuark q = g_quark_from_static_string("rdmastream-slot-buffers");
     return q;
 }
 
-// A shell keeps one GstVideoMeta (set_video_meta rewrites it per frame); every
-// other meta was downstream's and goes with the frame.
-gboolean strip_meta(GstBuffer*, GstMeta** meta, gpointer kept_video_meta) {
-    auto* kept = static_cast<bool*>(kept_video_meta);
-    if ((*meta)->info->api == GST_VIDEO_META_API_TYPE && !*kept) {
-        *kept = true;
-        return TRUE;
+void link(GstMiniObject* obj, Link l, GstMiniObjectDisposeFunction hook) {
+    gst_mini_object_set_qdata(obj, link_quark(), std::make_unique<Link>(std::move(l)).release(),
+                              [](gpointer p) { delete static_cast<Link*>(p); });
+    obj->dispose = hook;
+}
+
+// For objects a hook took back: freed for real this time.
+void free_now(GstMiniObject* obj) {
+    obj->dispose = nullptr;
+    gst_mini_object_unref(obj);
+}
+
+struct Stripping {
+    bool kept_video_meta = false;
+    bool locked_meta = false;
+};
+
+// A shell keeps one GstVideoMeta (set_video_meta rewrites it per frame);
+// every other meta was downstream's and goes with the frame. A meta
+// downstream locked is not ours to remove: the shell is not re-used then.
+gboolean strip_meta(GstBuffer*, GstMeta** meta, gpointer user_data) {
+    auto* s = static_cast<Stripping*>(user_data);
+    if ((*meta)->info->api == GST_VIDEO_META_API_TYPE && !s->kept_video_meta) {
+        s->kept_video_meta = true;
+    } else if (GST_META_FLAG_IS_SET(*meta, GST_META_FLAG_LOCKED)) {
+        s->locked_meta = true;
+    } else {
+        *meta = nullptr;
     }
-    // A pool's metas are locked against removal; on our own shell that
-    // lock is downstream's, not ours to honour.
-    (*meta)->flags = static_cast<GstMetaFlags>((*meta)->flags & ~GST_META_FLAG_LOCKED);
-    *meta = nullptr;
     return TRUE;
 }
 
-} // namespace
-
-SlotBuffers::SlotBuffers(std::uint32_t slots, std::shared_ptr<void> ring, std::shared_ptr<Waker> waker)
-    : ring_(std::move(ring)), waker_(std::move(waker)), slots_(std::make_unique<Slot[]>(slots)), slot_count_(slots) {
-    for (std::uint32_t i = 0; i < slots; ++i) {
-        slots_[i].owner = this;
-        slots_[i].index = static_cast<std::uint16_t>(i);
-    }
-    freed_.reserve(slots);
-    draining_.reserve(slots);
-}
-
-// Runs when nothing is downstream any more: every memory and shell is home.
-SlotBuffers::~SlotBuffers() {
-    for (GstBuffer* shell : free_shells_) {
-        shell->mini_object.dispose = nullptr; // free for real
-        gst_buffer_unref(shell);
-    }
-    for (std::uint32_t i = 0; i < slot_count_; ++i) {
-        if (GstMemory* m = slots_[i].memory) {
-            m->mini_object.dispose = nullptr;
-            gst_memory_unref(m);
-        }
-    }
-}
-
-void SlotBuffers::unref() noexcept {
-    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        delete this;
-    }
-}
-
 // The last reference to a slot's memory went, on any thread: the slot is
-// free. The memory is revived for the slot's next frame.
-gboolean SlotBuffers::memory_disposed(GstMiniObject* obj) {
-    auto* s = static_cast<Slot*>(gst_mini_object_get_qdata(obj, slot_quark()));
-    SlotBuffers* self = s->owner;
-    gst_mini_object_ref(obj);
+// free, and the memory is taken back for the slot's next frame.
+gboolean memory_came_home(GstMiniObject* obj) {
+    const auto* l = static_cast<const Link*>(gst_mini_object_get_qdata(obj, link_quark()));
+    // A reference of our own: the owner may go while this runs.
+    const std::shared_ptr<SlotBuffers::Home> home = l->home;
     {
-        std::lock_guard lock(self->mutex_);
-        s->memory = reinterpret_cast<GstMemory*>(obj);
-        self->freed_.push_back(s->index); // capacity = slots: never allocates
+        std::lock_guard lock(home->mutex);
+        if (!home->open) {
+            return TRUE; // GStreamer frees it, and its link to the ring
+        }
+        gst_mini_object_ref(obj);
+        home->slot[l->slot].memory = reinterpret_cast<GstMemory*>(obj);
+        home->freed.push_back(l->slot); // capacity = slots: never allocates
     }
-    self->returned_.fetch_add(1, std::memory_order_relaxed);
-    if (self->waker_) {
-        self->waker_->wake(); // a syscall only if the receiving thread sleeps
+    home->returned.fetch_add(1, std::memory_order_relaxed);
+    if (home->waker) {
+        home->waker->wake(); // a syscall only if the receiving thread sleeps
     }
-    self->unref(); // may delete self, and obj with it: touch neither after
     return FALSE;
 }
 
 // Downstream let go of a buffer we pushed, on any thread.
-gboolean SlotBuffers::shell_disposed(GstMiniObject* obj) {
-    auto* self = static_cast<SlotBuffers*>(gst_mini_object_get_qdata(obj, shell_quark()));
+gboolean shell_came_home(GstMiniObject* obj) {
+    const auto* l = static_cast<const Link*>(gst_mini_object_get_qdata(obj, link_quark()));
+    const std::shared_ptr<SlotBuffers::Home> home = l->home;
     auto* shell = reinterpret_cast<GstBuffer*>(obj);
     gst_mini_object_ref(obj);
     // The memory's own hook frees the slot, unless a copy downstream still
     // holds the memory: then the slot stays busy until that copy goes.
     gst_buffer_remove_all_memory(shell);
-    bool kept_video_meta = false;
-    gst_buffer_foreach_meta(shell, strip_meta, &kept_video_meta);
-    {
-        std::lock_guard lock(self->mutex_);
-        self->free_shells_.push_back(shell); // capacity >= shells made: never allocates
+    Stripping s;
+    gst_buffer_foreach_meta(shell, strip_meta, &s);
+    if (!s.locked_meta) {
+        std::lock_guard lock(home->mutex);
+        if (home->open) {
+            home->free_shells.push_back(shell); // capacity >= shells made: never allocates
+            return FALSE;
+        }
     }
-    self->unref(); // may delete self, and the shell with it
+    free_now(obj);
     return FALSE;
+}
+
+} // namespace
+
+SlotBuffers::SlotBuffers(std::uint32_t slots, std::shared_ptr<void> ring, std::shared_ptr<Waker> waker)
+    : home_(std::make_shared<Home>(slots, std::move(ring), std::move(waker))) {
+    draining_.reserve(slots);
+}
+
+// Frees what is home; what is downstream frees itself as it comes home, and
+// the last of it lets the ring go.
+SlotBuffers::~SlotBuffers() {
+    std::lock_guard lock(home_->mutex);
+    home_->open = false;
+    for (GstBuffer* shell : home_->free_shells) {
+        free_now(&shell->mini_object);
+    }
+    home_->free_shells.clear();
+    for (Home::Slot& s : home_->slot) {
+        if (s.memory != nullptr) {
+            free_now(&std::exchange(s.memory, nullptr)->mini_object);
+        }
+    }
 }
 
 // Wraps a slot's payload area, the first time the slot carries a frame and
 // again after the ring grew (new memory, larger slots) or the owner's idea
 // of the slot's room changed.
-void SlotBuffers::wrap_slot_st(Slot& s, const std::byte* data, std::size_t room) {
+void SlotBuffers::wrap_slot_st(std::uint16_t slot, const std::byte* data, std::size_t room) {
+    Home::Slot& s = home_->slot[slot];
     if (s.data != nullptr && s.memory == nullptr) {
         // The transport hands out a slot only after its credit came back,
         // i.e. after the memory came home; anything else is a bug.
-        throw std::logic_error("SlotBuffers: slot " + std::to_string(s.index) +
+        throw std::logic_error("SlotBuffers: slot " + std::to_string(slot) +
                                " carries a new frame while downstream still holds its last one");
     }
     if (s.memory != nullptr) { // the ring moved or the room changed: retire the old wrapper
-        s.memory->mini_object.dispose = nullptr;
-        gst_memory_unref(s.memory);
+        free_now(&std::exchange(s.memory, nullptr)->mini_object);
     }
     // Writable: the sender writes a slot again only after its credit came
     // back, i.e. after this memory's last reference went, so an element
@@ -125,42 +167,36 @@ void SlotBuffers::wrap_slot_st(Slot& s, const std::byte* data, std::size_t room)
     // GStreamer before a write, as for any buffer.)
     s.memory = gst_memory_new_wrapped(static_cast<GstMemoryFlags>(0), const_cast<std::byte*>(data), room, 0, 0, nullptr,
                                       nullptr);
-    gst_mini_object_set_qdata(&s.memory->mini_object, slot_quark(), &s, nullptr);
-    s.memory->mini_object.dispose = memory_disposed;
+    link(&s.memory->mini_object, Link{home_, slot}, memory_came_home);
     s.data = data;
     s.room = room;
     ++memories_made_;
 }
 
-GstBuffer* SlotBuffers::new_shell_st() {
+GstBuffer* SlotBuffers::take_shell_st() {
+    {
+        std::lock_guard lock(home_->mutex);
+        if (!home_->free_shells.empty()) {
+            GstBuffer* shell = home_->free_shells.back();
+            home_->free_shells.pop_back();
+            return shell;
+        }
+        home_->free_shells.reserve(shells_made_ + 1); // room for every shell to come home
+    }
     GstBuffer* shell = gst_buffer_new();
-    gst_mini_object_set_qdata(&shell->mini_object, shell_quark(), this, nullptr);
-    shell->mini_object.dispose = shell_disposed;
+    link(&shell->mini_object, Link{home_}, shell_came_home);
     ++shells_made_;
-    std::lock_guard lock(mutex_);
-    free_shells_.reserve(shells_made_); // room for every shell to come home
     return shell;
 }
 
 GstBuffer* SlotBuffers::wrap_st(std::uint16_t slot, std::span<const std::byte> payload, std::size_t room) {
-    Slot& s = slots_[slot];
+    const Home::Slot& s = home_->slot[slot];
     if (s.memory == nullptr || s.data != payload.data() || s.room != room) {
-        wrap_slot_st(s, payload.data(), room);
+        wrap_slot_st(slot, payload.data(), room);
     }
-    GstMemory* memory = std::exchange(s.memory, nullptr); // downstream's until memory_disposed
+    GstMemory* memory = std::exchange(home_->slot[slot].memory, nullptr); // downstream's until it comes home
     gst_memory_resize(memory, -static_cast<gssize>(memory->offset), payload.size());
-    GstBuffer* shell = nullptr;
-    {
-        std::lock_guard lock(mutex_);
-        if (!free_shells_.empty()) {
-            shell = free_shells_.back();
-            free_shells_.pop_back();
-        }
-    }
-    if (shell == nullptr) {
-        shell = new_shell_st();
-    }
-    refs_.fetch_add(2, std::memory_order_relaxed); // the memory and the shell
+    GstBuffer* shell = take_shell_st();
     // Downstream may have changed a writable buffer's fields: start clean.
     GST_BUFFER_FLAGS(shell) = 0;
     GST_BUFFER_PTS(shell) = GST_CLOCK_TIME_NONE;
@@ -176,10 +212,18 @@ GstBuffer* SlotBuffers::wrap_st(std::uint16_t slot, std::span<const std::byte> p
 std::span<const std::uint16_t> SlotBuffers::take_freed_st() {
     draining_.clear();
     {
-        std::lock_guard lock(mutex_);
-        freed_.swap(draining_); // both have capacity = slots: no allocation either way
+        std::lock_guard lock(home_->mutex);
+        home_->freed.swap(draining_); // both have capacity = slots: no allocation either way
     }
     return draining_;
+}
+
+std::uint32_t SlotBuffers::lent_st() const noexcept {
+    return static_cast<std::uint32_t>(wrapped_ - home_->returned.load(std::memory_order_relaxed));
+}
+
+std::uint64_t SlotBuffers::returned() const noexcept {
+    return home_->returned.load(std::memory_order_relaxed);
 }
 
 } // namespace rdmastream::gst

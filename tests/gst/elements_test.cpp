@@ -65,6 +65,36 @@ std::string first_error(const char* description, GstStateChangeReturn* ret = nul
     return text;
 }
 
+// A value for `p` other than its default.
+void set_other_value(GParamSpec* p, GValue* v) {
+    g_value_init(v, p->value_type);
+    g_param_value_set_default(p, v);
+    switch (G_TYPE_FUNDAMENTAL(p->value_type)) {
+    case G_TYPE_UINT: {
+        const GParamSpecUInt* u = G_PARAM_SPEC_UINT(p);
+        g_value_set_uint(v, u->default_value < u->maximum ? u->default_value + 1 : u->default_value - 1);
+        break;
+    }
+    case G_TYPE_UINT64: {
+        const GParamSpecUInt64* u = G_PARAM_SPEC_UINT64(p);
+        g_value_set_uint64(v, u->default_value < u->maximum ? u->default_value + 1 : u->default_value - 1);
+        break;
+    }
+    case G_TYPE_BOOLEAN: g_value_set_boolean(v, !G_PARAM_SPEC_BOOLEAN(p)->default_value); break;
+    case G_TYPE_STRING: g_value_set_string(v, "10.0.0.7"); break;
+    case G_TYPE_ENUM: {
+        const GParamSpecEnum* e = G_PARAM_SPEC_ENUM(p);
+        for (guint i = 0; i < e->enum_class->n_values; ++i) {
+            if (e->enum_class->values[i].value != e->default_value) {
+                g_value_set_enum(v, e->enum_class->values[i].value);
+            }
+        }
+        break;
+    }
+    default: ADD_FAILURE() << p->name << ": a property type this test does not know";
+    }
+}
+
 } // namespace
 
 TEST_F(ElementsTest, BothElementsRegisterInThePluginRdma) {
@@ -131,6 +161,56 @@ TEST_F(ElementsTest, PropertiesTakeGstLaunchStrings) {
     g_free(host);
     g_free(device);
     gst_object_unref(sink);
+}
+
+// Each property of the elements' own, set to a value other than its
+// default, reads back as set and leaves every other one at its default
+// (one table maps them all: a property writing another's field shows).
+TEST_F(ElementsTest, EveryPropertyReadsBackWhatWasSetAndOnlyThat) {
+    for (const char* factory : {"rdmasink", "rdmasrc"}) {
+        GstElement* probe = make(factory);
+        guint n = 0;
+        GParamSpec** specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(probe), &n);
+        int checked = 0;
+        for (guint i = 0; i < n; ++i) {
+            GParamSpec* p = specs[i];
+            if (p->owner_type != G_OBJECT_TYPE(probe) || (p->flags & G_PARAM_WRITABLE) == 0 ||
+                std::string(p->name) == "uri") { // the uri is the others, written at once
+                continue;
+            }
+            GstElement* e = make(factory);
+            GValue set = G_VALUE_INIT;
+            set_other_value(p, &set);
+            g_object_set_property(G_OBJECT(e), p->name, &set);
+            for (guint j = 0; j < n; ++j) {
+                GParamSpec* q = specs[j];
+                if (q->owner_type != G_OBJECT_TYPE(probe) || (q->flags & G_PARAM_WRITABLE) == 0 ||
+                    std::string(q->name) == "uri") {
+                    continue;
+                }
+                GValue got = G_VALUE_INIT;
+                g_value_init(&got, q->value_type);
+                g_object_get_property(G_OBJECT(e), q->name, &got);
+                GValue want = G_VALUE_INIT;
+                g_value_init(&want, q->value_type);
+                if (q == p) {
+                    g_value_copy(&set, &want);
+                } else {
+                    g_param_value_set_default(q, &want);
+                }
+                EXPECT_EQ(g_param_values_cmp(q, &got, &want), 0) << factory << ": set " << p->name << ", read "
+                                                                  << q->name;
+                g_value_unset(&got);
+                g_value_unset(&want);
+            }
+            g_value_unset(&set);
+            gst_object_unref(e);
+            ++checked;
+        }
+        EXPECT_GE(checked, 12) << factory;
+        g_free(specs);
+        gst_object_unref(probe);
+    }
 }
 
 TEST_F(ElementsTest, StatsAreAStructureOfCounters) {

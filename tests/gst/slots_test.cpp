@@ -34,15 +34,13 @@ protected:
         auto* ring = new std::vector<std::byte>(kSlots * kRoom);
         data_ = ring->data();
         // The deleter tells when the last buffer let the ring go.
-        buffers_ = new SlotBuffers(kSlots, std::shared_ptr<void>(ring, [this](void* r) {
-                                       delete static_cast<std::vector<std::byte>*>(r);
-                                       ring_gone_ = true;
-                                   }));
+        buffers_ = std::make_unique<SlotBuffers>(kSlots, std::shared_ptr<void>(ring, [this](void* r) {
+                                                     delete static_cast<std::vector<std::byte>*>(r);
+                                                     ring_gone_ = true;
+                                                 }));
     }
     void TearDown() override {
-        if (buffers_ != nullptr) {
-            buffers_->unref();
-        }
+        buffers_.reset();
         EXPECT_TRUE(ring_gone_);
     }
     GstBuffer* frame(std::uint16_t slot, std::size_t size = 100) {
@@ -54,7 +52,7 @@ protected:
     }
 
     std::byte* data_ = nullptr;
-    SlotBuffers* buffers_ = nullptr;
+    std::unique_ptr<SlotBuffers> buffers_;
     bool ring_gone_ = false;
 };
 
@@ -145,6 +143,24 @@ TEST_F(SlotBuffersTest, ARecycledBufferStartsClean) {
     gst_buffer_unref(again);
 }
 
+// A meta downstream locked is not ours to remove: that shell is freed, not
+// re-used, and a new one carries the next frame.
+TEST_F(SlotBuffersTest, AShellWithALockedMetaIsNotReused) {
+    GstBuffer* b = frame(0);
+    GstMeta* locked = reinterpret_cast<GstMeta*>(gst_buffer_add_video_crop_meta(b));
+    locked->flags = static_cast<GstMetaFlags>(locked->flags | GST_META_FLAG_LOCKED);
+    gst_buffer_unref(b);
+    EXPECT_EQ(freed(), std::vector<std::uint16_t>{0}); // the slot comes home all the same
+    GstBuffer* next = frame(1);
+    EXPECT_EQ(gst_buffer_get_video_crop_meta(next), nullptr);
+    gst_buffer_unref(next);
+    EXPECT_EQ(buffers_->shells_made(), 2u);
+    GstBuffer* again = frame(2);
+    EXPECT_EQ(again, next); // the new shell is re-used as any other
+    gst_buffer_unref(again);
+    EXPECT_EQ(buffers_->shells_made(), 2u);
+}
+
 TEST_F(SlotBuffersTest, ANewRingGetsNewWrappers) {
     gst_buffer_unref(frame(0));
     freed();
@@ -165,8 +181,7 @@ TEST_F(SlotBuffersTest, TheRingOutlivesTheOwnerWhileBuffersAreDownstream) {
     GstBuffer* a = frame(0);
     GstBuffer* b = frame(1);
     GstBuffer* copy = gst_buffer_copy(b);
-    buffers_->unref(); // rdmasrc stopped
-    buffers_ = nullptr;
+    buffers_.reset(); // rdmasrc stopped
     gst_buffer_unref(a);
     gst_buffer_unref(b);
     EXPECT_FALSE(ring_gone_);

@@ -54,23 +54,28 @@ FanoutSender::FanoutSender(Listener& listener, const SenderOptions& opts, LogFn 
       log_(std::move(log)),
       pd_(make_shared_pd(pick_device(listener, opts.device))),
       member_opts_(member_options()),
-      outstanding_(kOutstanding) {}
+      shared_(kSharedFrames) {}
 
 FanoutSender::~FanoutSender() {
-    members_.clear(); // each reports its undelivered frames through frame_done
+    members_.clear(); // each reports its undelivered frames through member_done
 }
 
 SenderOptions FanoutSender::member_options() {
     SenderOptions o = opts_;
     o.shared_pd = pd_;
-    o.on_done = [this](std::uint64_t token, FrameFate fate) { frame_done(token, fate); };
+    o.on_done = [this](std::uint64_t token, FrameFate fate) { member_done(token, fate); };
     return o;
 }
 
-void FanoutSender::frame_done(std::uint64_t token, FrameFate fate) {
-    Outstanding& o = outstanding_[token % kOutstanding];
+bool FanoutSender::frame_free(std::uint64_t number) const noexcept {
+    const SharedFrame& f = shared_[number % kSharedFrames];
+    return f.number != number || f.holders == 0;
+}
+
+void FanoutSender::member_done(std::uint64_t number, FrameFate fate) {
+    SharedFrame& o = shared_[number % kSharedFrames];
     o.delivered = o.delivered || fate == FrameFate::kDelivered;
-    if (--o.remaining != 0) {
+    if (--o.holders != 0) {
         return;
     }
     if (!o.delivered) {
@@ -253,24 +258,24 @@ std::uint64_t FanoutSender::send(std::span<const std::byte> payload, std::uint32
                                  std::uint64_t cookie, std::chrono::milliseconds timeout) {
     admit();
     const std::uint64_t token = next_token_++;
-    Outstanding& o = outstanding_[token % kOutstanding];
-    if (o.remaining != 0) {
-        throw std::logic_error("fan-out: too many frames outstanding");
+    SharedFrame& o = shared_[token % kSharedFrames];
+    if (o.holders != 0) {
+        throw std::logic_error("fan-out: more frames in flight than its table holds: wait_done() the oldest first");
     }
-    // One reference per receiver that takes the frame, plus our own while we
+    // One hold per receiver that takes the frame, plus our own while we
     // hand it out. FrameSender::send either takes a frame or throws.
-    o = Outstanding{cookie, 1, false};
+    o = SharedFrame{token, cookie, 1, false};
     for_each_member([&](FrameSender& s) {
         if (payload.size() > s.max_payload()) {
             throw UserError(fmt::format("a {}-byte frame does not fit its {}-byte slots", payload.size(),
                                         s.ring().slot_size));
         }
         s.send(payload, lkey, meta, token, std::min(timeout, member_timeout_));
-        ++o.remaining;
+        ++o.holders;
     });
     ++stats_.frames;
     stats_.bytes += payload.size();
-    frame_done(token, FrameFate::kDropped); // our own reference
+    member_done(token, FrameFate::kDropped); // our own hold
     return token;
 }
 
@@ -310,6 +315,27 @@ bool FanoutSender::can_take_frame() {
     // and may admit a lossless joiner.
     progress();
     return has_lossless_member() || member_has_free_slot();
+}
+
+void FanoutSender::wait_done(std::uint64_t number, std::chrono::milliseconds timeout) {
+    if (number >= next_token_) {
+        throw std::logic_error(fmt::format("fan-out: wait_done({}): that frame was never sent", number));
+    }
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!frame_free(number)) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= deadline) {
+            throw TimeoutError(fmt::format("fan-out: frame {} is still held by a receiver after {} ms", number,
+                                           timeout.count()));
+        }
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
+        // Members number frames as the stream does; one that joined after
+        // this frame, or is done with it, returns at once.
+        for_each_member([&](FrameSender& s) {
+            if (!frame_free(number)) s.wait_done(number, std::min(left, member_timeout_));
+        });
+        admit();
+    }
 }
 
 void FanoutSender::finish(std::chrono::milliseconds timeout) {

@@ -211,7 +211,7 @@ void FrameReceiver::bind_all() {
     for (std::uint16_t s = 0; s < config_.slots; ++s) {
         ibv_send_wr& b = bind_batch_[s];
         b = {};
-        b.wr_id = kBindTag | s;
+        b.wr_id = work_id(Work::kBindWindow, s);
         credit_batch_[s].rkey = ring_->bind_request(s, b);
         b.next = s + 1u < config_.slots ? &bind_batch_[s + 1u] : nullptr;
     }
@@ -244,10 +244,14 @@ FrameReceiver::~FrameReceiver() {
 }
 
 void FrameReceiver::leave() noexcept {
-    left_ = true;
+    if (state_ == ReceiverState::kFailed || state_ == ReceiverState::kLeft) {
+        path_->disconnect(); // nobody to tell, or told already
+        return;
+    }
+    state_ = ReceiverState::kLeft; // from any live state (stream_states.cpp); releases send no credits now
     try {
         ibv_send_wr wr{};
-        wr.wr_id = kLeavingWr;
+        wr.wr_id = work_id(Work::kLeavingSend);
         wr.opcode = IBV_WR_SEND_WITH_IMM;
         wr.imm_data = htonl(wire::encode(wire::Control::kLeaving));
         wr.send_flags = IBV_SEND_SIGNALED;
@@ -258,7 +262,7 @@ void FrameReceiver::leave() noexcept {
         for (bool acked = false; !acked;) {
             const Waited w = path_->wait(wcs_, deadline);
             if (w.kind == Waited::kTimeout || w.kind == Waited::kCmEvent) break; // the sender went first
-            for (std::size_t i = 0; i < w.completions; ++i) acked = acked || wcs_[i].wr_id == kLeavingWr;
+            for (std::size_t i = 0; i < w.completions; ++i) acked = acked || wcs_[i].wr_id == work_id(Work::kLeavingSend);
         }
     } catch (const std::exception&) {
         // Nobody to tell: the connection failed already.
@@ -272,7 +276,7 @@ void FrameReceiver::post_recv(std::uint64_t buffer) {
     ibv_sge sge{control_in_.addr() + buffer * wire::kControlPayloadMax,
                 static_cast<std::uint32_t>(wire::kControlPayloadMax), control_in_.lkey()};
     ibv_recv_wr wr{};
-    wr.wr_id = kRecvTag | buffer;
+    wr.wr_id = work_id(Work::kControlRecv, buffer);
     wr.sg_list = &sge;
     wr.num_sge = 1;
     path_->post_recv(wr, "ibv_post_recv");
@@ -281,7 +285,7 @@ void FrameReceiver::post_recv(std::uint64_t buffer) {
 void FrameReceiver::send_control(wire::Control kind, std::size_t size) {
     ibv_sge sge{control_out_.addr(), static_cast<std::uint32_t>(size), control_out_.lkey()};
     ibv_send_wr wr{};
-    wr.wr_id = UINT64_MAX;
+    wr.wr_id = work_id(Work::kControlSend);
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.opcode = IBV_WR_SEND_WITH_IMM;

@@ -29,11 +29,19 @@ std::optional<ReceivedFrame> FrameReceiver::next(std::chrono::milliseconds idle)
 }
 
 FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle) {
+    if (state_ == ReceiverState::kFailed) {
+        throw std::runtime_error(fmt::format("receiver: wait_frame() after the stream from {} failed (the error "
+                                             "thrown then said why)",
+                                             path_->peer_name()));
+    }
+    if (state_ == ReceiverState::kLeft) {
+        throw std::logic_error("receiver: wait_frame() after leave()");
+    }
     for (;;) {
         if (std::optional<ReceivedFrame> f = checked_next_arrived()) {
             return {Arrival::kFrame, std::move(*f)};
         }
-        if (ended_) {
+        if (state_ == ReceiverState::kEnded) {
             return {Arrival::kEnd, {}};
         }
         if (wc_next_ < wc_count_) {
@@ -62,7 +70,7 @@ FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle)
                                            idle.count(), stats_.frames));
         case Waited::kCmEvent: break;
         }
-        if (w.event->type == RDMA_CM_EVENT_DISCONNECTED && eos_arrived_) {
+        if (w.event->type == RDMA_CM_EVENT_DISCONNECTED && end_arrived()) {
             // The sender ended the stream and hung up. What is left to hand
             // out waits for our own invalidates, and a send queue completes
             // in order: behind a credit that the gone peer will never
@@ -76,7 +84,12 @@ FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle)
     }
 }
 
-void FrameReceiver::lost(const CmEvent& ev) const {
+void FrameReceiver::mark_failed() noexcept {
+    if (allowed(state_, ReceiverState::kFailed)) state_ = ReceiverState::kFailed;
+}
+
+void FrameReceiver::lost(const CmEvent& ev) {
+    mark_failed();
     if (ev.type == RDMA_CM_EVENT_DISCONNECTED) {
         throw std::runtime_error(fmt::format("receiver: the sender went away after {} frames without ending "
                                              "the stream ({}): it was killed, crashed or lost its link",
@@ -90,6 +103,7 @@ void FrameReceiver::checked_take(const ibv_wc& wc) {
     try {
         take(wc);
     } catch (const ProtocolError& e) {
+        mark_failed();
         // One place names the peer for every refusal (no cost until one is thrown).
         throw ProtocolError(fmt::format("receiver: refused the sender at {}: {}", path_->peer_name(), e.what()));
     }
@@ -99,16 +113,17 @@ std::optional<ReceivedFrame> FrameReceiver::checked_next_arrived() {
     try {
         return next_arrived();
     } catch (const ProtocolError& e) {
+        mark_failed();
         throw ProtocolError(fmt::format("receiver: refused the sender at {}: {}", path_->peer_name(), e.what()));
     }
 }
 
-void FrameReceiver::failed(const ibv_wc& wc) {
+void FrameReceiver::failed(const ibv_wc& wc, Work work) {
     // A write through a key the sender holds no credit for (a window
     // invalidated, or bound over another slot): the NIC refused it before a
     // byte landed. rxe tells only the writer; a NIC that also fails the
     // receive the write would have used says it here.
-    if ((wc.wr_id & kRecvTag) != 0 && wc.wr_id != UINT64_MAX && wc.status == IBV_WC_REM_ACCESS_ERR) {
+    if (work == Work::kControlRecv && wc.status == IBV_WC_REM_ACCESS_ERR) {
         throw ProtocolError(fmt::format("the sender wrote where it holds no credit: the NIC refused the write "
                                         "({}), nothing of it landed",
                                         ibv_wc_status_str(wc.status)));
@@ -116,7 +131,7 @@ void FrameReceiver::failed(const ibv_wc& wc) {
     // A receive that failed (not flushed) is the sender's doing: a message
     // longer than the receive's buffer (LOC_LEN_ERR on a NIC, an invalid
     // request on rxe), never one of our own sends.
-    if ((wc.wr_id & kRecvTag) != 0 && wc.wr_id != UINT64_MAX && wc.status != IBV_WC_WR_FLUSH_ERR) {
+    if (work == Work::kControlRecv && wc.status != IBV_WC_WR_FLUSH_ERR) {
         throw ProtocolError(fmt::format("the sender sent a message longer than the {}-byte receive buffers, which "
                                         "the receive refused: {}",
                                         wire::kControlPayloadMax, ibv_wc_status_str(wc.status)));
@@ -127,42 +142,49 @@ void FrameReceiver::failed(const ibv_wc& wc) {
     if (std::optional<CmEvent> ev = path_->wait_event(std::chrono::milliseconds(200))) {
         lost(*ev);
     }
+    mark_failed();
     path_->fail(wc, "receiver");
 }
 
 void FrameReceiver::take(const ibv_wc& wc) {
+    const WorkId id = decode_work_id(wc.wr_id);
     if (wc.status != IBV_WC_SUCCESS) {
-        if (eos_arrived_) {
+        if (end_arrived()) {
             // After its end of stream the sender may hang up at once: a credit
             // of ours (and its binds) then fails, and what is posted behind it
             // is flushed. Every frame before the end of stream has arrived
             // (RC order), and nothing can write the ring any more: the QP is
             // in error, and a type 2 window takes writes through it only.
-            if ((wc.wr_id & kRecvTag) == 0 && (wc.wr_id & kInvalidateTag) != 0) {
-                invalidated_[wc.wr_id & ~kInvalidateTag] = 1;
+            if (id.work == Work::kInvalidate) {
+                invalidated_[id.index] = 1;
             }
             return;
         }
-        failed(wc);
+        failed(wc, id.work);
     }
-    switch (wc.opcode) {
-    case IBV_WC_SEND: // a signalled credit message (or our ring advert) went out
-        if (wc.wr_id != UINT64_MAX) {
-            credit_acked_ = std::max(credit_acked_, wc.wr_id + 1); // and, in order, every one before it
-        }
+    switch (id.work) {
+    case Work::kCreditSend: // a signalled credit message went out
+        credit_acked_ = std::max(credit_acked_, id.index + 1); // and, in order, every one before it
         return;
-    case IBV_WC_LOCAL_INV: // the window of the frame in this slot: nothing can write the slot now
-        invalidated_[wc.wr_id & ~kInvalidateTag] = 1;
+    case Work::kControlSend: // our ring advert went out
+    case Work::kLeavingSend: // (leave() polls for its own)
         return;
-    case IBV_WC_BIND_MW: return; // binds go unsignalled: only a failed one completes
-    default: break;
+    case Work::kInvalidate: // the window of the frame in this slot: nothing can write the slot now
+        invalidated_[id.index] = 1;
+        return;
+    case Work::kBindWindow: return; // binds go unsignalled: only a failed one completes
+    case Work::kControlRecv: break;   // what the sender sent: below
+    default:
+        throw std::logic_error(fmt::format("receiver: a completion of work request kind {}, which a receiver "
+                                           "never posts",
+                                           static_cast<int>(id.work)));
     }
     last_heard_ = Clock::now(); // from the sender: a frame or a control message (vDSO, no syscall)
     if ((wc.wc_flags & IBV_WC_WITH_IMM) == 0) {
         throw ProtocolError(fmt::format("the sender sent a message without an immediate (opcode {}, {} bytes)",
                                         static_cast<int>(wc.opcode), wc.byte_len));
     }
-    const std::uint64_t buffer = wc.wr_id & ~kRecvTag; // a receive's buffer (our own wr_id)
+    const std::uint64_t buffer = id.index; // the receive's control buffer
     if (wc.opcode == IBV_WC_RECV) { // a control message
         const wire::Control kind = wire::decode_control(ntohl(wc.imm_data));
         if ((kind == wire::Control::kEndOfStream || kind == wire::Control::kKeepalive) && wc.byte_len != 0) {
@@ -173,7 +195,7 @@ void FrameReceiver::take(const ibv_wc& wc) {
         switch (kind) {
         case wire::Control::kKeepalive: post_recv(buffer); return; // the sender lives
         case wire::Control::kEndOfStream:
-            eos_arrived_ = true;
+            step(state_, ReceiverState::kEndArrived);
             [[fallthrough]];
         case wire::Control::kFormat: break; // acted on in order, after the frames before it
         case wire::Control::kRing:
@@ -190,7 +212,7 @@ void FrameReceiver::take(const ibv_wc& wc) {
             // Until this completes the sender can still write the slot: the
             // frame is checked and handed out only after (next_arrived).
             ibv_send_wr inv{};
-            inv.wr_id = kInvalidateTag | imm.slot;
+            inv.wr_id = work_id(Work::kInvalidate, imm.slot);
             ring_->invalidate_request(imm.slot, inv);
             inv.send_flags = IBV_SEND_SIGNALED;
             path_->post_send(inv, "ibv_post_send(IBV_WR_LOCAL_INV)");
@@ -208,7 +230,7 @@ std::optional<ReceivedFrame> FrameReceiver::next_arrived() {
     while (arrived_count_ > 0) {
         const ibv_wc wc = arrived_[arrived_head_];
         if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
-            const std::uint16_t slot = static_cast<std::uint16_t>(ntohl(wc.imm_data) & 0xffffu); // checked on arrival
+            const std::uint16_t slot = wire::decode_slot_imm(ntohl(wc.imm_data), config_.slots).slot;
             if (windows_ && invalidated_[slot] == 0) {
                 return std::nullopt; // its invalidate has not completed yet
             }
@@ -220,17 +242,16 @@ std::optional<ReceivedFrame> FrameReceiver::next_arrived() {
         arrived_head_ = (arrived_head_ + 1) % arrived_.size();
         --arrived_count_;
         if (wire::decode_control(ntohl(wc.imm_data)) == wire::Control::kEndOfStream) {
-            ended_ = true;
+            step(state_, ReceiverState::kEnded);
             return std::nullopt;
         }
-        take_format(wc.wr_id & ~kRecvTag, wc.byte_len);
+        take_format(decode_work_id(wc.wr_id).index, wc.byte_len);
     }
     return std::nullopt;
 }
 
 ReceivedFrame FrameReceiver::hand_out(const ibv_wc& wc) {
-    const std::uint32_t value = ntohl(wc.imm_data);
-    const wire::SlotImm imm{static_cast<std::uint16_t>(value & 0xffffu), static_cast<std::uint16_t>(value >> 16)};
+    const wire::SlotImm imm = wire::decode_slot_imm(ntohl(wc.imm_data), config_.slots); // checked on arrival too
     const auto slot = ring_->slot(imm.slot);
     ReceivedFrame f;
     f.slot = imm.slot;
@@ -271,7 +292,7 @@ void FrameReceiver::release(std::uint16_t slot) {
                             static_cast<std::uint32_t>(wire::kControlPayloadMax), control_in_.lkey()};
     ibv_recv_wr& r = recv_batch_[batched_];
     r = {};
-    r.wr_id = kRecvTag | buffer;
+    r.wr_id = work_id(Work::kControlRecv, buffer);
     r.sg_list = &recv_sges_[batched_];
     r.num_sge = 1;
     ++batched_;
@@ -281,10 +302,11 @@ void FrameReceiver::release(std::uint16_t slot) {
 }
 
 void FrameReceiver::flush_credits() {
-    if (batched_ == 0 || credit_msgs_ - credit_acked_ >= kCreditBuffers || eos_arrived_ || left_) {
+    if (batched_ == 0 || credit_msgs_ - credit_acked_ >= kCreditBuffers ||
+        state_ != ReceiverState::kStreaming) {
         // Nothing to send, or every buffer still in flight (at the next look,
-        // after a completion), or the stream ended (or we left): the sender
-        // wants none.
+        // after a completion), or the stream ended (or we left, or it
+        // failed): the sender wants none.
         return;
     }
     // The receives the released frames used go back first: the sender may
@@ -304,7 +326,7 @@ void FrameReceiver::flush_credits() {
         if (windows_) {
             ibv_send_wr& b = bind_batch_[i];
             b = {};
-            b.wr_id = kBindTag | credit_batch_[i].imm.slot;
+            b.wr_id = work_id(Work::kBindWindow, credit_batch_[i].imm.slot);
             credit_batch_[i].rkey = ring_->bind_request(credit_batch_[i].imm.slot, b);
             b.next = i + 1 < batched_ ? &bind_batch_[i + 1] : &wr;
         } else {
@@ -316,7 +338,7 @@ void FrameReceiver::flush_credits() {
     const auto out = credit_out_.bytes().subspan(buffer * room, room);
     const std::size_t size = wire::encode_credits({credit_batch_.data(), batched_}, out);
     ibv_sge sge{credit_out_.addr() + buffer * room, static_cast<std::uint32_t>(size), credit_out_.lkey()};
-    wr.wr_id = credit_msgs_;
+    wr.wr_id = work_id(Work::kCreditSend, credit_msgs_);
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.opcode = IBV_WR_SEND_WITH_IMM;

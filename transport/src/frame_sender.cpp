@@ -203,6 +203,10 @@ FrameSender::FrameSender(std::unique_ptr<Datapath> path, const wire::RingAdvert&
 FrameSender::~FrameSender() { stop(); }
 
 void FrameSender::stop() noexcept {
+    if (state_ == SenderState::kStopped) {
+        return; // stopped by its owner already; the destructor stops again
+    }
+    state_ = SenderState::kStopped; // every state may stop (stream_states.cpp)
     // The NIC lets go of every payload (and of our headers and control
     // buffers) before the caller gets a frame back or any region goes.
     path_->stop();
@@ -216,6 +220,7 @@ void FrameSender::stop() noexcept {
 }
 
 void FrameSender::start_numbering_at(std::uint64_t first) {
+    check_usable("start_numbering_at");
     if (next_number_ != 0) {
         throw std::logic_error("start_numbering_at: frames were sent already");
     }
@@ -226,13 +231,14 @@ void FrameSender::post_credit_recv(std::uint64_t buffer) {
     ibv_sge sge{control_in_.addr() + buffer * control_in_size_, static_cast<std::uint32_t>(control_in_size_),
                 control_in_.lkey()};
     ibv_recv_wr wr{};
-    wr.wr_id = kRecvTag | buffer;
+    wr.wr_id = work_id(Work::kControlRecv, buffer);
     wr.sg_list = &sge;
     wr.num_sge = 1;
     path_->post_recv(wr, "ibv_post_recv(credit)");
 }
 
 void FrameSender::set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout) {
+    check_usable("set_format");
     if (format.id == 0 || format.id == format_id_) {
         throw std::invalid_argument("set_format: a new format needs a new, non-zero id");
     }
@@ -245,51 +251,74 @@ void FrameSender::set_format(const wire::StreamFormat& format, std::chrono::mill
     while (control_in_flight_ || (grows && !credits_.all_home())) pump(deadline, timeout);
     post_format(format);
     deadline = Clock::now() + timeout;
-    while (!format_done()) pump(deadline, timeout);
+    while (state_ == SenderState::kFormatPosted) pump(deadline, timeout);
 }
 
 void FrameSender::begin_format(const wire::StreamFormat& format) {
     if (format.id == 0 || format.id == format_id_) {
         throw std::invalid_argument("begin_format: a new format needs a new, non-zero id");
     }
-    if (next_post_ != 0 || pending_ || control_in_flight_) {
+    check_usable("begin_format");
+    if (next_post_ != 0 || pending_ || control_in_flight_ || state_ != SenderState::kStreaming) {
         throw std::logic_error("begin_format: only before the first frame (use set_format)");
     }
     post_format(format);
 }
 
 bool FrameSender::format_settled() {
+    check_usable("format_settled");
     pump_now();
-    return format_done();
+    return state_ != SenderState::kFormatPosted;
 }
 
 void FrameSender::post_format(const wire::StreamFormat& format) {
     const std::size_t size = wire::encode(format, control_out_.bytes().first<wire::kControlPayloadMax>());
-    ring_replaced_ = false;
-    format_posted_ = PostedFormat{format.id, format.max_frame_size > max_payload(), format.max_frame_size};
     post_control(wire::Control::kFormat, size);
+    posted_format_ = PostedFormat{format.id, format.max_frame_size > max_payload(), format.max_frame_size, false};
+    step(state_, SenderState::kFormatPosted);
 }
 
-bool FrameSender::format_done() {
-    if (!format_posted_ || control_in_flight_ || (format_posted_->grows && !ring_replaced_)) {
-        return !format_posted_;
+void FrameSender::settle_format() {
+    if (state_ == SenderState::kFormatPosted && !control_in_flight_ &&
+        (!posted_format_.grows || posted_format_.ring_adopted)) {
+        format_id_ = posted_format_.id;
+        step(state_, SenderState::kStreaming);
     }
-    format_id_ = format_posted_->id;
-    format_posted_.reset();
-    return true;
+}
+
+void FrameSender::check_usable(const char* call) const {
+    switch (state_) {
+    case SenderState::kStreaming:
+    case SenderState::kFormatPosted: return;
+    case SenderState::kLeft:
+        throw PeerLeft(fmt::format("the receiver {} left after {} frames: it has every frame it wants",
+                                   path_->peer_name(), next_post_));
+    case SenderState::kFailed:
+        throw std::runtime_error(fmt::format("sender: {}() after the stream to {} failed (the error thrown then "
+                                             "said why)",
+                                             call, path_->peer_name()));
+    case SenderState::kEnding:
+    case SenderState::kEnded:
+    case SenderState::kStopped: break;
+    }
+    throw std::logic_error(fmt::format("sender: {}() in state \"{}\": the stream is over", call, name(state_)));
+}
+
+void FrameSender::mark_failed() noexcept {
+    if (allowed(state_, SenderState::kFailed)) state_ = SenderState::kFailed;
 }
 
 void FrameSender::adopt_ring(const wire::RingAdvert& ring) {
     // A new ring answers a format whose frames outgrow the slots, once; any
     // other is unsolicited.
-    if (!format_posted_ || !format_posted_->grows || ring_replaced_) {
+    if (state_ != SenderState::kFormatPosted || !posted_format_.grows || posted_format_.ring_adopted) {
         throw ProtocolError("the receiver sent a ring advert the sender did not ask for (no format that outgrows "
                             "the slots is waiting for one)");
     }
-    if (ring.slot_size - wire::kSlotHeaderSize < format_posted_->max_frame_size) {
+    if (ring.slot_size - wire::kSlotHeaderSize < posted_format_.max_frame_size) {
         throw ProtocolError(fmt::format("the receiver's new ring has {}-byte slots, too small for the {}-byte "
                                         "frames it grew for",
-                                        ring.slot_size, format_posted_->max_frame_size));
+                                        ring.slot_size, posted_format_.max_frame_size));
     }
     if (ring.slot_count != ring_.slot_count) {
         throw ProtocolError(fmt::format("the receiver's new ring has {} slots, the old one {}: slot counts cannot "
@@ -304,7 +333,8 @@ void FrameSender::adopt_ring(const wire::RingAdvert& ring) {
     for (std::uint32_t i = 0; i < ring.slot_count; ++i) {
         slot_rkey_[i] = ring.first_rkey(i);
     }
-    ring_replaced_ = true;
+    posted_format_.ring_adopted = true;
+    settle_format(); // if our SEND's completion came first
 }
 
 void FrameSender::flush_pending(std::chrono::milliseconds timeout) {
@@ -320,6 +350,10 @@ void FrameSender::flush_pending(std::chrono::milliseconds timeout) {
 }
 
 void FrameSender::finish(std::chrono::milliseconds timeout) {
+    if (state_ == SenderState::kLeft) {
+        return; // the receiver ended the stream: it has every frame it wants
+    }
+    check_usable("finish");
     flush_pending(timeout);
     // Every frame delivered (not necessarily released: a downstream sink may
     // keep the last one as long as it likes, the ring is the receiver's).
@@ -330,9 +364,9 @@ void FrameSender::finish(std::chrono::milliseconds timeout) {
     // End of stream, then hang up once it is acknowledged: a disconnect
     // without it means the sender died.
     post_control(wire::Control::kEndOfStream);
-    eos_posted_ = true;
+    step(state_, SenderState::kEnding);
     deadline = Clock::now() + timeout;
-    while (!end_acked_) {
+    while (state_ == SenderState::kEnding) {
         pump(deadline, timeout);
     }
     path_->disconnect();
@@ -343,7 +377,7 @@ void FrameSender::post_control(wire::Control kind, std::size_t payload_size) {
     ibv_send_wr wr{};
     wr.sg_list = payload_size ? &sge : nullptr;
     wr.num_sge = payload_size ? 1 : 0;
-    wr.wr_id = UINT64_MAX; // the one control message in flight
+    wr.wr_id = work_id(Work::kControlSend); // the one control message in flight
     wr.opcode = IBV_WR_SEND_WITH_IMM;
     wr.imm_data = htonl(wire::encode(kind));
     wr.send_flags = IBV_SEND_SIGNALED;

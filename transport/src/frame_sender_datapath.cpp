@@ -28,6 +28,7 @@ void FrameSender::handle(const ibv_wc& wc) {
     try {
         handle_one(wc);
     } catch (const ProtocolError& e) {
+        mark_failed();
         // One place names the peer for every refusal (no cost until one is thrown).
         throw ProtocolError(fmt::format("sender: refused the receiver at {}: {}", path_->peer_name(), e.what()));
     }
@@ -60,6 +61,7 @@ bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds tim
         }
         const auto now = Clock::now();
         if (control_in_flight_ && now - control_posted_at_ >= opts_.ack_limit) {
+            mark_failed();
             throw std::runtime_error(fmt::format(
                 "sender: the receiver's side has not acknowledged a control message for {} ms after {} frames, "
                 "though the NIC reported no error: the receiver has stopped taking messages (its process is "
@@ -69,7 +71,7 @@ bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds tim
         if (now >= deadline && awaiting_ring()) {
             throw TimeoutError(fmt::format("sender: the receiver did not send its grown ring within {} ms of stream "
                                            "format {} (frames of up to {} bytes): is it stuck registering memory?",
-                                           timeout.count(), format_posted_->id, format_posted_->max_frame_size));
+                                           timeout.count(), posted_format_.id, posted_format_.max_frame_size));
         }
         if (now >= deadline) {
             throw TimeoutError(fmt::format("sender: no credit for {} ms after {} frames: is the receiver stuck?",
@@ -79,14 +81,15 @@ bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds tim
     }
 }
 
+// The one place rdma_cm events reach a sender, in any state.
 void FrameSender::take(const std::optional<CmEvent>& ev) {
-    if (!ev) {
-        return;
+    if (!ev || state_ == SenderState::kEnded || state_ == SenderState::kLeft) {
+        return; // the stream is over: a hang-up now is the expected one
     }
-    if (ev->type == RDMA_CM_EVENT_DISCONNECTED && eos_posted_ && retired_before_ == next_post_) {
+    if (ev->type == RDMA_CM_EVENT_DISCONNECTED && state_ == SenderState::kEnding && retired_before_ == next_post_) {
         // The receiver had every frame, took the end of stream and hung up
         // before our SEND's completion was polled: a clean end.
-        end_acked_ = true;
+        step(state_, SenderState::kEnded);
         return;
     }
     if (ev->type == RDMA_CM_EVENT_DISCONNECTED) {
@@ -101,15 +104,20 @@ void FrameSender::take(const std::optional<CmEvent>& ev) {
                 if (late[i].status == IBV_WC_SUCCESS) handle(late[i]);
             }
         }
+        if (state_ == SenderState::kEnded) {
+            return; // among them, our end of stream's acknowledgement
+        }
     }
-    if (ev->type == RDMA_CM_EVENT_DISCONNECTED && format_posted_) {
+    const bool format_on_its_way = state_ == SenderState::kFormatPosted;
+    mark_failed();
+    if (ev->type == RDMA_CM_EVENT_DISCONNECTED && format_on_its_way) {
         // The protocol has no message for "format refused": a receiver that
         // will not take a format (a frame above its limit, a layout it
         // refuses) says why in its own log and hangs up.
         throw std::runtime_error(fmt::format(
             "sender: receiver went away after {} frames, on stream format {} (frames of up to {} bytes): it refused "
             "the format (its log says why: e.g. frames above its --max-frame-bytes / max-frame-bytes) or died: {}",
-            next_post_, format_posted_->id, format_posted_->max_frame_size, describe(*ev)));
+            next_post_, posted_format_.id, posted_format_.max_frame_size, describe(*ev)));
     }
     if (ev->type == RDMA_CM_EVENT_DISCONNECTED) {
         throw std::runtime_error(
@@ -119,11 +127,11 @@ void FrameSender::take(const std::optional<CmEvent>& ev) {
         fmt::format("sender: connection lost after {} frames: {}", next_post_, explain_lost_connection(*ev)));
 }
 
-void FrameSender::failed(const ibv_wc& wc) {
+void FrameSender::failed(const ibv_wc& wc, Work work) {
     // A receive that failed (not flushed) is the receiver's doing: a message
     // longer than the receive's buffer (LOC_LEN_ERR on a NIC, an invalid
     // request on rxe), never one of our own writes or sends.
-    if ((wc.wr_id & kRecvTag) != 0 && wc.wr_id != UINT64_MAX && wc.status != IBV_WC_WR_FLUSH_ERR) {
+    if (work == Work::kControlRecv && wc.status != IBV_WC_WR_FLUSH_ERR) {
         throw ProtocolError(fmt::format("the receiver sent a message longer than the {}-byte receive buffers "
                                         "(credits for every slot or a ring advert fit), which the receive refused: {}",
                                         control_in_size_, ibv_wc_status_str(wc.status)));
@@ -134,6 +142,7 @@ void FrameSender::failed(const ibv_wc& wc) {
     if (std::optional<CmEvent> ev = path_->wait_event(std::chrono::milliseconds(200))) {
         take(ev);
     }
+    mark_failed();
     path_->fail(wc, "sender");
 }
 
@@ -159,34 +168,44 @@ void FrameSender::look_for_events() {
 // acknowledged, and the receiver knows we wait. A dead path meanwhile is the
 // caller's timeout (or a disconnect), named as such in pump().
 void FrameSender::keepalive_if_idle() {
-    if (!control_in_flight_ && !eos_posted_ && !awaiting_ring() && Clock::now() - last_post_time_ >= opts_.keepalive) {
+    const bool streaming = state_ == SenderState::kStreaming || state_ == SenderState::kFormatPosted;
+    if (streaming && !control_in_flight_ && !awaiting_ring() && Clock::now() - last_post_time_ >= opts_.keepalive) {
         post_control(wire::Control::kKeepalive);
     }
 }
 
 void FrameSender::handle_one(const ibv_wc& wc) {
+    const WorkId id = decode_work_id(wc.wr_id);
     if (wc.status != IBV_WC_SUCCESS) {
-        failed(wc);
+        failed(wc, id.work);
     }
-    switch (wc.opcode) {
-    case IBV_WC_SEND: // a control message arrived
+    switch (id.work) {
+    case Work::kControlSend: // a control message arrived
         control_in_flight_ = false;
-        end_acked_ = end_acked_ || eos_posted_;
+        if (state_ == SenderState::kEnding) {
+            step(state_, SenderState::kEnded); // the end of stream's own acknowledgement
+        }
+        settle_format(); // in kFormatPosted: the format's
         // RC completes a send queue in order: every write posted before this
         // message is delivered too, signalled or not. So a keepalive or the
         // end of stream hands back frames a stuck receiver's missing credits
         // would otherwise keep.
         retire_through(control_after_);
         return;
-    case IBV_WC_RDMA_WRITE: // signalled: this write and every one before it are done
-        retire_through(wc.wr_id + 1);
+    case Work::kFrameWrite: // signalled: this write and every one before it are done
+        retire_through(id.index + 1);
         return;
-    case IBV_WC_RECV: {
+    case Work::kControlRecv: {
+        if (wc.opcode != IBV_WC_RECV) {
+            throw ProtocolError(fmt::format("unexpected completion opcode {} on a receive (a write into the "
+                                            "sender?)",
+                                            static_cast<int>(wc.opcode)));
+        }
         if ((wc.wc_flags & IBV_WC_WITH_IMM) == 0) {
             throw ProtocolError(fmt::format("the receiver sent a message without an immediate ({} bytes)",
                                             wc.byte_len));
         }
-        const std::uint64_t buffer = wc.wr_id & ~kRecvTag;
+        const std::uint64_t buffer = id.index;
         const auto bytes = control_in_.bytes().subspan(buffer * control_in_size_, wc.byte_len);
         switch (const wire::Control kind = wire::decode_control(ntohl(wc.imm_data))) {
         case wire::Control::kCredits: take_credits(bytes); break;
@@ -197,6 +216,7 @@ void FrameSender::handle_one(const ibv_wc& wc) {
                                                 wc.byte_len));
             }
             // The stream ends here, for the caller to tell from a failure.
+            step(state_, SenderState::kLeft);
             throw PeerLeft(fmt::format("the receiver {} left after {} frames: it has every frame it wants",
                                        path_->peer_name(), next_post_));
         default:
@@ -207,8 +227,9 @@ void FrameSender::handle_one(const ibv_wc& wc) {
         return;
     }
     default:
-        throw ProtocolError(fmt::format("unexpected completion opcode {} (a write into the sender?)",
-                                        static_cast<int>(wc.opcode)));
+        throw std::logic_error(fmt::format("sender: a completion of work request kind {}, which a sender never "
+                                           "posts",
+                                           static_cast<int>(id.work)));
     }
 }
 
@@ -260,6 +281,10 @@ std::uint64_t FrameSender::oldest_undone() const noexcept {
 }
 
 void FrameSender::progress() {
+    if (state_ == SenderState::kEnded) {
+        return; // nothing is left to move
+    }
+    check_usable("progress");
     pump_now();
     look_for_events();
     if (pending_ && credits_.available() > 0) {
@@ -271,6 +296,7 @@ void FrameSender::progress() {
 }
 
 bool FrameSender::wait_done(std::uint64_t number, std::chrono::milliseconds timeout) {
+    check_usable("wait_done");
     if (number >= next_number_) {
         throw std::logic_error(fmt::format("wait_done({}): that frame was never sent", number));
     }
@@ -288,6 +314,7 @@ bool FrameSender::wait_done(std::uint64_t number, std::chrono::milliseconds time
 std::optional<std::uint64_t> FrameSender::send(std::span<const std::byte> payload, std::uint32_t lkey,
                                                const FrameMeta& meta, std::uint64_t cookie,
                                                std::chrono::milliseconds timeout) {
+    check_usable("send");
     if ((meta.flags & ~wire::kFrameFlagsDefined) != 0) {
         throw std::invalid_argument(fmt::format("send: frame flags {:#06x} set reserved bits", meta.flags));
     }
@@ -339,7 +366,7 @@ void FrameSender::post(const Pending& frame) {
          frame.lkey},
     };
     ibv_send_wr wr{};
-    wr.wr_id = index;
+    wr.wr_id = work_id(Work::kFrameWrite, index);
     wr.sg_list = sge;
     wr.num_sge = frame.payload.empty() ? 1 : 2;
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;

@@ -1,4 +1,5 @@
 #include "rdmastream/handshake.hpp"
+#include "rdmastream/work_id.hpp"
 
 #include "rdmastream/error.hpp"
 
@@ -54,7 +55,7 @@ std::string Handshake::peer_label() const { return fmt::format("the {} {}", wire
 void Handshake::post_recv(std::uint64_t buffer) {
     ibv_sge sge{region_.addr() + buffer * buffer_, static_cast<std::uint32_t>(buffer_), region_.lkey()};
     ibv_recv_wr wr{};
-    wr.wr_id = buffer;
+    wr.wr_id = work_id(Work::kHandshakeRecv, buffer);
     wr.sg_list = &sge;
     wr.num_sge = 1;
     path_.post_recv(wr, "ibv_post_recv(handshake)");
@@ -110,7 +111,7 @@ void Handshake::post_proof() {
     std::copy(bytes.begin(), bytes.end(), out.begin());
     ibv_sge sge{region_.addr() + kSendAt * buffer_, static_cast<std::uint32_t>(bytes.size()), region_.lkey()};
     ibv_send_wr wr{};
-    wr.wr_id = kProofWr;
+    wr.wr_id = work_id(Work::kHandshakeSend);
     wr.sg_list = &sge;
     wr.num_sge = 1;
     wr.opcode = IBV_WR_SEND_WITH_IMM;
@@ -181,11 +182,12 @@ void Handshake::handle(const ibv_wc& wc) {
         }
         path_.fail(wc, wire::name(role_));
     }
-    if (wc.opcode == IBV_WC_SEND && wc.wr_id == kProofWr) {
+    const WorkId id = decode_work_id(wc.wr_id);
+    if (id.work == Work::kHandshakeSend) {
         proof_acked_ = true;
         return;
     }
-    if (wc.opcode != IBV_WC_RECV || wc.wr_id >= recvs_posted_) {
+    if (id.work != Work::kHandshakeRecv || wc.opcode != IBV_WC_RECV || id.index >= recvs_posted_) {
         throw ProtocolError(fmt::format("{} wrote into this {}'s memory during the handshake (completion opcode {})",
                                         peer_label(), wire::name(role_), static_cast<int>(wc.opcode)));
     }
@@ -193,7 +195,7 @@ void Handshake::handle(const ibv_wc& wc) {
     if ((wc.wc_flags & IBV_WC_WITH_IMM) == 0) {
         throw ProtocolError(fmt::format("{} sent a message without an immediate during the handshake", peer_label()));
     }
-    const auto bytes = region_.bytes().subspan(wc.wr_id * buffer_, std::min<std::size_t>(wc.byte_len, buffer_));
+    const auto bytes = region_.bytes().subspan(id.index * buffer_, std::min<std::size_t>(wc.byte_len, buffer_));
     switch (const wire::Control kind = wire::decode_control(ntohl(wc.imm_data))) {
     case wire::Control::kAuth: take_proof(bytes); return;
     case wire::Control::kRing: take_ring(bytes); return;
@@ -244,7 +246,7 @@ void Handshake::wait_for_our_proof() {
     while (proof_posted_ && !proof_acked_ && Clock::now() < deadline) {
         Waited w = path_.wait(wcs_, deadline);
         for (std::size_t i = 0; w.kind == Waited::kCompletions && i < w.completions; ++i) {
-            if (wcs_[i].wr_id == kProofWr && wcs_[i].opcode == IBV_WC_SEND) proof_acked_ = true;
+            if (wcs_[i].wr_id == work_id(Work::kHandshakeSend)) proof_acked_ = true;
         }
         if (w.kind == Waited::kCmEvent) return;
     }

@@ -1,12 +1,15 @@
 // Errors of the transport library.
 //
-// Three kinds, kept apart so that callers can tell the user the right thing:
+// Five kinds, kept apart so that callers can tell the user the right thing:
 //  - SystemError: a library or kernel call failed; carries the call and errno.
 //  - UserError:   something the user can change (a flag, a limit, a setup step);
 //                 the message says what to change.
-//  - TimeoutError: nothing came within the caller's timeout (try again).
+//  - TimeoutError: nothing came within the caller's timeout.
 //  - ProtocolError: a peer sent something we refuse (bad handshake, bad
 //                 immediate, bad header). Everything off the wire is untrusted.
+//  - PeerLeft:    the receiver ended the stream on purpose: not a failure.
+// (Listener's own ListenerError, listener.hpp, says a listener can take
+// no more requests.)
 //
 // verbs and rdma_cm report failures in three conventions; one helper each
 // turns them into a SystemError (the model is rdmapp's error.h).
@@ -40,8 +43,8 @@ public:
 };
 
 // Waited and nothing came: no credit, no frame within the caller's timeout.
-// The connection is still fine; a caller that waits in slices (to stay
-// interruptible) catches this one and tries again.
+// The real timeout and nothing else (waits are interrupted by a Waker, not
+// by slicing them): the caller gives up, or reports the peer stuck.
 class TimeoutError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;

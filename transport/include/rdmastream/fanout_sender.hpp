@@ -83,6 +83,12 @@ public:
     // can_take_frame() said no: it is in stats().drops, and every receiver
     // sees its number as a gap.
     void drop_unoffered() noexcept;
+    // Returns once frame `number`'s memory is free: every receiver it went
+    // to is done with it, and on_done has fired. Waits on the receivers
+    // that still hold it (each wait woken by its own completions, at most
+    // the member timeout: a stuck receiver is cut and the frame is free of
+    // it); TimeoutError after `timeout`.
+    void wait_done(std::uint64_t number, std::chrono::milliseconds timeout);
     // Ends the stream for every receiver.
     void finish(std::chrono::milliseconds timeout);
 
@@ -127,17 +133,21 @@ private:
     bool advance(Joiner& j); // true once j may take frames; throws if it failed
     bool has_lossless_member() const noexcept;
     bool member_has_free_slot() const noexcept; // current after progress()
-    // A frame's memory is free once every receiver it went to is done with it.
-    struct Outstanding {
+    // The fan-out's one table of frames in flight: a frame's memory is free
+    // once every receiver it went to is done with it (each member's own
+    // FrameSender tracks its writes; the caller's cookie lives only here).
+    struct SharedFrame {
+        std::uint64_t number = 0;
         std::uint64_t cookie = 0;
-        std::uint32_t remaining = 0;
+        std::uint32_t holders = 0; // receivers still holding it, plus send()'s own hold while it hands it out
         bool delivered = false;
     };
-    static constexpr std::size_t kOutstanding = 2 * FrameSender::kMaxSlots + 4;
+    static constexpr std::size_t kSharedFrames = 2 * FrameSender::kMaxSlots + 4;
+    bool frame_free(std::uint64_t number) const noexcept;
 
     template <typename Fn>
     void for_each_member(Fn&& fn); // runs fn on each, dropping any that throws
-    void frame_done(std::uint64_t token, FrameFate fate);
+    void member_done(std::uint64_t number, FrameFate fate); // one holder let go of frame `number`
     SenderOptions member_options(); // once, for member_opts_
 
     Listener& listener_;
@@ -146,7 +156,7 @@ private:
     std::shared_ptr<ibv_pd> pd_;
     SenderOptions member_opts_; // made once: admit() must not copy options per frame
     std::chrono::steady_clock::time_point next_listener_look_{};
-    std::vector<Outstanding> outstanding_; // by token % kOutstanding
+    std::vector<SharedFrame> shared_; // by number % kSharedFrames
     std::vector<std::unique_ptr<Member>> members_;
     std::vector<std::unique_ptr<Joiner>> joining_;
     std::vector<ReceiverStats> departed_; // members dropped so far, for the reports

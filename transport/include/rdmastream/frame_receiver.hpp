@@ -19,9 +19,11 @@
 #include "rdmastream/registered_region.hpp"
 #include "rdmastream/slot_credits.hpp"
 #include "rdmastream/slot_ring.hpp"
+#include "rdmastream/stream_states.hpp"
 #include "rdmastream/stream_stats.hpp"
 #include "rdmastream/waker.hpp"
 #include "rdmastream/wire.hpp"
+#include "rdmastream/work_id.hpp"
 
 #include <array>
 #include <chrono>
@@ -144,6 +146,8 @@ public:
     void release(std::uint16_t slot);
 
     const StreamStats& stats() const noexcept { return stats_; }
+    // Where the stream is (stream_states.hpp): tests, and messages.
+    ReceiverState state() const noexcept { return state_; }
     const RingConfig& ring() const noexcept { return config_; }
     bool huge_pages() const noexcept { return ring_->huge_pages(); }
     // Whether the ring has memory windows (asked for, and the device has them).
@@ -185,19 +189,15 @@ private:
     // take() and next_arrived(), with the sender's address added to a ProtocolError.
     void checked_take(const ibv_wc& wc);
     std::optional<ReceivedFrame> checked_next_arrived();
-    // Set in a receive's wr_id (below it the control buffer's index), so a
-    // failed completion tells a receive from our own sends (credit messages
-    // count up from 0; the ring message is UINT64_MAX; a bind or invalidate
-    // carries its tag and the slot).
-    static constexpr std::uint64_t kRecvTag = std::uint64_t{1} << 62;
-    static constexpr std::uint64_t kInvalidateTag = std::uint64_t{1} << 61;
-    static constexpr std::uint64_t kBindTag = std::uint64_t{1} << 60;
-    static constexpr std::uint64_t kLeavingWr = std::uint64_t{1} << 59; // leave()'s message
     // The connection is gone (an rdma_cm event): throws what it means.
-    [[noreturn]] void lost(const CmEvent& ev) const;
-    // A failed completion: throws, naming the sender's hang-up if that is
-    // what caused it.
-    [[noreturn]] void failed(const ibv_wc& wc);
+    [[noreturn]] void lost(const CmEvent& ev);
+    void mark_failed() noexcept; // kFailed, unless the stream had already ended one way or another
+    bool end_arrived() const noexcept {
+        return state_ == ReceiverState::kEndArrived || state_ == ReceiverState::kEnded;
+    }
+    // A failed completion (of work request `work`): throws, naming the
+    // sender's hang-up if that is what caused it.
+    [[noreturn]] void failed(const ibv_wc& wc, Work work);
     RingConfig config_;
     std::unique_ptr<Datapath> path_;       // declared before what lives on it
     RcConnection* conn_ = nullptr;         // set-up over verbs (accept, connect); null over another datapath
@@ -223,11 +223,9 @@ private:
     std::size_t batched_ = 0;
     std::size_t flush_at_;               // a quarter of the ring
     std::uint64_t credit_msgs_ = 0;      // credit messages posted
-    bool left_ = false;                  // leave() ran: releases send no credits
     std::uint64_t credit_acked_ = 0;     // credit messages the NIC completed (signalled ones retire the earlier)
     std::uint32_t signal_every_;
-    bool ended_ = false;      // the sender's end of stream was acted on (every frame before it handed out)
-    bool eos_arrived_ = false; // it arrived (perhaps behind frames still being invalidated)
+    ReceiverState state_ = ReceiverState::kStreaming;
     std::vector<std::uint64_t> recv_of_slot_; // the receive (and buffer) the frame in a slot used
     // What the sender sent that must be acted on in order: frames (with
     // windows, each waits for its window's invalidation, posted when it

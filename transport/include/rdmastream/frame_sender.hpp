@@ -17,9 +17,11 @@
 #include "rdmastream/listener.hpp"
 #include "rdmastream/registered_region.hpp"
 #include "rdmastream/slot_credits.hpp"
+#include "rdmastream/stream_states.hpp"
 #include "rdmastream/stream_stats.hpp"
 #include "rdmastream/waker.hpp"
 #include "rdmastream/wire.hpp"
+#include "rdmastream/work_id.hpp"
 
 #include <array>
 #include <chrono>
@@ -185,6 +187,8 @@ public:
     std::uint32_t credits_available() const noexcept { return credits_.available(); }
 
     const StreamStats& stats() const noexcept { return stats_; }
+    // Where the stream is (stream_states.hpp): tests, and messages.
+    SenderState state() const noexcept { return state_; }
     // Live if this sender or the receiver asked for it.
     Policy policy() const noexcept { return policy_; }
     // The receiver's address, for messages.
@@ -211,8 +215,14 @@ private:
     void post(const Pending& frame);
     void flush_pending(std::chrono::milliseconds timeout); // posts the pending frame, waiting for a slot
     void post_control(wire::Control kind, std::size_t payload_size = 0);
-    void post_format(const wire::StreamFormat& format); // sets format_posted_
-    bool format_done();                                 // the posted format is in force
+    void post_format(const wire::StreamFormat& format); // enters kFormatPosted
+    // In kFormatPosted: the format's SEND acknowledged and, if it grows the
+    // ring, the new ring adopted: the format is in force (kStreaming).
+    void settle_format();
+    // A terminal state refuses `call`: PeerLeft once the receiver left, an
+    // error after a failure, a logic_error after finish() or stop().
+    void check_usable(const char* call) const;
+    void mark_failed() noexcept; // kFailed, unless the stream had already ended one way or another
     void post_credit_recv(std::uint64_t buffer);
     void adopt_ring(const wire::RingAdvert& ring); // the receiver grew its ring
     // Handles one batch of completions, waiting for it until `deadline` and
@@ -222,21 +232,19 @@ private:
     bool pump(std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds timeout);
     void pump_now();                       // handles what is ready, never waits
     void take(const std::optional<CmEvent>& ev); // an rdma_cm event: throws on a lost connection
-    // A failed completion: throws, naming the receiver's hang-up if that is
-    // what caused it.
-    [[noreturn]] void failed(const ibv_wc& wc);
+    // A failed completion (of work request `work`): throws, naming the
+    // receiver's hang-up if that is what caused it.
+    [[noreturn]] void failed(const ibv_wc& wc, Work work);
     void take_credits(std::span<const std::byte> bytes); // a kCredits message
     void keepalive_if_idle(); // a keepalive when nothing went out for opts_.keepalive
     // A format that grows the ring is posted and the receiver's new ring has
     // not come yet: it is registering memory and serving nothing.
-    bool awaiting_ring() const noexcept { return format_posted_ && format_posted_->grows && !ring_replaced_; }
+    bool awaiting_ring() const noexcept {
+        return state_ == SenderState::kFormatPosted && posted_format_.grows && !posted_format_.ring_adopted;
+    }
     void look_for_events();   // rdma_cm events (a hang-up), at most every 10 ms
     void handle(const ibv_wc& wc);     // handle_one(), with the receiver's address added to a ProtocolError
     void handle_one(const ibv_wc& wc);
-    // Set in a receive's wr_id (below it the buffer's index), so a failed
-    // completion tells a receive from our own writes (numbered from 0) and
-    // control messages (UINT64_MAX).
-    static constexpr std::uint64_t kRecvTag = std::uint64_t{1} << 62;
     void retire_through(std::uint64_t posted_before); // frames below this posted index are delivered
     void drop_pending();
     std::uint64_t oldest_undone() const noexcept; // lowest frame number not yet delivered or dropped
@@ -267,16 +275,15 @@ private:
     std::chrono::steady_clock::time_point control_posted_at_; // while control_in_flight_
     std::uint64_t control_after_ = 0; // writes posted before the control message in flight
     std::chrono::steady_clock::time_point next_event_look_{};
-    bool ring_replaced_ = false;      // a kRing message arrived
     std::uint16_t format_id_ = 0;     // stamped on every frame
     struct PostedFormat {
         std::uint16_t id = 0;
         bool grows = false; // the receiver must grow its ring before frames follow
         std::uint32_t max_frame_size = 0;
+        bool ring_adopted = false; // the grown ring arrived (it may come before our SEND's completion)
     };
-    std::optional<PostedFormat> format_posted_; // a format on its way
-    bool eos_posted_ = false;
-    bool end_acked_ = false;
+    SenderState state_ = SenderState::kStreaming;
+    PostedFormat posted_format_; // the format on its way, in kFormatPosted
     std::chrono::steady_clock::time_point last_post_time_ = std::chrono::steady_clock::now();
     StreamStats stats_;
     std::array<ibv_wc, 16> wcs_{};

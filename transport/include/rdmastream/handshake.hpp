@@ -73,7 +73,6 @@ public:
     const wire::RingAdvert& ring() const;
 
 private:
-    static constexpr std::uint64_t kProofWr = 0x50524f4f46; // "PROOF": our one send
     wire::Role peer_role() const noexcept;
     std::string peer_label() const; // "the receiver 198.18.0.1:18515"
     void post_recv(std::uint64_t buffer);
