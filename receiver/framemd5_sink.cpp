@@ -1,6 +1,7 @@
 #include "framemd5_sink.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream/no_time.hpp"
 
 extern "C" {
 #include <libavformat/avformat.h>
@@ -12,14 +13,13 @@ extern "C" {
 
 #include <cinttypes>
 #include <cstring>
-#include <limits>
 
 namespace rdmastream::cli {
 namespace {
 constexpr AVRational kNanoseconds{1, 1000000000};
 
 std::int64_t to_tb(std::int64_t ns, AVRational tb) {
-    return ns == std::numeric_limits<std::int64_t>::min() ? AV_NOPTS_VALUE : av_rescale_q(ns, kNanoseconds, tb);
+    return ns == kNoTime ? AV_NOPTS_VALUE : av_rescale_q(ns, kNanoseconds, tb);
 }
 } // namespace
 
@@ -65,7 +65,7 @@ bool FrameMd5Sink::consume(const ReceivedFrame& frame) {
     av_md5_final(md5_.get(), digest);
     const std::int64_t pts = to_tb(frame.header.pts, time_base_);
     const std::int64_t duration =
-        frame.header.duration == std::numeric_limits<std::int64_t>::min() ? 0 : to_tb(frame.header.duration, time_base_);
+        frame.header.duration == kNoTime ? 0 : to_tb(frame.header.duration, time_base_);
     std::fprintf(out_.get(), "%d, %10" PRId64 ", %10" PRId64 ", %8" PRId64 ", %8d, ", 0, pts, pts, duration,
                  static_cast<int>(geometry.packed_size));
     for (const std::uint8_t b : digest) std::fprintf(out_.get(), "%02x", b);

@@ -37,7 +37,7 @@ public:
     void start_format(const StreamLayout& stream) override;
     bool consume(const ReceivedFrame& frame) override;
     void finish() override;
-    std::uint64_t copies() const noexcept override { return copies_; }
+    std::uint64_t copies() const noexcept override { return frames_copied_; }
 
 private:
     enum class Mode { kWrappedFrame, kRawPacket, kEncode };
@@ -83,7 +83,7 @@ private:
     std::vector<std::uint8_t> packed_copy_;
     std::vector<Ticket> tickets_;      // one per slot, for the encoder's free callback
     std::atomic<std::uint32_t> encoder_holds_{0}; // slots the encoder still references
-    std::uint64_t copies_ = 0;
+    std::uint64_t frames_copied_ = 0; // frames that needed a CPU copy (what copies() reports)
 };
 
 } // namespace rdmastream::cli

@@ -8,6 +8,7 @@
 #include "rdmastream_cli/av_error.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream/no_time.hpp"
 
 extern "C" {
 #include <libavutil/imgutils.h>
@@ -16,12 +17,10 @@ extern "C" {
 #include <fmt/format.h>
 
 #include <cstring>
-#include <limits>
 
 namespace rdmastream::cli {
 namespace {
 constexpr AVRational kNanoseconds{1, 1000000000};
-constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min(); // no timestamp on the wire
 } // namespace
 
 bool OutputSink::consume(const ReceivedFrame& frame) {
@@ -35,8 +34,8 @@ bool OutputSink::consume(const ReceivedFrame& frame) {
 
 // Timestamps in time_base_; a frame without one follows the previous frame.
 void OutputSink::set_timestamps(const ReceivedFrame& frame, std::int64_t& pts, std::int64_t& duration) {
-    pts = frame.header.pts == kNone ? next_pts_ : av_rescale_q(frame.header.pts, kNanoseconds, time_base_);
-    duration = frame.header.duration == kNone || frame.header.duration <= 0
+    pts = frame.header.pts == kNoTime ? next_pts_ : av_rescale_q(frame.header.pts, kNanoseconds, time_base_);
+    duration = frame.header.duration == kNoTime || frame.header.duration <= 0
                    ? (caps_.framerate.num > 0 ? 1 : 0) // one tick of 1/fps
                    : av_rescale_q(frame.header.duration, kNanoseconds, time_base_);
     next_pts_ = pts + std::max<std::int64_t>(duration, 1);
@@ -101,7 +100,7 @@ bool OutputSink::write_raw(const ReceivedFrame& frame) {
             dst += g.row_bytes * static_cast<std::size_t>(g.rows);
         }
         packet_->data = packed_copy_.data();
-        ++copies_;
+        ++frames_copied_;
     }
     packet_->size = static_cast<int>(geometry_.packed_size);
     write_packet(pts, duration);
@@ -146,7 +145,7 @@ bool OutputSink::encode(const ReceivedFrame& frame) {
         av_image_copy(frame_->data, frame_->linesize, src, src_stride,
                       caps_.format, caps_.width, caps_.height);
         frame_->sample_aspect_ratio = caps_.pixel_aspect_ratio;
-        ++copies_;
+        ++frames_copied_;
     }
     frame_->pts = pts;
     frame_->pkt_duration = duration;

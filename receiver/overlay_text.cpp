@@ -1,9 +1,10 @@
 #include "overlay_text.hpp"
 
+#include "rdmastream/no_time.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 
 namespace rdmastream::cli {
 
@@ -11,7 +12,7 @@ std::string_view overlay_text(const ReceivedFrame& frame, std::span<char> buffer
     if (buffer.empty()) return {};
     const std::size_t room = buffer.size() - 1; // the NUL
     auto r = fmt::format_to_n(buffer.data(), room, "frame {}", frame.header.sequence);
-    if (frame.header.pts != std::numeric_limits<std::int64_t>::min()) {
+    if (frame.header.pts != kNoTime) {
         const std::size_t used = std::min(r.size, room);
         r = fmt::format_to_n(buffer.data() + used, room - used, ", pts {:.3f} s",
                              static_cast<double>(frame.header.pts) / 1e9);

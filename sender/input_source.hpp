@@ -34,7 +34,6 @@ public:
     // Back to the start (--loop); the decoder is flushed.
     void rewind();
 
-    const AVCodecContext& decoder() const noexcept { return *dec_; }
     AVRational time_base() const noexcept { return stream_->time_base; }
     AVRational frame_rate() const noexcept { return frame_rate_; }
     AVRational sample_aspect_ratio(const AVFrame& f) const noexcept;

@@ -1,7 +1,8 @@
 #include "pacer.hpp"
 
+#include "rdmastream/no_time.hpp"
+
 #include <algorithm>
-#include <limits>
 #include <thread>
 
 namespace rdmastream::cli {
@@ -12,18 +13,18 @@ void Pacer::wait(std::uint64_t index, std::int64_t pts_ns, const std::function<v
     using namespace std::chrono;
     if (mode_ == Mode::kAsFastAsPossible) return;
     const auto now = steady_clock::now();
-    if (!started_ || (mode_ == Mode::kRealtime && pts_ns != std::numeric_limits<std::int64_t>::min() &&
+    if (!started_ || (mode_ == Mode::kRealtime && pts_ns != kNoTime &&
                       pts_ns < first_pts_)) { // first frame, or the timestamps went back: restart the clock
         started_ = true;
         start_ = now;
-        first_pts_ = pts_ns == std::numeric_limits<std::int64_t>::min() ? 0 : pts_ns;
+        first_pts_ = pts_ns == kNoTime ? 0 : pts_ns;
         if (mode_ == Mode::kRealtime) return;
     }
     steady_clock::time_point due;
     if (mode_ == Mode::kFixedRate) {
         due = start_ + duration_cast<steady_clock::duration>(duration<double>(static_cast<double>(index) / fps_));
     } else {
-        if (pts_ns == std::numeric_limits<std::int64_t>::min()) return; // no timestamp: send now
+        if (pts_ns == kNoTime) return; // no timestamp: send now
         due = start_ + nanoseconds(pts_ns - first_pts_);
     }
     for (auto t = steady_clock::now(); t < due; t = steady_clock::now()) {

@@ -13,7 +13,7 @@ class Pacer {
 public:
     enum class Mode { kAsFastAsPossible, kRealtime, kFixedRate };
     Pacer(Mode mode, double fps);
-    // Sleeps until frame `index` (timestamp `pts_ns`, INT64_MIN: none) is
+    // Sleeps until frame `index` (timestamp `pts_ns`, kNoTime: none) is
     // due, calling `service` at least every 100 ms meanwhile.
     void wait(std::uint64_t index, std::int64_t pts_ns, const std::function<void()>& service);
 

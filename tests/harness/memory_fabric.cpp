@@ -23,14 +23,14 @@ using Clock = std::chrono::steady_clock;
 template <typename T, std::size_t N>
 class Fifo {
 public:
-    bool push(const T& v) {
+    bool push(T v) { // by value: a CmEvent moves in
         if (count_ == N) return false;
-        items_[(head_ + count_++) % N] = v;
+        items_[(head_ + count_++) % N] = std::move(v);
         return true;
     }
     bool empty() const noexcept { return count_ == 0; }
     T pop() {
-        T v = items_[head_];
+        T v = std::move(items_[head_]);
         head_ = (head_ + 1) % N;
         --count_;
         return v;
@@ -366,7 +366,7 @@ public:
         CmEvent ev;
         ev.type = RDMA_CM_EVENT_DISCONNECTED;
         auto& peer = s_->ends[peer_];
-        if (!peer.down && peer.events.push(ev)) peer.ready.wake();
+        if (!peer.down && peer.events.push(std::move(ev))) peer.ready.wake();
     }
 
     std::string peer_name() const override { return fmt::format("harness end {}", peer_); }

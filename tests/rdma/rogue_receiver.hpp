@@ -6,7 +6,7 @@
 // crash nor hang.
 #pragma once
 
-#include "rdmastream/rc_connection.hpp"
+#include "rdmastream/listener.hpp"
 
 #include <chrono>
 #include <cstdint>

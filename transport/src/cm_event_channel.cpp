@@ -1,5 +1,6 @@
 #include "rdmastream/cm_event_channel.hpp"
 
+#include "rdmastream/devices.hpp"
 #include "rdmastream/error.hpp"
 
 #include <fcntl.h>
@@ -11,15 +12,6 @@
 #include <fmt/format.h>
 
 namespace rdmastream {
-
-namespace {
-[[noreturn]] void throw_no_device(int err) {
-    throw UserError(fmt::format(
-        "no RDMA device is usable ({}): load Soft-RoCE with `modprobe rdma_rxe && rdma link add rxe0 "
-        "type rxe netdev <your netdev>`, or see docs/softroce.md for real NICs and the QEMU test bed",
-        std::strerror(err)));
-}
-} // namespace
 
 std::string describe(const CmEvent& ev) {
     std::string s = rdma_event_str(ev.type);
@@ -44,7 +36,7 @@ CmEventChannel::CmEventChannel() {
     rdma_event_channel* ch = rdma_create_event_channel();
     if (ch == nullptr) {
         if (errno == ENODEV) {
-            throw_no_device(errno);
+            throw UserError(no_device_message(fmt::format("rdma_create_event_channel: {}", std::strerror(errno))));
         }
         throw SystemError("rdma_create_event_channel", errno);
     }
@@ -76,10 +68,16 @@ std::optional<CmEvent> CmEventChannel::next(std::chrono::milliseconds timeout) {
                 ev.id = raw->id;
                 const auto& conn = raw->param.conn;
                 if (conn.private_data != nullptr && conn.private_data_len > 0) {
-                    ev.private_data_len = std::min<std::size_t>(conn.private_data_len, ev.private_data.size());
-                    std::memcpy(ev.private_data.data(), conn.private_data, ev.private_data_len);
+                    ev.private_data.size = std::min<std::size_t>(conn.private_data_len, ev.private_data.bytes.size());
+                    std::memcpy(ev.private_data.bytes.data(), conn.private_data, ev.private_data.size);
                 }
+                // Acked before a request's id gets its owner: destroying an
+                // id waits for its events' acks. (rdma_ack_cm_event fails
+                // for a null event only.)
                 check_errno(rdma_ack_cm_event(raw), "rdma_ack_cm_event");
+                if (ev.type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+                    ev.request.reset(ev.id);
+                }
                 return ev;
             }
             if (errno != EAGAIN && errno != EWOULDBLOCK) {
@@ -98,7 +96,7 @@ CmEvent CmEventChannel::expect(rdma_cm_event_type want, std::chrono::millisecond
         throw CmEventError(fmt::format("{}: no {} within {} ms", what, rdma_event_str(want), timeout.count()),
                            std::nullopt);
     }
-    return *ev;
+    return std::move(*ev);
 }
 
 std::optional<CmEvent> CmEventChannel::next(std::chrono::milliseconds timeout, rdma_cm_event_type want,
@@ -109,7 +107,7 @@ std::optional<CmEvent> CmEventChannel::next(std::chrono::milliseconds timeout, r
         if (ev->status < 0) {
             msg += fmt::format(": {}", std::strerror(-ev->status));
         }
-        throw CmEventError(msg, ev);
+        throw CmEventError(msg, std::move(ev));
     }
     return ev;
 }

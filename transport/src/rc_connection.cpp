@@ -1,10 +1,8 @@
 #include "rdmastream/rc_connection.hpp"
 
-#include "rdmastream/error.hpp"
-#include "rdmastream/wire.hpp"
+#include "cm_setup.hpp"
 
-#include <arpa/inet.h>
-#include <netdb.h>
+#include "rdmastream/error.hpp"
 
 #include <algorithm>
 #include <array>
@@ -19,32 +17,11 @@
 
 namespace rdmastream {
 
+using detail::check_id_device;
+using detail::create_id;
+using detail::lookup;
+
 namespace {
-
-struct AddrInfoDeleter {
-    void operator()(addrinfo* ai) const noexcept { freeaddrinfo(ai); }
-};
-using AddrInfo = std::unique_ptr<addrinfo, AddrInfoDeleter>;
-
-AddrInfo lookup(const Endpoint& ep, bool passive) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = passive ? AI_PASSIVE : 0;
-    addrinfo* res = nullptr;
-    const std::string port = std::to_string(ep.port);
-    const int rc = getaddrinfo(ep.host.empty() ? nullptr : ep.host.c_str(), port.c_str(), &hints, &res);
-    if (rc != 0) {
-        throw UserError(fmt::format("cannot resolve '{}': {}", ep.host, gai_strerror(rc)));
-    }
-    return AddrInfo(res);
-}
-
-CmId create_id(const CmEventChannel& ch) {
-    rdma_cm_id* id = nullptr;
-    check_errno(rdma_create_id(ch.get(), &id, nullptr, RDMA_PS_TCP), "rdma_create_id");
-    return CmId(id);
-}
 
 int to_ms(std::chrono::milliseconds t) { return static_cast<int>(t.count()); }
 
@@ -60,55 +37,11 @@ void disconnect_id(rdma_cm_id* id) noexcept {
 
 } // namespace
 
-namespace detail {
-void report_destroy_failure(const char* call, int rc) noexcept {
-    std::fprintf(stderr, "rdmastream: %s failed: %s (a child object is still alive)\n", call, std::strerror(rc));
-}
-} // namespace detail
-
-namespace {
-struct DeviceListDeleter {
-    void operator()(ibv_device** list) const noexcept { ibv_free_device_list(list); }
-};
-
-// The device a resolved or requested id is on must be the one asked for.
-void check_id_device(const rdma_cm_id* id, const std::string& want, const char* what) {
-    if (want.empty() || id->verbs == nullptr) {
-        return;
-    }
-    const std::string got = ibv_get_device_name(id->verbs->device);
-    if (got != want) {
-        throw UserError(fmt::format("{} goes through RDMA device {}, not {}: use an address on {} (see `rdma link "
-                                    "show`), or drop the device option",
-                                    what, got, want, want));
-    }
-}
-} // namespace
-
-void check_device_exists(const std::string& name) {
-    int n = 0;
-    std::unique_ptr<ibv_device*, DeviceListDeleter> list(ibv_get_device_list(&n));
-    std::string names;
-    for (int i = 0; list && i < n; ++i) {
-        const char* dev = ibv_get_device_name(list.get()[i]);
-        if (name == dev) {
-            return;
-        }
-        names += names.empty() ? dev : std::string(", ") + dev;
-    }
-    throw UserError(names.empty() ? fmt::format("there is no RDMA device {}: this machine has none (see "
-                                                "docs/softroce.md to set up Soft-RoCE)",
-                                                name)
-                                  : fmt::format("there is no RDMA device {}; this machine has: {}", name, names));
-}
-
 std::shared_ptr<ibv_pd> make_shared_pd(ibv_context* device) {
     return std::shared_ptr<ibv_pd>(check_ptr(ibv_alloc_pd(device), "ibv_alloc_pd"), detail::PdDeleter{});
 }
 
-std::string RcConnection::peer_name() const {
-    return fmt::format("{}:{}", address_text(rdma_get_peer_addr(id_.get())), ntohs(rdma_get_dst_port(id_.get())));
-}
+std::string RcConnection::peer_name() const { return detail::peer_text(id_.get()); }
 
 void RcConnection::stop_qp() noexcept {
     if (!qp_ || std::exchange(stopped_, true)) {
@@ -255,7 +188,7 @@ rdma_conn_param RcConnection::conn_param(std::span<const std::byte> private_data
 }
 
 RcConnection RcConnection::resolve(const Endpoint& peer, const ConnectionOptions& opts) {
-    const AddrInfo ai = lookup(peer, false);
+    const detail::AddrInfo ai = lookup(peer, false);
     CmEventChannel events;
     CmId id = create_id(events);
     check_errno(rdma_resolve_addr(id.get(), nullptr, ai->ai_addr, to_ms(opts.step_timeout)), "rdma_resolve_addr");
@@ -277,7 +210,7 @@ RcConnection RcConnection::resolve(const Endpoint& peer, const ConnectionOptions
 void RcConnection::connect(std::span<const std::byte> private_data) {
     const rdma_conn_param p = conn_param(private_data);
     check_errno(rdma_connect(id_.get(), const_cast<rdma_conn_param*>(&p)), "rdma_connect");
-    peer_data_ = events_.expect(RDMA_CM_EVENT_ESTABLISHED, opts_.step_timeout, "connecting");
+    peer_data_ = events_.expect(RDMA_CM_EVENT_ESTABLISHED, opts_.step_timeout, "connecting").private_data;
     connected_ = true;
 }
 
@@ -357,210 +290,6 @@ RcConnection connect_with_retry(const Endpoint& peer, const ConnectionOptions& o
         c.connect(private_data);
         return c;
     });
-}
-
-namespace {
-// Whether rdma_cm can bind `local`'s address on some free port.
-bool address_binds(const Endpoint& local) {
-    CmEventChannel events;
-    CmId probe = create_id(events);
-    const AddrInfo ai = lookup(Endpoint{local.host, 0}, true);
-    return rdma_bind_addr(probe.get(), ai->ai_addr) == 0;
-}
-} // namespace
-
-Listener::Listener(const Endpoint& local) : id_(create_id(events_)) {
-    const AddrInfo ai = lookup(local, true);
-    if (rdma_bind_addr(id_.get(), ai->ai_addr) != 0) {
-        const int err = errno;
-        if (err == EADDRINUSE) {
-            throw UserError(fmt::format("port {} is already in use: stop the other listener or pick "
-                                        "another port",
-                                        local.port));
-        }
-        // rdma_cm reports a port another listener holds as EADDRNOTAVAIL
-        // too (cma_check_port), not EADDRINUSE as sockets do: the same
-        // address on a free port tells the two causes apart.
-        if (err == EADDRNOTAVAIL && address_binds(local)) {
-            throw UserError(fmt::format("port {} is already in use by another RDMA listener: stop it or pick "
-                                        "another port",
-                                        local.port));
-        }
-        if (err == EADDRNOTAVAIL || err == ENODEV) {
-            throw UserError(fmt::format("cannot listen on '{}': no RDMA device has that address "
-                                        "(check `rdma link show` and `ip addr`)",
-                                        local.host));
-        }
-        throw SystemError("rdma_bind_addr", err);
-    }
-    check_errno(rdma_listen(id_.get(), 8), "rdma_listen");
-    if (id_->verbs != nullptr) { // bound to an address, so to its device
-        device_ = ibv_get_device_name(id_->verbs->device);
-    }
-}
-
-std::uint16_t Listener::port() const { return ntohs(rdma_get_src_port(id_.get())); }
-
-void Listener::log_refusal(const std::string& peer, const std::string& reason) const {
-    const std::string line = fmt::format("refused {}: {}", peer, reason);
-    if (log_) {
-        log_(line);
-    } else {
-        std::fprintf(stderr, "rdmastream: %s\n", line.c_str());
-    }
-}
-
-namespace {
-// "198.18.0.2:40123" for a request's id, before an RcConnection exists.
-std::string request_peer(rdma_cm_id* id) {
-    return fmt::format("{}:{}", address_text(rdma_get_peer_addr(id)), ntohs(rdma_get_dst_port(id)));
-}
-
-// Refuses a request with our reason; returns "" or, when the reject could
-// not be sent (EINVAL: the peer gave its request up first), what to add to
-// the refusal's log line. The id goes either way.
-std::string reject_with(rdma_cm_id* id, wire::RejectReason reason, const std::string& text) {
-    const auto bytes = wire::encode(wire::Reject{reason, text});
-    if (rdma_reject(id, bytes.data(), static_cast<std::uint8_t>(bytes.size())) != 0) {
-        return fmt::format(" (not told: rdma_reject failed: {})", std::strerror(errno));
-    }
-    return {};
-}
-} // namespace
-
-std::optional<RcConnection> Listener::screened(const CmEvent& req, const ConnectionOptions& opts,
-                                               const Screen& screen) {
-    CmId id(req.id); // the request's id is ours now: released on every path out of here
-    const std::string peer = request_peer(id.get());
-    if (!allow_.allows(rdma_get_peer_addr(id.get()))) {
-        const std::string told =
-            reject_with(id.get(), wire::RejectReason::kConfig, "this listener does not take connections from your address");
-        log_refusal(peer, fmt::format("its address is not allowed (allowed: {}){}", allow_.describe(), told));
-        return std::nullopt;
-    }
-    try {
-        if (screen) screen(req.private_bytes(), peer);
-        check_id_device(id.get(), opts.device, "the connection request");
-    } catch (const PeerRefused& e) {
-        log_refusal(peer, e.what() + reject_with(id.get(), e.reason(), e.what()));
-        return std::nullopt;
-    } catch (const ProtocolError& e) {
-        log_refusal(peer, e.what() + reject_with(id.get(), wire::RejectReason::kProtocol, e.what()));
-        return std::nullopt;
-    } catch (const UserError& e) {
-        log_refusal(peer, e.what() + reject_with(id.get(), wire::RejectReason::kConfig, e.what()));
-        return std::nullopt;
-    }
-    CmEventChannel own;
-    check_errno(rdma_migrate_id(id.get(), own.get()), "rdma_migrate_id");
-    RcConnection c(std::move(own), std::move(id), opts);
-    c.peer_data_ = req;
-    try {
-        c.create_resources();
-    } catch (const SystemError& e) {
-        // This peer's resources only: a request whose peer gave it up before
-        // we got to it (rxe fails rdma_create_qp with EINVAL on such an id),
-        // or a device out of QPs or memory for one more. The peer goes, with
-        // all made for it; the listener serves the next.
-        const std::string told =
-            reject_with(c.id_.get(), wire::RejectReason::kResources, "the listener could not set up the connection");
-        log_refusal(peer, fmt::format("could not set up its connection (or it gave its request up): {}{}", e.what(), told));
-        return std::nullopt;
-    }
-    return c;
-}
-
-std::optional<CmEvent> Listener::next_event(std::chrono::milliseconds timeout) {
-    try {
-        return events_.next(timeout);
-    } catch (const SystemError& e) {
-        throw ListenerError(fmt::format("the listener on port {} can take no more connections: {}", port(), e.what()));
-    }
-}
-
-void Listener::not_a_request(const CmEvent& ev) const {
-    if (ev.type == RDMA_CM_EVENT_DEVICE_REMOVAL) {
-        // The kernel has let go of the listening id's device; the id takes
-        // no more requests and only waits for us to destroy it.
-        throw ListenerError(fmt::format(
-            "the RDMA device {} under the listener on port {} was removed (`rdma link delete`, driver unload or "
-            "hot unplug; {}): bring the device back (`rdma link add`, see docs/softroce.md; `rdma link show` must "
-            "list it) and start listening again",
-            device_.empty() ? "(unknown)" : device_, port(), describe(ev)));
-    }
-    // Nothing else is meant for a listening id (a request's own events go
-    // to its connection's channel once migrated): said, and dropped.
-    const std::string line = fmt::format("listener on port {}: ignored {}", port(), describe(ev));
-    if (log_) {
-        log_(line);
-    } else {
-        std::fprintf(stderr, "rdmastream: %s\n", line.c_str());
-    }
-}
-
-std::optional<RcConnection> Listener::try_request(const ConnectionOptions& opts, const Screen& screen) {
-    while (auto ev = next_event(std::chrono::milliseconds(0))) {
-        if (ev->type != RDMA_CM_EVENT_CONNECT_REQUEST) {
-            not_a_request(*ev);
-            continue;
-        }
-        if (auto c = screened(*ev, opts, screen)) {
-            return c;
-        }
-    }
-    return std::nullopt;
-}
-
-RcConnection Listener::wait_request(const ConnectionOptions& opts, std::chrono::milliseconds timeout,
-                                    const Screen& screen) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-        const auto left = std::max(std::chrono::milliseconds(0),
-                                   std::chrono::duration_cast<std::chrono::milliseconds>(
-                                       deadline - std::chrono::steady_clock::now()));
-        const std::optional<CmEvent> ev = next_event(left);
-        if (!ev) {
-            throw CmEventError(fmt::format("waiting for a peer: no {} within {} ms",
-                                           rdma_event_str(RDMA_CM_EVENT_CONNECT_REQUEST), timeout.count()),
-                               std::nullopt);
-        }
-        if (ev->type != RDMA_CM_EVENT_CONNECT_REQUEST) {
-            not_a_request(*ev);
-            continue;
-        }
-        if (auto c = screened(*ev, opts, screen)) {
-            return std::move(*c);
-        }
-    }
-}
-
-bool Listener::complete(RcConnection& conn, std::span<const std::byte> private_data) const {
-    try {
-        conn.accept(private_data);
-        return true;
-    } catch (const CmEventError& e) {
-        log_refusal(conn.peer_name(), fmt::format("it did not complete the handshake: {}", e.what()));
-    } catch (const SystemError& e) {
-        // rdma_accept on a request whose peer gave up already (EINVAL): the
-        // CM dropped it under us.
-        log_refusal(conn.peer_name(), fmt::format("it gave its connect request up: {}", e.what()));
-    }
-    return false;
-}
-
-std::size_t Listener::refuse_waiting(wire::RejectReason reason, const std::string& text) {
-    std::size_t n = 0;
-    while (auto ev = next_event(std::chrono::milliseconds(0))) {
-        if (ev->type != RDMA_CM_EVENT_CONNECT_REQUEST) {
-            not_a_request(*ev);
-            continue;
-        }
-        CmId id(ev->id);
-        const std::string peer = request_peer(id.get());
-        log_refusal(peer, text + reject_with(id.get(), reason, text));
-        ++n;
-    }
-    return n;
 }
 
 } // namespace rdmastream

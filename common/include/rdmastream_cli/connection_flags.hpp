@@ -2,6 +2,7 @@
 // how many slots, which policy. Parsing only; connecting is the transport's.
 #pragma once
 
+#include "rdmastream/allow_list.hpp"
 #include "rdmastream/completion_poller.hpp"
 #include "rdmastream/peer_auth.hpp"
 #include "rdmastream/rc_connection.hpp"

@@ -1,6 +1,10 @@
 // The RDMA device check both programs do before any rdma_cm call, so "no
-// device" is one clear line instead of an address-resolution failure.
+// device" is one clear line instead of an address-resolution failure. The
+// listing and its messages live in transport/ (devices.hpp), shared with
+// the library's own checks and the GStreamer elements.
 #pragma once
+
+#include "rdmastream/devices.hpp"
 
 #include <string>
 
@@ -8,6 +12,6 @@ namespace rdmastream::cli {
 
 // `wanted` empty: any device will do. Throws UserError naming the devices
 // there are (or that there are none, and how to get Soft-RoCE).
-void require_rdma_device(const std::string& wanted);
+inline void require_rdma_device(const std::string& wanted) { check_device_exists(wanted); }
 
 } // namespace rdmastream::cli

@@ -10,7 +10,7 @@
 // listener while a BusyRefuser is alive.
 #pragma once
 
-#include "rdmastream/rc_connection.hpp"
+#include "rdmastream/listener.hpp"
 #include "rdmastream/waker.hpp"
 
 #include <atomic>

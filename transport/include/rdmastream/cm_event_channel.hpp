@@ -1,5 +1,6 @@
 // The rdma_cm event channel: waits with a timeout, copies out what the caller
-// needs and acks every event at once (an unacked event blocks rdma_destroy_id).
+// needs and acks every event at once (an unacked event blocks rdma_destroy_id),
+// handing a connect request's new id over in an owner of its own.
 #pragma once
 
 #include "rdmastream/verbs_owners.hpp"
@@ -7,6 +8,7 @@
 #include <array>
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -14,16 +16,32 @@
 
 namespace rdmastream {
 
+// The private data an rdma_cm event carried (a connect request's, an
+// accept's, a reject's): copied out of librdmacm's buffer, which the ack frees.
+struct CmPrivateData {
+    std::array<std::byte, 256> bytes{};
+    std::size_t size = 0;
+
+    std::span<const std::byte> view() const noexcept { return {bytes.data(), size}; }
+};
+
+// One rdma_cm event, acked already. Move-only: a connect request's new id
+// is owned by its event until someone takes it.
 struct CmEvent {
     rdma_cm_event_type type{};
     int status = 0;
-    rdma_cm_id* id = nullptr; // for CONNECT_REQUEST: a new id the caller must own
-    std::array<std::byte, 256> private_data{};
-    std::size_t private_data_len = 0;
+    // The id the event is about, to read (its addresses, its device) and
+    // never to destroy: for CONNECT_REQUEST the one `request` owns; for any
+    // other event an id the channel's owner holds already (a connection's
+    // own, a listener's). Valid as long as that owner.
+    rdma_cm_id* id = nullptr;
+    // CONNECT_REQUEST only: the id librdmacm made for the request, ours
+    // from the moment the event is read. Destroyed with the event (the CM
+    // then refuses the request) unless taken with std::move.
+    CmId request;
+    CmPrivateData private_data;
 
-    std::span<const std::byte> private_bytes() const noexcept {
-        return {private_data.data(), private_data_len};
-    }
+    std::span<const std::byte> private_bytes() const noexcept { return private_data.view(); }
 };
 
 // "RDMA_CM_EVENT_REJECTED (status 8)" etc.
@@ -34,15 +52,19 @@ std::string describe(const CmEvent& ev);
 std::string explain_lost_connection(const CmEvent& ev);
 
 // An rdma_cm event other than the one the connection needed, or none in time.
+// Copyable, as an exception must be: the copies share the event.
 class CmEventError : public std::runtime_error {
 public:
     CmEventError(const std::string& what, std::optional<CmEvent> event)
-        : std::runtime_error(what), event_(std::move(event)) {}
-    // nullopt: timed out.
-    const std::optional<CmEvent>& event() const noexcept { return event_; }
+        : std::runtime_error(what),
+          event_(event ? std::make_shared<const CmEvent>(std::move(*event)) : nullptr) {}
+    // The same event as `cause`, told with another text.
+    CmEventError(const std::string& what, const CmEventError& cause) : std::runtime_error(what), event_(cause.event_) {}
+    // nullptr: timed out.
+    const CmEvent* event() const noexcept { return event_.get(); }
 
 private:
-    std::optional<CmEvent> event_;
+    std::shared_ptr<const CmEvent> event_;
 };
 
 class CmEventChannel {

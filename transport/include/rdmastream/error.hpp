@@ -8,7 +8,7 @@
 //  - ProtocolError: a peer sent something we refuse (bad handshake, bad
 //                 immediate, bad header). Everything off the wire is untrusted.
 //  - PeerLeft:    the receiver ended the stream on purpose: not a failure.
-// (Listener's own ListenerError, rc_connection.hpp, says a listener can take
+// (Listener's own ListenerError, listener.hpp, says a listener can take
 // no more requests.)
 //
 // verbs and rdma_cm report failures in three conventions; one helper each

@@ -15,6 +15,7 @@
 #include "rdmastream/handshake.hpp"
 #include "rdmastream/peer_auth.hpp"
 #include "rdmastream/rc_connection.hpp"
+#include "rdmastream/listener.hpp"
 #include "rdmastream/registered_region.hpp"
 #include "rdmastream/slot_credits.hpp"
 #include "rdmastream/slot_ring.hpp"

@@ -14,6 +14,7 @@
 #include "rdmastream/datapath.hpp"
 #include "rdmastream/peer_auth.hpp"
 #include "rdmastream/rc_connection.hpp"
+#include "rdmastream/listener.hpp"
 #include "rdmastream/registered_region.hpp"
 #include "rdmastream/slot_credits.hpp"
 #include "rdmastream/stream_states.hpp"

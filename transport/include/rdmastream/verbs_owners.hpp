@@ -18,6 +18,7 @@ namespace rdmastream {
 namespace detail {
 void report_destroy_failure(const char* call, int rc) noexcept;
 
+// rdma_destroy_event_channel returns nothing to check.
 struct EventChannelDeleter {
     void operator()(rdma_event_channel* ch) const noexcept { rdma_destroy_event_channel(ch); }
 };
@@ -55,6 +56,7 @@ struct MwDeleter {
     }
 };
 // A QP made by rdma_create_qp belongs to its cm_id; the owner holds the id.
+// rdma_destroy_qp returns nothing to check.
 struct CmQpDeleter {
     void operator()(rdma_cm_id* id) const noexcept { rdma_destroy_qp(id); }
 };

@@ -1,0 +1,12 @@
+#include "rdmastream/verbs_owners.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+namespace rdmastream::detail {
+
+void report_destroy_failure(const char* call, int rc) noexcept {
+    std::fprintf(stderr, "rdmastream: %s failed: %s (a child object is still alive)\n", call, std::strerror(rc));
+}
+
+} // namespace rdmastream::detail
