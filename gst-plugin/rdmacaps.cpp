@@ -1,6 +1,7 @@
 #include "rdmacaps.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream/no_time.hpp"
 
 #include <fmt/format.h>
 
@@ -13,7 +14,6 @@ namespace {
 // Our flag bit <-> GStreamer's flag, in wire bit order.
 constexpr GstBufferFlags kFlagBits[] = {GST_BUFFER_FLAG_DISCONT, GST_BUFFER_FLAG_DELTA_UNIT, GST_BUFFER_FLAG_HEADER,
                                         GST_BUFFER_FLAG_CORRUPTED};
-constexpr std::int64_t kWireNone = std::numeric_limits<std::int64_t>::min();
 } // namespace
 
 bool PlaneSet::operator==(const PlaneSet& other) const noexcept {
@@ -83,7 +83,7 @@ GstBufferFlags buffer_flags(std::uint16_t wire_flags) noexcept {
 }
 
 std::int64_t wire_time(GstClockTime t) noexcept {
-    return GST_CLOCK_TIME_IS_VALID(t) ? static_cast<std::int64_t>(t) : kWireNone;
+    return GST_CLOCK_TIME_IS_VALID(t) ? static_cast<std::int64_t>(t) : kNoTime;
 }
 
 GstClockTime clock_time(std::int64_t wire) noexcept {

@@ -37,7 +37,7 @@ wire::StreamFormat stream_format(const std::string& caps, const PlaneSet& planes
 std::uint16_t wire_flags(GstBufferFlags flags) noexcept;
 GstBufferFlags buffer_flags(std::uint16_t wire_flags) noexcept;
 
-// GstClockTime <-> wire nanoseconds (GST_CLOCK_TIME_NONE is INT64_MIN).
+// GstClockTime <-> wire nanoseconds (GST_CLOCK_TIME_NONE is kNoTime, no_time.hpp).
 std::int64_t wire_time(GstClockTime t) noexcept;
 GstClockTime clock_time(std::int64_t wire) noexcept;
 

@@ -60,7 +60,7 @@ public:
     void collect_freed() override;                     // gst_sink_push.cpp
     void check() override { check_bus(); }
     void finish() override;
-    std::uint64_t copies() const noexcept override { return copies_.count(); } // any thread
+    std::uint64_t copies() const noexcept override { return frame_copies_.count(); } // any thread
 
     // The recycled buffers, for their allocation counts (tests). Receive
     // loop's thread.
@@ -89,7 +89,7 @@ private:
     // After buffers_ for the same reason; its copies may outlive it (the pool
     // frees them as they come home). Used by copy_if_held only, in the
     // pipeline's thread, as are the two below it.
-    gst::FrameCopies copies_;
+    gst::FrameCopies frame_copies_;
     std::uint32_t copy_threshold_;
     std::uint64_t passed_ = 0;  // frames that left appsrc: those not home yet are the pipeline's
     bool told_copying_ = false; // the one line that says copying started

@@ -10,6 +10,7 @@
 #include "overlay_text.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream/no_time.hpp"
 #include "rdmastream_gst/video_meta.hpp"
 
 #include <gst/app/gstappsrc.h>
@@ -21,9 +22,6 @@
 #include <limits>
 
 namespace rdmastream::cli {
-namespace {
-constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min(); // no timestamp on the wire
-} // namespace
 
 void GstSink::collect_freed() {
     for (const std::uint16_t slot : buffers_.take_freed_st()) released_.push_from_loop(slot);
@@ -53,7 +51,7 @@ GstPadProbeReturn GstSink::copy_if_held(GstPad*, GstPadProbeInfo* info, gpointer
     GstBuffer* lent = GST_PAD_PROBE_INFO_BUFFER(info);
     GstBuffer* copy = nullptr;
     try {
-        copy = sink->copies_.copy(lent);
+        copy = sink->frame_copies_.copy(lent);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "rdmarecv: --gst: %s: the frame goes out in its slot\n", e.what());
         return GST_PAD_PROBE_OK;
@@ -78,14 +76,14 @@ bool GstSink::consume(const ReceivedFrame& frame) {
     // wrapper is made once, not per frame size.
     const std::size_t room = std::max<std::size_t>(stream_->layout.format().max_frame_size, frame.payload.size());
     GstBuffer* buffer = buffers_.wrap_st(frame.slot, frame.payload, room);
-    if (frame.header.pts != kNone) {
+    if (frame.header.pts != kNoTime) {
         if (!have_first_pts_) {
             first_pts_ = frame.header.pts;
             have_first_pts_ = true;
         }
         GST_BUFFER_PTS(buffer) = static_cast<GstClockTime>(std::max<std::int64_t>(frame.header.pts - first_pts_, 0));
     }
-    if (frame.header.duration != kNone && frame.header.duration > 0) {
+    if (frame.header.duration != kNoTime && frame.header.duration > 0) {
         GST_BUFFER_DURATION(buffer) = static_cast<GstClockTime>(frame.header.duration);
     }
     GST_BUFFER_OFFSET(buffer) = frame.header.sequence; // the frame number, as video sources set it

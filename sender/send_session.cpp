@@ -8,6 +8,7 @@
 #include "rdmastream_cli/raw_caps.hpp"
 #include "rdmastream_cli/rdma_device.hpp"
 #include "rdmastream_cli/stats_report.hpp"
+#include "rdmastream/no_time.hpp"
 
 #include "rdmastream/error.hpp"
 
@@ -28,7 +29,6 @@ namespace rdmastream::cli {
 namespace {
 
 constexpr const char* kLatencyIs = "from posting a frame to its delivery";
-constexpr std::int64_t kNoTime = std::numeric_limits<std::int64_t>::min();
 constexpr AVRational kNanoseconds{1, 1000000000};
 
 volatile std::sig_atomic_t g_stop = 0; // Ctrl-C: end the stream cleanly
@@ -87,7 +87,7 @@ public:
         source_.reset();
         pool_.reset();
         sws_.reset();
-        copies_.reset();
+        written_arena_.reset();
         tx_.reset();
     }
 
@@ -211,12 +211,12 @@ private:
 
     // Registered chunks for pictures rdmasend writes itself (copies and conversions), one per entry.
     std::span<std::byte> written_chunk(std::size_t entry, const PayloadLayout& layout) {
-        if (!copies_ || copies_->chunk_size() < layout.size) {
+        if (!written_arena_ || written_arena_->chunk_size() < layout.size) {
             wait_all_done(); // no frame may still be read from the old chunks
-            copies_.reset();
-            copies_ = BufferArena::create(tx_->pd(), (layout.size + 4095) / 4096 * 4096, in_flight_.size());
+            written_arena_.reset();
+            written_arena_ = BufferArena::create(tx_->pd(), (layout.size + 4095) / 4096 * 4096, in_flight_.size());
         }
-        return copies_->chunk(entry);
+        return written_arena_->chunk(entry);
     }
 
     bool needs_conversion(const AVFrame& picture) const noexcept {
@@ -258,7 +258,7 @@ private:
             convert_picture(sws_.get(), picture, chunk, layout);
             ++counters_.converted;
             path_ = "decoder -> libswscale into a registered buffer (one conversion)";
-            return Payload{chunk.first(layout.size), copies_->lkey(), layout};
+            return Payload{chunk.first(layout.size), written_arena_->lkey(), layout};
         }
         const PayloadLayout layout = written_layout(src_fmt, picture.width, picture.height);
         const auto chunk = written_chunk(entry, layout);
@@ -269,7 +269,7 @@ private:
                     ? "decoder -> one copy into a registered buffer (the decoder's pool was exhausted or the "
                       "picture was not in it)"
                     : "decoder -> one copy into a registered buffer (the decoder cannot use caller buffers: no DR1)";
-        return Payload{chunk.first(layout.size), copies_->lkey(), layout};
+        return Payload{chunk.first(layout.size), written_arena_->lkey(), layout};
     }
 
     void announce(const PayloadLayout& layout, AVRational sar) {
@@ -361,7 +361,7 @@ private:
     std::vector<InFlight> in_flight_; // declared before tx_: on_done may fire while tx_ dies
     std::unique_ptr<FrameOut> tx_; // one receiver, or several (--receivers)
     std::unique_ptr<DecoderPool> pool_;
-    std::shared_ptr<BufferArena> copies_;
+    std::shared_ptr<BufferArena> written_arena_; // chunks for the pictures written here (copies, conversions)
     std::unique_ptr<InputSource> source_;
     SwsPtr sws_;
     AVPixelFormat target_ = AV_PIX_FMT_NONE;

@@ -104,7 +104,6 @@ std::map<std::string, PeerSeries> by_peer(const std::vector<PeerReport>& receive
         p.stats.frames += r.stats.frames;
         p.stats.bytes += r.stats.bytes;
         p.stats.drops += r.stats.drops;
-        p.stats.copies += r.stats.copies;
         p.stats.credit_waits += r.stats.credit_waits;
         p.stats.latency_sum += r.stats.latency_sum;
         p.stats.latency_buckets += r.stats.latency_buckets;
@@ -136,8 +135,6 @@ void write_receivers(Writer& w, const std::vector<PeerReport>& receivers) {
         {"rdmastream_receiver_bytes_total", "Payload bytes delivered to this receiver", &StreamStats::bytes},
         {"rdmastream_receiver_drops_total", "Frames this receiver missed: dropped for it by the live policy",
          &StreamStats::drops},
-        {"rdmastream_receiver_copies_total", "Frames sent to this receiver that needed a CPU copy",
-         &StreamStats::copies},
         {"rdmastream_receiver_credit_waits_total", "Frames that waited for a free slot of this receiver",
          &StreamStats::credit_waits},
     };
@@ -191,7 +188,7 @@ std::string render_metrics(const MetricsSnapshot& s, const MetricsIdentity& who,
          "Frames missing from the sequence that arrived: a live sender dropped them (always 0 on a sender)", c.gaps},
         {"rdmastream_copies_total",
          sender ? "Frames that needed one CPU copy into registered memory" : "Frames an output copied out of the ring",
-         c.copied + t.copies},
+         c.copied},
         {"rdmastream_zero_copy_frames_total",
          sender ? "Frames the NIC read in place, where the decoder wrote them" : "Frames the outputs took in place",
          c.zero_copy},

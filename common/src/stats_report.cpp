@@ -44,7 +44,7 @@ bool StatsReport::tick(const StreamStats& s, const FrameCounters& c) {
                  "%s: %llu frames, %.1f frames/s%s, %.3f Gb/s%s, %llu copied, %llu dropped, %llu credit waits%s\n",
                  program_.c_str(), static_cast<unsigned long long>(s.frames), fps, of.c_str(), s.gbps(),
                  latency.c_str(),
-                 static_cast<unsigned long long>(c.copied + s.copies),
+                 static_cast<unsigned long long>(c.copied),
                  static_cast<unsigned long long>(s.drops + c.gaps), static_cast<unsigned long long>(s.credit_waits),
                  progress.c_str());
     return true;
@@ -57,7 +57,7 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
                  "copied, %llu converted; %llu dropped, %llu credit waits, %llu format changes%s%s\n",
                  program_.c_str(), static_cast<unsigned long long>(s.frames), static_cast<unsigned long long>(s.bytes),
                  s.seconds(), s.fps(), s.gbps(), static_cast<unsigned long long>(c.zero_copy),
-                 static_cast<unsigned long long>(c.copied + s.copies), static_cast<unsigned long long>(c.converted),
+                 static_cast<unsigned long long>(c.copied), static_cast<unsigned long long>(c.converted),
                  static_cast<unsigned long long>(s.drops + c.gaps), static_cast<unsigned long long>(s.credit_waits),
                  static_cast<unsigned long long>(c.format_changes), *c.path ? "; path: " : "", c.path);
     if (s.latency_samples > 0) {
@@ -85,7 +85,7 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
         {"target_fps", c.target_fps},
         {"gbps", s.gbps()},
         {"zero_copy_frames", c.zero_copy},
-        {"copies", c.copied + s.copies},
+        {"copies", c.copied},
         {"converted", c.converted},
         {"drops", s.drops},
         {"gaps", c.gaps},
@@ -110,7 +110,6 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
                             {"frames", p.stats.frames},
                             {"bytes", p.stats.bytes},
                             {"drops", p.stats.drops},
-                            {"copies", p.stats.copies},
                             {"credit_waits", p.stats.credit_waits},
                             {"latency_mean_us", p.stats.latency_mean_us()},
                             {"latency_max_us", p.stats.latency_max_us()}});

@@ -2,6 +2,7 @@
 #include "rdmacaps.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream/no_time.hpp"
 
 #include "gst_test_env.hpp"
 
@@ -82,8 +83,8 @@ TEST_F(CapsTest, FlagsRoundTrip) {
 }
 
 TEST_F(CapsTest, TimeNoneIsInt64Min) {
-    EXPECT_EQ(wire_time(GST_CLOCK_TIME_NONE), INT64_MIN);
-    EXPECT_EQ(clock_time(INT64_MIN), GST_CLOCK_TIME_NONE);
+    EXPECT_EQ(wire_time(GST_CLOCK_TIME_NONE), kNoTime);
+    EXPECT_EQ(clock_time(kNoTime), GST_CLOCK_TIME_NONE);
     EXPECT_EQ(clock_time(wire_time(33 * GST_MSECOND)), 33 * GST_MSECOND);
     EXPECT_EQ(wire_time(0), 0);
 }

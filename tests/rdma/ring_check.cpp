@@ -90,15 +90,14 @@ rs::PollMode poll_mode(const Options& o) { return o.poll == "busy" ? rs::PollMod
 std::chrono::milliseconds ms(double seconds) { return std::chrono::milliseconds(static_cast<long>(seconds * 1000)); }
 
 void report(const char* verb, const rs::StreamStats& s, const Options& o) {
-    std::printf("%s %llu frames, %llu bytes in %.3f s: %.1f frames/s, %.3f Gb/s, %llu credit waits, %llu copies\n",
-                verb, static_cast<unsigned long long>(s.frames), static_cast<unsigned long long>(s.bytes), s.seconds(),
-                s.fps(), s.gbps(), static_cast<unsigned long long>(s.credit_waits),
-                static_cast<unsigned long long>(s.copies));
+    std::printf("%s %llu frames, %llu bytes in %.3f s: %.1f frames/s, %.3f Gb/s, %llu credit waits\n", verb,
+                static_cast<unsigned long long>(s.frames), static_cast<unsigned long long>(s.bytes), s.seconds(),
+                s.fps(), s.gbps(), static_cast<unsigned long long>(s.credit_waits));
     std::fflush(stdout);
     if (!o.stats_json.empty()) {
         const nlohmann::json j = {{"role", o.role},        {"frames", s.frames},        {"bytes", s.bytes},
                                   {"seconds", s.seconds()}, {"fps", s.fps()},            {"gbps", s.gbps()},
-                                  {"credit_waits", s.credit_waits}, {"copies", s.copies}, {"drops", s.drops}};
+                                  {"credit_waits", s.credit_waits}, {"drops", s.drops}};
         std::ofstream(o.stats_json) << j.dump(2) << '\n';
     }
 }

@@ -1,5 +1,7 @@
 #include "rdmastream/fanout_sender.hpp"
 
+#include "rdmastream/devices.hpp"
+
 #include "rdmastream/error.hpp"
 
 #include <poll.h>
@@ -24,27 +26,7 @@ ibv_context* pick_device(const Listener& listener, const std::string& name) {
         }
         return bound;
     }
-    int n = 0;
-    ibv_context** list = rdma_get_devices(&n);
-    if (list == nullptr || n == 0) {
-        if (list) rdma_free_devices(list);
-        throw UserError("no RDMA device is usable: see docs/softroce.md to set up Soft-RoCE");
-    }
-    ibv_context* pick = nullptr;
-    std::string names;
-    for (int i = 0; i < n; ++i) {
-        const char* dev = ibv_get_device_name(list[i]->device);
-        names += (i ? ", " : "") + std::string(dev);
-        if (name.empty() ? n == 1 : name == dev) pick = list[i];
-    }
-    rdma_free_devices(list); // the contexts stay open: librdmacm keeps them for the process
-    if (pick == nullptr) {
-        throw UserError(name.empty() ? fmt::format("several RDMA devices ({}): listen on an address of one, or "
-                                                   "name the device",
-                                                   names)
-                                     : fmt::format("there is no RDMA device {}; this machine has: {}", name, names));
-    }
-    return pick;
+    return find_cm_device(name); // every address: the device named, or the only one
 }
 } // namespace
 

@@ -5,6 +5,7 @@
 // The per-frame code is in frame_receiver_datapath.cpp.
 #include "rdmastream/frame_receiver.hpp"
 
+#include "rdmastream/devices.hpp"
 #include "rdmastream/error.hpp"
 #include "rdmastream/handshake.hpp"
 #include "refuse_on_error.hpp"

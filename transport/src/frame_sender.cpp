@@ -5,6 +5,7 @@
 // is made. The per-frame code is in frame_sender_datapath.cpp.
 #include "rdmastream/frame_sender.hpp"
 
+#include "rdmastream/devices.hpp"
 #include "rdmastream/error.hpp"
 #include "rdmastream/handshake.hpp"
 #include "refuse_on_error.hpp"

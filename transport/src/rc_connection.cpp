@@ -3,6 +3,7 @@
 #include "cm_setup.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream/work_id.hpp"
 
 #include <algorithm>
 #include <array>
@@ -54,11 +55,10 @@ void RcConnection::stop_qp() noexcept {
         std::fprintf(stderr, "rdmastream: ibv_modify_qp(ERR) failed: %s\n", std::strerror(rc));
         return;
     }
-    // The drain marker: no stream end's wr_id equals it (theirs are an
-    // index, a tag bit above a small index, or UINT64_MAX), and its flushed
-    // completion comes after every send posted before it (a send queue
-    // completes in order).
-    constexpr std::uint64_t kDrainMarker = UINT64_MAX - 1;
+    // The drain marker: a wr_id of its own kind (work_id.hpp), and its
+    // flushed completion comes after every send posted before it (a send
+    // queue completes in order).
+    constexpr std::uint64_t kDrainMarker = work_id(Work::kDrainMarker);
     ibv_send_wr wr{};
     wr.wr_id = kDrainMarker;
     wr.opcode = IBV_WR_SEND;

@@ -45,7 +45,6 @@ struct StreamStats {
     std::uint64_t bytes = 0;
     std::uint64_t credit_waits = 0; // sender: frames that had to wait for a free slot
     std::uint64_t drops = 0;        // live policy: frames dropped instead of waiting
-    std::uint64_t copies = 0;       // frames that needed a CPU copy (0 on the RDMA path)
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
     // Sender: from posting a frame's write to learning it was delivered.
     // Receiver: one way, from the sender posting the frame to its arrival,
