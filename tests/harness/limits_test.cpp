@@ -19,14 +19,6 @@ namespace {
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 
-constexpr std::uint32_t kSlot = 4096 + wire::kSlotHeaderSize;
-
-RingConfig ring(std::uint32_t slots) {
-    RingConfig r;
-    r.slots = slots;
-    r.slot_size = kSlot;
-    return r;
-}
 
 wire::StreamFormat format_of(std::uint32_t max_frame_size) {
     wire::StreamFormat f;

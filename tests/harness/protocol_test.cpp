@@ -18,15 +18,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr std::uint32_t kSlot = 4096 + wire::kSlotHeaderSize;
-
-RingConfig ring(std::uint32_t slots, PollMode mode = PollMode::kEvent) {
-    RingConfig r;
-    r.slots = slots;
-    r.slot_size = kSlot;
-    r.poll_mode = mode;
-    return r;
-}
 
 // Frame i: its size and a byte pattern that names it.
 std::size_t size_of(std::uint64_t i) { return 1 + (i * 977) % 4096; }

@@ -26,14 +26,6 @@ using namespace std::chrono_literals;
 using S = SenderState;
 using R = ReceiverState;
 
-constexpr std::uint32_t kSlot = 4096 + wire::kSlotHeaderSize;
-
-RingConfig ring(std::uint32_t slots) {
-    RingConfig r;
-    r.slots = slots;
-    r.slot_size = kSlot;
-    return r;
-}
 
 wire::StreamFormat format(std::uint16_t id, std::uint32_t max_frame) {
     wire::StreamFormat f;

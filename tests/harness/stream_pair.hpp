@@ -12,6 +12,17 @@
 
 namespace rdmastream::harness {
 
+// Slots of 4 KiB payload: what most harness tests stream.
+inline constexpr std::uint32_t kSlot = 4096 + wire::kSlotHeaderSize;
+
+inline RingConfig ring(std::uint32_t slots, PollMode mode = PollMode::kEvent) {
+    RingConfig r;
+    r.slots = slots;
+    r.slot_size = kSlot;
+    r.poll_mode = mode;
+    return r;
+}
+
 struct StreamPair {
     MemoryFabric fabric;
     std::unique_ptr<FrameReceiver> rx; // end 0
