@@ -303,20 +303,37 @@ void FanoutSender::wait_done(std::uint64_t number, std::chrono::milliseconds tim
     if (number >= next_token_) {
         throw std::logic_error(fmt::format("fan-out: wait_done({}): that frame was never sent", number));
     }
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    using Clock = std::chrono::steady_clock;
+    const auto started = Clock::now();
+    const auto deadline = started + timeout;
     while (!frame_free(number)) {
-        const auto now = std::chrono::steady_clock::now();
+        const auto now = Clock::now();
         if (now >= deadline) {
             throw TimeoutError(fmt::format("fan-out: frame {} is still held by a receiver after {} ms", number,
                                            timeout.count()));
         }
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
         // Members number frames as the stream does; one that joined after
-        // this frame, or is done with it, returns at once.
+        // this frame, or is done with it, returns at once. A wait on one
+        // member (woken by its completions) lasts at most a keepalive
+        // period, so the others' keepalives and credits are serviced below
+        // while one holds the frame; one that holds it for the member
+        // timeout is cut (for_each_member drops it on the TimeoutError).
         for_each_member([&](FrameSender& s) {
-            if (!frame_free(number)) s.wait_done(number, std::min(left, member_timeout_));
+            if (frame_free(number)) return;
+            const auto held = Clock::now() - started;
+            const auto cut_in = std::chrono::ceil<std::chrono::milliseconds>(member_timeout_ - held);
+            const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+            const auto wait = std::max(std::chrono::milliseconds(0), std::min({left, cut_in, opts_.keepalive}));
+            try {
+                s.wait_done(number, wait);
+            } catch (const TimeoutError&) {
+                if (Clock::now() - started >= member_timeout_) { // held too long: cut, saying for how long
+                    throw TimeoutError(fmt::format("sender: it held frame {} for {} ms, the member timeout", number,
+                                                   member_timeout_.count()));
+                }
+            }
         });
-        admit();
+        progress(); // joiners, and every member's credits and keepalives
     }
 }
 

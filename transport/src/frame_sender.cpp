@@ -358,8 +358,10 @@ void FrameSender::finish(std::chrono::milliseconds timeout) {
     flush_pending(timeout);
     // Every frame delivered (not necessarily released: a downstream sink may
     // keep the last one as long as it likes, the ring is the receiver's).
+    // A format on its way is settled first (a grown ring adopted): the end
+    // of stream follows it, as frames do.
     auto deadline = Clock::now() + timeout;
-    while (retired_before_ < next_post_ || control_in_flight_) {
+    while (retired_before_ < next_post_ || control_in_flight_ || state_ == SenderState::kFormatPosted) {
         pump(deadline, timeout);
     }
     // End of stream, then hang up once it is acknowledged: a disconnect

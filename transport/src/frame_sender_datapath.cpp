@@ -281,8 +281,8 @@ std::uint64_t FrameSender::oldest_undone() const noexcept {
 }
 
 void FrameSender::progress() {
-    if (state_ == SenderState::kEnded) {
-        return; // nothing is left to move
+    if (state_ == SenderState::kEnding || state_ == SenderState::kEnded) {
+        return; // finish() moves what is left
     }
     check_usable("progress");
     pump_now();
