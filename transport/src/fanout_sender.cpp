@@ -1,7 +1,6 @@
 #include "rdmastream/fanout_sender.hpp"
 
 #include "rdmastream/devices.hpp"
-
 #include "rdmastream/error.hpp"
 
 #include <poll.h>
