@@ -147,29 +147,27 @@ void use_field(GObject* object, S& settings, const std::array<Field<S>, N>& own,
     }
 }
 
-// An element's GObject set_property and get_property: E's settings are
-// `E::*Settings` (a pointer to them), its own properties `Fields`, its
-// stats structure made by `Stats` (which takes the object lock itself).
-// The URI sets and reads the other properties: not under the lock.
-template <class E, auto Settings, const auto& Fields>
+// An element's GObject set_property and get_property: `SettingsOf(object)`
+// is the element's settings, `Fields` its own properties, `Stats` makes its
+// stats structure (and takes the object lock itself). The URI sets and
+// reads the other properties: not under the lock.
+template <auto SettingsOf, const auto& Fields>
 void set_property_vfunc(GObject* object, guint id, const GValue* value, GParamSpec* pspec) {
     if (id == PROP_URI) {
         set_uri_property(GST_ELEMENT(object), value);
         return;
     }
-    use_field(object, *(reinterpret_cast<E*>(object)->*Settings), Fields, id, pspec,
-              [value](const auto& f, auto& s) { f.set(s, value); });
+    use_field(object, SettingsOf(object), Fields, id, pspec, [value](const auto& f, auto& s) { f.set(s, value); });
 }
 
-template <class E, auto Settings, const auto& Fields, GstStructure* (*Stats)(GstElement*)>
+template <auto SettingsOf, const auto& Fields, GstStructure* (*Stats)(GstElement*)>
 void get_property_vfunc(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
     if (id == PROP_URI) {
         g_value_take_string(value, element_uri(GST_ELEMENT(object)));
     } else if (id == PROP_STATS) {
         g_value_take_boxed(value, Stats(GST_ELEMENT(object)));
     } else {
-        use_field(object, *(reinterpret_cast<E*>(object)->*Settings), Fields, id, pspec,
-                  [value](const auto& f, auto& s) { f.get(s, value); });
+        use_field(object, SettingsOf(object), Fields, id, pspec, [value](const auto& f, auto& s) { f.get(s, value); });
     }
 }
 

@@ -82,16 +82,16 @@ GstStructure* stats_structure(const SinkCounters& c) {
 GstStructure* published_stats(GstElement* element) {
     auto* self = GST_RDMA_SINK(element);
     GST_OBJECT_LOCK(self);
-    GstStructure* s = stats_structure(*self->published);
+    GstStructure* s = stats_structure(self->m.published);
     GST_OBJECT_UNLOCK(self);
     return s;
 }
 
 void keepalive_loop(GstRdmaSink* self) {
-    SinkDriver& d = *self->driver;
+    SinkDriver& d = self->m.driver;
     std::unique_lock lock(d.mutex);
     while (!d.wake.wait_for(lock, std::chrono::milliseconds(250), [&] { return d.stopping; })) {
-        SinkState* st = self->state;
+        SinkState* st = self->m.state.get();
         if (st == nullptr || !st->sender || st->finished) {
             continue;
         }
@@ -115,7 +115,7 @@ void keepalive_loop(GstRdmaSink* self) {
 static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
     auto* self = GST_RDMA_SINK(sink);
     GST_OBJECT_LOCK(self);
-    const SinkSettings s = *self->settings;
+    const SinkSettings s = self->m.settings;
     GST_OBJECT_UNLOCK(self);
 
     auto state = std::make_unique<SinkState>();
@@ -124,7 +124,7 @@ static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
     opts.policy = s.policy == SendPolicy::kLive ? Policy::kLive : Policy::kLossless;
     opts.device = s.device;
     opts.poll_mode = s.poll_mode;
-    opts.waker = *self->waker;
+    opts.waker = self->m.waker;
     state->in_flight = std::make_shared<FramesInFlight>();
     // Frames in flight: one per slot, plus the live policy's pending one,
     // plus what a format change waits for; never more than this.
@@ -166,20 +166,20 @@ static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
     state->allocator = rdma_allocator_new(state->sender->pd(), state->sender);
 
     GST_OBJECT_LOCK(self);
-    *self->published = SinkCounters{};
+    self->m.published = SinkCounters{};
     GST_OBJECT_UNLOCK(self);
-    self->ticker->start(GST_ELEMENT(self), std::chrono::milliseconds(s.stats_interval_ms), published_stats);
-    std::lock_guard lock(self->driver->mutex);
-    self->state = state.release();
-    self->driver->stopping = false;
-    self->driver->keepalive = std::thread(keepalive_loop, self);
+    self->m.ticker.start(GST_ELEMENT(self), std::chrono::milliseconds(s.stats_interval_ms), published_stats);
+    std::lock_guard lock(self->m.driver.mutex);
+    self->m.state = std::move(state);
+    self->m.driver.stopping = false;
+    self->m.driver.keepalive = std::thread(keepalive_loop, self);
     return TRUE;
 }
 
 static gboolean gst_rdma_sink_stop(GstBaseSink* sink) {
     auto* self = GST_RDMA_SINK(sink);
-    self->ticker->stop();
-    SinkDriver& d = *self->driver;
+    self->m.ticker.stop();
+    SinkDriver& d = self->m.driver;
     {
         std::lock_guard lock(d.mutex);
         d.stopping = true;
@@ -188,8 +188,7 @@ static gboolean gst_rdma_sink_stop(GstBaseSink* sink) {
     if (d.keepalive.joinable()) {
         d.keepalive.join();
     }
-    std::unique_ptr<SinkState> st(self->state);
-    self->state = nullptr;
+    std::unique_ptr<SinkState> st = std::move(self->m.state); // leaves it empty
     if (!st) {
         return TRUE;
     }
@@ -216,8 +215,8 @@ static gboolean gst_rdma_sink_stop(GstBaseSink* sink) {
 
 static gboolean gst_rdma_sink_set_caps(GstBaseSink* sink, GstCaps* caps) {
     auto* self = GST_RDMA_SINK(sink);
-    std::lock_guard lock(self->driver->mutex);
-    SinkState* st = self->state;
+    std::lock_guard lock(self->m.driver.mutex);
+    SinkState* st = self->m.state.get();
     if (st == nullptr) {
         return FALSE;
     }
@@ -242,9 +241,9 @@ static gboolean gst_rdma_sink_propose_allocation(GstBaseSink* sink, GstQuery* qu
     gboolean need_pool = FALSE;
     gst_query_parse_allocation(query, &caps, &need_pool);
     GST_OBJECT_LOCK(self);
-    const bool offer = self->settings->offer_pool;
+    const bool offer = self->m.settings.offer_pool;
     GST_OBJECT_UNLOCK(self);
-    GstAllocator* allocator = self->state != nullptr ? self->state->allocator : nullptr;
+    GstAllocator* allocator = self->m.state != nullptr ? self->m.state->allocator : nullptr;
     GstVideoInfo info;
     if (caps == nullptr || !offer || allocator == nullptr ||
         !gst_structure_has_name(gst_caps_get_structure(caps, 0), "video/x-raw") ||
@@ -280,8 +279,8 @@ static gboolean gst_rdma_sink_propose_allocation(GstBaseSink* sink, GstQuery* qu
 static gboolean gst_rdma_sink_event(GstBaseSink* sink, GstEvent* event) {
     auto* self = GST_RDMA_SINK(sink);
     if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
-        std::lock_guard lock(self->driver->mutex);
-        SinkState* st = self->state;
+        std::lock_guard lock(self->m.driver.mutex);
+        SinkState* st = self->m.state.get();
         if (st != nullptr && st->sender && !st->finished) {
             try {
                 st->sender->finish(st->timeout);
@@ -304,26 +303,25 @@ static gboolean gst_rdma_sink_event(GstBaseSink* sink, GstEvent* event) {
 // (the flag first, then the wake, so the woken render sees the flag).
 static gboolean gst_rdma_sink_unlock(GstBaseSink* sink) {
     auto* self = GST_RDMA_SINK(sink);
-    self->flushing->store(true);
-    (*self->waker)->wake();
+    self->m.flushing.store(true);
+    self->m.waker->wake();
     return TRUE;
 }
 
 static gboolean gst_rdma_sink_unlock_stop(GstBaseSink* sink) {
     auto* self = GST_RDMA_SINK(sink);
-    self->flushing->store(false);
-    (*self->waker)->take(); // a wake no wait took is stale now
+    self->m.flushing.store(false);
+    self->m.waker->take(); // a wake no wait took is stale now
     return TRUE;
+}
+
+static SinkSettings& settings_of(GObject* object) {
+    return GST_RDMA_SINK(object)->m.settings;
 }
 
 static void gst_rdma_sink_finalize(GObject* object) {
     auto* self = GST_RDMA_SINK(object);
-    delete self->settings;
-    delete self->driver;
-    delete self->flushing;
-    delete self->waker;
-    delete self->published;
-    delete self->ticker;
+    self->m.~SinkMembers();
     G_OBJECT_CLASS(gst_rdma_sink_parent_class)->finalize(object);
 }
 
@@ -333,9 +331,9 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
     auto* basesink_class = GST_BASE_SINK_CLASS(klass);
     GST_DEBUG_CATEGORY_INIT(gst_rdma_sink_debug, "rdmasink", 0, "RDMA frame sender");
 
-    gobject_class->set_property = set_property_vfunc<GstRdmaSink, &GstRdmaSink::settings, kSinkFields>;
+    gobject_class->set_property = set_property_vfunc<settings_of, kSinkFields>;
     gobject_class->get_property =
-        get_property_vfunc<GstRdmaSink, &GstRdmaSink::settings, kSinkFields, published_stats>;
+        get_property_vfunc<settings_of, kSinkFields, published_stats>;
     gobject_class->finalize = gst_rdma_sink_finalize;
 
     install_shared_properties(
@@ -385,13 +383,7 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
 }
 
 static void gst_rdma_sink_init(GstRdmaSink* self) {
-    self->settings = new SinkSettings();
-    self->state = nullptr;
-    self->driver = new SinkDriver();
-    self->flushing = new std::atomic<bool>(false);
-    self->waker = new std::shared_ptr<Waker>(std::make_shared<Waker>());
-    self->published = new SinkCounters();
-    self->ticker = new StatsTicker();
+    new (&self->m) SinkMembers(); // GObject zeroed the memory; the members construct here
     // Frames go out as they come: the receiver paces (credits), not the clock.
     gst_base_sink_set_sync(GST_BASE_SINK(self), FALSE);
 }

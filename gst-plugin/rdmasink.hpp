@@ -112,17 +112,24 @@ struct SinkDriver {
     std::thread keepalive;
 };
 
+// Every C++ member of an rdmasink. GObject allocates the instance itself,
+// so they live in one struct that instance init constructs in place and
+// finalize destroys: one owner, and no member is made or freed by hand.
+struct SinkMembers {
+    SinkSettings settings;            // object lock
+    std::unique_ptr<SinkState> state; // between start() and stop(); under driver.mutex
+    SinkDriver driver;
+    SinkCounters published;           // the "stats" property; object lock
+    std::atomic<bool> flushing{false}; // unlock() -> a waiting render returns
+    std::shared_ptr<Waker> waker = std::make_shared<Waker>(); // unlock() wakes the sender's waits
+    StatsTicker ticker;               // stats-interval: start() to stop()
+};
+
 } // namespace rdmastream::gst
 
 struct _GstRdmaSink {
     GstBaseSink parent;
-    rdmastream::gst::SinkSettings* settings; // object lock
-    rdmastream::gst::SinkState* state;       // between start() and stop(); under driver->mutex
-    rdmastream::gst::SinkDriver* driver;
-    rdmastream::gst::SinkCounters* published; // the "stats" property; object lock
-    std::atomic<bool>* flushing;             // unlock() -> a waiting render returns
-    std::shared_ptr<rdmastream::Waker>* waker; // unlock() wakes the sender's waits
-    rdmastream::gst::StatsTicker* ticker;    // stats-interval: start() to stop()
+    rdmastream::gst::SinkMembers m; // constructed by gst_rdma_sink_init, destroyed by finalize
 };
 
 // rdmasink_render.cpp

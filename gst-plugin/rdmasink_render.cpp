@@ -29,7 +29,7 @@ enum class Wait { kDone, kFlushing };
 template <typename Step>
 Wait until_done_or_flushing(GstRdmaSink* self, Step&& step) {
     for (;;) {
-        if (self->flushing->load()) {
+        if (self->m.flushing.load()) {
             return Wait::kFlushing;
         }
         if (step()) {
@@ -99,7 +99,7 @@ void publish(GstRdmaSink* self, SinkState& st) {
     c.latency_mean_us = t.latency_mean_us();
     c.latency_max_us = t.latency_max_us();
     GST_OBJECT_LOCK(self);
-    *self->published = c;
+    self->m.published = c;
     GST_OBJECT_UNLOCK(self);
 }
 
@@ -134,8 +134,8 @@ void receiver_left(GstRdmaSink* self, SinkState& st, const PeerLeft& e) {
 
 GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
     auto* self = GST_RDMA_SINK(sink);
-    std::lock_guard lock(self->driver->mutex);
-    SinkState& st = *self->state;
+    std::lock_guard lock(self->m.driver.mutex);
+    SinkState& st = *self->m.state;
     std::uint64_t cookie = 0;
     try {
         if (st.receiver_left) {

@@ -79,7 +79,7 @@ GstStructure* stats_structure(const SrcCounters& c) {
 GstStructure* published_stats(GstElement* element) {
     auto* self = GST_RDMA_SRC(element);
     GST_OBJECT_LOCK(self);
-    GstStructure* s = stats_structure(*self->published);
+    GstStructure* s = stats_structure(self->m.published);
     GST_OBJECT_UNLOCK(self);
     return s;
 }
@@ -93,9 +93,9 @@ static gboolean gst_rdma_src_start(GstBaseSrc* bsrc) {
     auto* self = GST_RDMA_SRC(bsrc);
     auto st = std::make_unique<SrcState>();
     GST_OBJECT_LOCK(self);
-    st->settings = *self->settings;
-    *self->published = SrcCounters{};
-    self->frame_duration = GST_CLOCK_TIME_NONE;
+    st->settings = self->m.settings;
+    self->m.published = SrcCounters{};
+    self->m.frame_duration = GST_CLOCK_TIME_NONE;
     GST_OBJECT_UNLOCK(self);
     const SrcSettings& s = st->settings;
     try {
@@ -119,19 +119,18 @@ static gboolean gst_rdma_src_start(GstBaseSrc* bsrc) {
                           ("%s", e.what()));
         return FALSE;
     }
-    self->ticker->start(GST_ELEMENT(self), std::chrono::milliseconds(s.stats_interval_ms), published_stats);
+    self->m.ticker.start(GST_ELEMENT(self), std::chrono::milliseconds(s.stats_interval_ms), published_stats);
     GST_OBJECT_LOCK(self); // get_caps looks at the state from other threads
-    self->state = st.release();
+    self->m.state = std::move(st);
     GST_OBJECT_UNLOCK(self);
     return TRUE;
 }
 
 static gboolean gst_rdma_src_stop(GstBaseSrc* bsrc) {
     auto* self = GST_RDMA_SRC(bsrc);
-    self->ticker->stop();
+    self->m.ticker.stop();
     GST_OBJECT_LOCK(self);
-    std::unique_ptr<SrcState> st(self->state);
-    self->state = nullptr;
+    std::unique_ptr<SrcState> st = std::move(self->m.state); // leaves it empty
     GST_OBJECT_UNLOCK(self);
     if (st) {
         if (st->receiver != nullptr && !st->ended) {
@@ -153,8 +152,8 @@ static GstCaps* gst_rdma_src_get_caps(GstBaseSrc* bsrc, GstCaps* filter) {
     auto* self = GST_RDMA_SRC(bsrc);
     GstCaps* caps = nullptr;
     GST_OBJECT_LOCK(self);
-    if (self->state != nullptr && self->state->caps != nullptr) {
-        caps = gst_caps_ref(self->state->caps);
+    if (self->m.state != nullptr && self->m.state->caps != nullptr) {
+        caps = gst_caps_ref(self->m.state->caps);
     }
     GST_OBJECT_UNLOCK(self);
     if (caps == nullptr) {
@@ -179,8 +178,8 @@ static gboolean gst_rdma_src_query(GstBaseSrc* bsrc, GstQuery* query) {
         // A frame is ours one frame period after the sender's source made it
         // (at least); downstream may hold up to the ring's slots of them.
         GST_OBJECT_LOCK(self);
-        const GstClockTime frame = self->frame_duration;
-        const guint slots = self->settings->slots;
+        const GstClockTime frame = self->m.frame_duration;
+        const guint slots = self->m.settings.slots;
         GST_OBJECT_UNLOCK(self);
         const GstClockTime min = GST_CLOCK_TIME_IS_VALID(frame) ? frame : 0;
         const GstClockTime max = GST_CLOCK_TIME_IS_VALID(frame) ? frame * slots : GST_CLOCK_TIME_NONE;
@@ -212,7 +211,7 @@ static gboolean gst_rdma_src_decide_allocation(GstBaseSrc* bsrc, GstQuery* query
     while (gst_query_get_n_allocation_pools(query) > 0) {
         gst_query_remove_nth_allocation_pool(query, 0);
     }
-    SrcState* st = self->state; // the streaming thread's, as this query is
+    SrcState* st = self->m.state.get(); // the streaming thread's, as this query is
     if (st == nullptr || st->receiver == nullptr) {
         return TRUE; // before the sender: no caps yet, nothing to compare
     }
@@ -236,24 +235,24 @@ static gboolean gst_rdma_src_decide_allocation(GstBaseSrc* bsrc, GstQuery* query
 // (the flag first, then the wake, so the woken create() sees the flag).
 static gboolean gst_rdma_src_unlock(GstBaseSrc* bsrc) {
     auto* self = GST_RDMA_SRC(bsrc);
-    self->flushing->store(true);
-    (*self->waker)->wake();
+    self->m.flushing.store(true);
+    self->m.waker->wake();
     return TRUE;
 }
 
 static gboolean gst_rdma_src_unlock_stop(GstBaseSrc* bsrc) {
     auto* self = GST_RDMA_SRC(bsrc);
-    self->flushing->store(false);
+    self->m.flushing.store(false);
     return TRUE; // a wake left over only costs create() one more look
+}
+
+static SrcSettings& settings_of(GObject* object) {
+    return GST_RDMA_SRC(object)->m.settings;
 }
 
 static void gst_rdma_src_finalize(GObject* object) {
     auto* self = GST_RDMA_SRC(object);
-    delete self->settings;
-    delete self->published;
-    delete self->flushing;
-    delete self->waker;
-    delete self->ticker;
+    self->m.~SrcMembers();
     G_OBJECT_CLASS(gst_rdma_src_parent_class)->finalize(object);
 }
 
@@ -267,9 +266,9 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
     // gst_caps_from_string, or parsing the sender's caps fails.
     g_type_ensure(gst_video_multiview_flagset_get_type());
 
-    gobject_class->set_property = set_property_vfunc<GstRdmaSrc, &GstRdmaSrc::settings, kSrcFields>;
+    gobject_class->set_property = set_property_vfunc<settings_of, kSrcFields>;
     gobject_class->get_property =
-        get_property_vfunc<GstRdmaSrc, &GstRdmaSrc::settings, kSrcFields, published_stats>;
+        get_property_vfunc<settings_of, kSrcFields, published_stats>;
     gobject_class->finalize = gst_rdma_src_finalize;
 
     install_shared_properties(
@@ -360,13 +359,7 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
 }
 
 static void gst_rdma_src_init(GstRdmaSrc* self) {
-    self->settings = new SrcSettings();
-    self->state = nullptr;
-    self->published = new SrcCounters();
-    self->frame_duration = GST_CLOCK_TIME_NONE;
-    self->flushing = new std::atomic<bool>(false);
-    self->waker = new std::shared_ptr<Waker>(std::make_shared<Waker>());
-    self->ticker = new StatsTicker();
+    new (&self->m) SrcMembers(); // GObject zeroed the memory; the members construct here
     auto* bsrc = GST_BASE_SRC(self);
     gst_base_src_set_live(bsrc, TRUE);
     gst_base_src_set_format(bsrc, GST_FORMAT_TIME);

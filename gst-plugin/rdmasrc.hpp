@@ -87,17 +87,24 @@ struct SrcState {
     guint downstream_min = 0;   // buffers downstream asked for (the allocation query)
 };
 
+// Every C++ member of an rdmasrc. GObject allocates the instance itself,
+// so they live in one struct that instance init constructs in place and
+// finalize destroys: one owner, and no member is made or freed by hand.
+struct SrcMembers {
+    SrcSettings settings;                    // object lock
+    std::unique_ptr<SrcState> state;         // streaming thread, start/stop
+    SrcCounters published;                   // the "stats" property; object lock
+    GstClockTime frame_duration = GST_CLOCK_TIME_NONE; // for the latency query; object lock
+    std::shared_ptr<Waker> waker = std::make_shared<Waker>(); // wakes create()'s wait: unlock(), a freed slot
+    std::atomic<bool> flushing{false};       // unlock(): a waiting create() returns
+    StatsTicker ticker;                      // stats-interval: start() to stop()
+};
+
 } // namespace rdmastream::gst
 
 struct _GstRdmaSrc {
     GstPushSrc parent;
-    rdmastream::gst::SrcSettings* settings;   // object lock
-    rdmastream::gst::SrcState* state;         // streaming thread, start/stop
-    rdmastream::gst::SrcCounters* published;  // the "stats" property; object lock
-    GstClockTime frame_duration;              // for the latency query; object lock
-    std::shared_ptr<rdmastream::Waker>* waker; // wakes create()'s wait: unlock(), a freed slot
-    std::atomic<bool>* flushing;              // unlock(): a waiting create() returns
-    rdmastream::gst::StatsTicker* ticker;     // stats-interval: start() to stop()
+    rdmastream::gst::SrcMembers m; // constructed by gst_rdma_src_init, destroyed by finalize
 };
 
 // rdmasrc_create.cpp

@@ -47,7 +47,7 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     ring.device = s.device;
     ring.max_frame_bytes = s.max_frame_bytes;
     ring.max_ring_bytes = s.max_ring_bytes;
-    ring.waker = *self->waker;
+    ring.waker = self->m.waker;
     ring.key = load_key_file(GST_ELEMENT(self), s.key_file);
     ring.handshake_timeout = std::chrono::milliseconds(s.handshake_timeout_ms);
     ring.memory_windows = s.memory_windows;
@@ -57,13 +57,13 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.connect_timeout_ms);
     std::unique_ptr<FrameReceiver> r;
     while (!r) {
-        if (self->flushing->load()) {
+        if (self->m.flushing.load()) {
             return false;
         }
         try {
             if (st.listener) {
                 if (!wait_readable(st.listener->fd(), *ring.waker, std::chrono::milliseconds(s.connect_timeout_ms))) {
-                    if (self->flushing->load()) return false;
+                    if (self->m.flushing.load()) return false;
                     continue; // a stale wake; a real timeout is the listener's own below
                 }
                 // Only the request(s) waiting now: a sender refused here (the
@@ -124,7 +124,7 @@ bool adopt_format(GstRdmaSrc* self, SrcState& st, const wire::StreamFormat& form
         gst_caps_unref(st.caps);
     }
     st.caps = gst_caps_ref(caps);
-    self->frame_duration = frame;
+    self->m.frame_duration = frame;
     GST_OBJECT_UNLOCK(self);
     ++st.counters.format_changes;
     GST_INFO_OBJECT(self, "format %u: %s (frames of at least %" G_GUINT64_FORMAT " bytes)", format.id,
@@ -189,7 +189,7 @@ void refuse_sender(SrcState& st, const std::string& reason) {
 
 GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
     auto* self = GST_RDMA_SRC(src);
-    SrcState& st = *self->state;
+    SrcState& st = *self->m.state;
     for (;;) {
         try {
             if (!st.buffers && !connect(self, st)) {
@@ -202,7 +202,7 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
             std::optional<ReceivedFrame> f;
             for (;;) {
                 release_freed(st);
-                if (self->flushing->load()) {
+                if (self->m.flushing.load()) {
                     return GST_FLOW_FLUSHING;
                 }
                 FrameReceiver::Arrival a = receiver.wait_frame(std::chrono::milliseconds(st.settings.timeout_ms));
@@ -282,7 +282,7 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
             st.counters.bytes = t.bytes;
             st.counters.copies = st.copies.count();
             GST_OBJECT_LOCK(self);
-            *self->published = st.counters;
+            self->m.published = st.counters;
             GST_OBJECT_UNLOCK(self);
             GST_LOG_OBJECT(self, "frame %" G_GUINT64_FORMAT " in slot %u%s: %zu bytes, pts %" GST_TIME_FORMAT,
                            f->header.sequence, f->slot, copy ? " (copied)" : "", f->payload.size(),
