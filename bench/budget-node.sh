@@ -54,7 +54,9 @@ fi
 # Counts system calls by name from an strace -f -y -x log, into OUT (the
 # whole run) and WIN (the window from the first to the last rxe doorbell,
 # first line "doorbells N": the window spans N - 1 doorbell intervals, i.e.
-# frames, without start-up, connecting and tear-down). A write(2) to
+# frames, without start-up, connecting and tear-down; it closes at the
+# process's first write(rdma_cm DISCONNECT), since tear-down's drain marker
+# after it is a doorbell but no frame). A write(2) to
 # /dev/infiniband/uverbsN carries a verbs command, one to rdma_cm an rdma_cm
 # command; the first 4 bytes are the command's number (uapi headers
 # rdma/ib_user_verbs.h and rdma/rdma_user_cm.h), shown here by name.
@@ -83,7 +85,9 @@ count_syscalls() { # LOG OUT WIN
       return name
     }
     NR == FNR {   # first pass: where the doorbells are
-      if (call() == "write(uverbs POST_SEND (rxe doorbell))") { if (!first) first = FNR; last = FNR; bells++ }
+      name = call()
+      if (name == "write(rdma_cm DISCONNECT)") hung_up = 1
+      if (name == "write(uverbs POST_SEND (rxe doorbell))" && !hung_up) { if (!first) first = FNR; last = FNR; bells++ }
       next
     }
     {

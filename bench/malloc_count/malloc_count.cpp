@@ -20,8 +20,11 @@
 //   IB_USER_VERBS_CMD_POST_SEND command to the uverbs fd (post_send_db());
 //   this library also wraps write(2) to see those. A sender posts once per
 //   frame, a receiver once per credit, so window / (doorbells - 1) is per
-//   frame, without start-up, connecting or tear-down. (On other devices
-//   there are no such writes: the window stays empty.)
+//   frame, without start-up, connecting or tear-down. The window closes at
+//   the process's own hang-up (the write of RDMA_USER_CM_CMD_DISCONNECT):
+//   the drain marker that tear-down posts after it is a doorbell too, but
+//   no frame. (On other devices there are no such writes: the window stays
+//   empty.)
 // * two runs of different lengths: the difference of the totals over the
 //   difference of the frame counts.
 // GLib's slice allocator caches memory per thread: run GStreamer with
@@ -72,7 +75,21 @@ bool is_rxe_doorbell(const void* buf, std::size_t n) noexcept {
     return command == 28 && in_words == 8;
 }
 
+// librdmacm's struct ucma_abi_disconnect: a 12-byte command,
+// RDMA_USER_CM_CMD_DISCONNECT (10), in 4, out 0 (CMA_INIT_CMD).
+bool is_disconnect(const void* buf, std::size_t n) noexcept {
+    if (n != 12 || buf == nullptr) return false;
+    std::uint32_t command;
+    std::uint16_t in;
+    std::memcpy(&command, buf, sizeof command);
+    std::memcpy(&in, static_cast<const char*>(buf) + 4, sizeof in);
+    return command == 10 && in == 4;
+}
+
+std::atomic<bool> g_hung_up{false}; // the window is closed (see above)
+
 void on_doorbell() noexcept {
+    if (g_hung_up.load(std::memory_order_relaxed)) return;
     const bool first = g_doorbells.fetch_add(1, std::memory_order_relaxed) == 0;
     for (int i = 0; i < kCount; ++i) {
         const auto v = g_counts[i].load(std::memory_order_relaxed);
@@ -197,6 +214,7 @@ extern "C" {
 
 ssize_t write(int fd, const void* buf, std::size_t n) {
     if (is_rxe_doorbell(buf, n)) on_doorbell();
+    if (is_disconnect(buf, n)) g_hung_up.store(true, std::memory_order_relaxed);
     return __write(fd, buf, n);
 }
 
