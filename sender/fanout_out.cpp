@@ -22,13 +22,21 @@ constexpr std::size_t kDefaultDepth = 8;
 
 void log_line(const std::string& line) { std::fprintf(stderr, "rdmasend: %s\n", line.c_str()); }
 
+// Every member's writes are signalled often enough for the frames
+// rdmasend keeps out (SenderOptions::caller_depth), whatever its ring.
+SenderOptions signalled_for_depth(const OutOptions& opts, std::size_t depth) {
+    SenderOptions o = opts.sender;
+    o.caller_depth = static_cast<std::uint32_t>(depth - 1); // the live pending frame is never posted
+    return o;
+}
+
 class FanoutOut final : public FrameOut {
 public:
     FanoutOut(const Endpoint& local, std::size_t count, const OutOptions& opts)
         : // + the frame a live receiver keeps pending
           depth_((opts.max_in_flight > 0 ? std::size_t{opts.max_in_flight} : kDefaultDepth) + 1),
           listener_(local),
-          fan_(listener_, opts.sender, log_line) {
+          fan_(listener_, signalled_for_depth(opts, depth_), log_line) {
         listener_.set_allow(opts.allow);
         listener_.set_log(log_line); // refusals at the connect request (allow list, limits, bad advert)
         fan_.set_max_receivers(opts.max_receivers);

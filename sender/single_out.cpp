@@ -65,8 +65,10 @@ private:
 } // namespace
 
 std::unique_ptr<FrameOut> open_single(const Endpoint& peer, bool listen, const OutOptions& opts) {
+    SenderOptions so = opts.sender;
+    so.caller_depth = opts.max_in_flight; // --slots: signalled often enough for so few (0: the ring's)
     if (!listen) {
-        return std::make_unique<SingleOut>(FrameSender::connect(peer, opts.sender, opts.connect_timeout),
+        return std::make_unique<SingleOut>(FrameSender::connect(peer, so, opts.connect_timeout),
                                            opts.max_in_flight);
     }
     auto listener = std::make_unique<Listener>(peer);
@@ -75,7 +77,7 @@ std::unique_ptr<FrameOut> open_single(const Endpoint& peer, bool listen, const O
     std::fprintf(stderr, "rdmasend: listening on %s:%u for a receiver%s%s\n", peer.host.empty() ? "*" : peer.host.c_str(),
                  listener->port(), opts.allow.empty() ? "" : "; allowed: ",
                  opts.allow.empty() ? "" : opts.allow.describe().c_str());
-    auto tx = FrameSender::accept(*listener, opts.sender, opts.connect_timeout);
+    auto tx = FrameSender::accept(*listener, so, opts.connect_timeout);
     return std::make_unique<SingleOut>(std::move(tx), opts.max_in_flight, std::move(listener));
 }
 

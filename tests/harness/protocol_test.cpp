@@ -148,6 +148,32 @@ TEST(Protocol, DeliveredFramesRetireWithoutReleases) {
     EXPECT_EQ(p.tx->credits_available(), 0u);
 }
 
+// A caller that keeps fewer frames out than half the ring (rdmasend
+// --slots 2 to a receiver with 16 slots) and a receiver that holds what it
+// got: no credit comes back, so only a signalled write retires the frames.
+// With writes signalled every slots/2 the oldest frame waited for the
+// keepalive (here 30 s, so the wait timed out).
+TEST(Protocol, AShallowCallerWaitsForNoKeepalive) {
+    SenderOptions o;
+    o.keepalive = 30s;
+    o.caller_depth = 2;
+    auto p = connect_pair(ring(16), o);
+    Buffers b(*p.tx, 2);
+    std::vector<ReceivedFrame> held; // the receiver keeps every frame
+    for (std::uint64_t i = 0; i < 6; ++i) {
+        const std::size_t entry = i % 2;
+        if (i >= 2) {
+            const auto started = std::chrono::steady_clock::now();
+            ASSERT_NO_THROW(p.tx->wait_done(i - 2, 2s)) << "frame " << i - 2;
+            EXPECT_LT(std::chrono::steady_clock::now() - started, 1s) << "frame " << i - 2;
+        }
+        p.tx->send(b.fill(entry, i), b.region.lkey(), {}, entry, 1s);
+        auto f = p.rx->next(1s);
+        ASSERT_TRUE(f.has_value());
+        held.push_back(*f);
+    }
+}
+
 // Live: with every slot held, the sender never waits; it keeps the newest
 // frame pending and drops the one before, and posts the pending one as soon
 // as a credit comes back.

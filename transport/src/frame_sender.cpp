@@ -190,7 +190,8 @@ FrameSender::FrameSender(std::unique_ptr<Datapath> path, const wire::RingAdvert&
       last_post_in_slot_(ring_.slot_count, 0),
       in_flight_(ring_.slot_count),
       credits_in_(ring_.slot_count),
-      signal_every_(std::max<std::uint32_t>(1, ring_.slot_count / 2)) {
+      signal_every_(std::max<std::uint32_t>(
+          1, std::min(ring_.slot_count, opts_.caller_depth > 0 ? opts_.caller_depth : ring_.slot_count) / 2)) {
     // Credits only come back for frames written, so posting their receives
     // now, before the first write, is early enough. Each credit message
     // carries at least one slot we do not hold, so slot_count receives

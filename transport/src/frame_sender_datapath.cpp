@@ -1,5 +1,6 @@
 // FrameSender per-frame path: one ibv_post_send per frame, completions
-// polled in batches and signalled every slots/2 writes; credits arrive
+// polled in batches and signalled every slots/2 writes (or half the
+// caller's depth, SenderOptions::caller_depth); credits arrive
 // coalesced (one receive per message, not per slot); no allocation, no copy
 // of the payload, clock reads through the vDSO (no syscall), one poll(2) of
 // the rdma_cm channel per 10 ms, and syscalls in waits only (see
@@ -371,7 +372,7 @@ void FrameSender::post(const Pending& frame) {
     wr.num_sge = frame.payload.empty() ? 1 : 2;
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     wr.imm_data = htonl(wire::encode(imm));
-    // Every slots/2 writes, and the write that takes the last credit: a
+    // Every signal_every_ writes, and the write that takes the last credit: a
     // receiver that then releases nothing must not keep the delivered
     // frames' memory from the caller (in a fan-out, from everyone).
     wr.send_flags = ((index + 1) % signal_every_ == 0 || credits_.available() == 0) ? IBV_SEND_SIGNALED : 0;

@@ -71,6 +71,12 @@ struct SenderOptions {
     // sent (handshake.hpp); null: no authentication, and a receiver with a
     // key refuses this sender.
     std::shared_ptr<const PresharedKey> key;
+    // Frames the caller keeps in flight at most before it waits for the
+    // oldest (wait_done); 0: as many as the ring has slots. Writes are
+    // signalled at least every half of it: else a caller keeping fewer than
+    // slots/2 frames out, facing a receiver that holds its frames (so no
+    // credit comes back), waits for the next keepalive to retire them.
+    std::uint32_t caller_depth = 0;
 };
 
 class Handshake;
@@ -269,7 +275,7 @@ private:
     std::uint64_t next_post_ = 0;     // writes posted
     std::uint64_t retired_before_ = 0; // every write below this posted index is delivered
     std::optional<Pending> pending_;
-    std::uint32_t signal_every_;
+    std::uint32_t signal_every_; // writes between signalled ones: half the ring, or of the caller's depth
     bool waiting_for_credit_ = false; // the frame being offered has had to wait (counted once)
     bool control_in_flight_ = false;
     std::chrono::steady_clock::time_point control_posted_at_; // while control_in_flight_
