@@ -65,26 +65,24 @@ std::atomic<unsigned long long> g_first[kCount], g_last[kCount], g_doorbells;
 
 inline void bump(Counter c) noexcept { g_counts[c].fetch_add(1, std::memory_order_relaxed); }
 
-// rdma-core's struct ibv_post_send: a 32-byte command, IB_USER_VERBS_CMD_POST_SEND (28), in_words 8.
-bool is_rxe_doorbell(const void* buf, std::size_t n) noexcept {
-    if (n != 32 || buf == nullptr) return false;
-    std::uint32_t command;
-    std::uint16_t in_words;
-    std::memcpy(&command, buf, sizeof command);
-    std::memcpy(&in_words, static_cast<const char*>(buf) + 4, sizeof in_words);
-    return command == 28 && in_words == 8;
+// Whether a write(2) of n bytes carries a kernel command of `size` bytes
+// whose header (uverbs' and rdma_cm's alike: a 32-bit command, then a
+// 16-bit input length) says `command` and `in`.
+bool is_command(const void* buf, std::size_t n, std::size_t size, std::uint32_t command, std::uint16_t in) noexcept {
+    if (n != size || buf == nullptr) return false;
+    std::uint32_t c;
+    std::uint16_t i;
+    std::memcpy(&c, buf, sizeof c);
+    std::memcpy(&i, static_cast<const char*>(buf) + 4, sizeof i);
+    return c == command && i == in;
 }
 
-// librdmacm's struct ucma_abi_disconnect: a 12-byte command,
-// RDMA_USER_CM_CMD_DISCONNECT (10), in 4, out 0 (CMA_INIT_CMD).
-bool is_disconnect(const void* buf, std::size_t n) noexcept {
-    if (n != 12 || buf == nullptr) return false;
-    std::uint32_t command;
-    std::uint16_t in;
-    std::memcpy(&command, buf, sizeof command);
-    std::memcpy(&in, static_cast<const char*>(buf) + 4, sizeof in);
-    return command == 10 && in == 4;
-}
+// rdma-core's struct ibv_post_send: 32 bytes, IB_USER_VERBS_CMD_POST_SEND (28), in_words 8.
+bool is_rxe_doorbell(const void* buf, std::size_t n) noexcept { return is_command(buf, n, 32, 28, 8); }
+
+// librdmacm's struct ucma_abi_disconnect: 12 bytes, RDMA_USER_CM_CMD_DISCONNECT
+// (10), in 4 (CMA_INIT_CMD).
+bool is_disconnect(const void* buf, std::size_t n) noexcept { return is_command(buf, n, 12, 10, 4); }
 
 std::atomic<bool> g_hung_up{false}; // the window is closed (see above)
 
