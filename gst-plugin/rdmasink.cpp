@@ -125,6 +125,10 @@ static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
     opts.device = s.device;
     opts.poll_mode = s.poll_mode;
     opts.waker = self->m.waker;
+    // A copied frame waits for its staging chunk's last frame (take_staging):
+    // writes signalled often enough for kStagingBuffers frames out, so a
+    // receiver that holds its frames never leaves that wait to the keepalive.
+    opts.caller_depth = kStagingBuffers;
     state->in_flight = std::make_shared<FramesInFlight>();
     // Frames in flight: one per slot, plus the live policy's pending one,
     // plus what a format change waits for; never more than this.
