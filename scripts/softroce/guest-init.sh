@@ -6,6 +6,10 @@
 # Shares from the host (virtio-9p):
 #   rdmabed  the per-guest run folder: job.sh in, status.nodeN/dmesg.txt out
 #   rdmaout  the host's --out DIR, mounted at the same path (= $RDMABED_OUT)
+# Served (`rdmabed serve`, RDMABED_SERVE=1 in job.sh): the guest stays up and
+# runs one job after another, each from jobs/ID/ in the rdmabed share once the
+# host names it in the file "go"; between jobs it is put back as new (see
+# serve_loop below).
 # ttyS0 is the console (host keeps it as console.log). The node commands'
 # prefixed output goes to nodeN.log in the rdmabed share, which the host
 # streams to its stdout (a file over 9p: a serial port dropped and reordered
@@ -26,7 +30,7 @@ finish() {
     : >"$share/finished"
   fi
   sync
-  umount -l "${RDMABED_OUT:-/nonexistent}" "$share" 2>/dev/null
+  umount -l "${out_share:-/nonexistent}" "$share" 2>/dev/null
   echo o >/proc/sysrq-trigger # power off now; qemu runs with -no-reboot
   sleep 30
   exit 1 # should not get here; a panic also ends qemu
@@ -77,9 +81,11 @@ if ! touch /.rdmabed-rw 2>/dev/null; then
   esac
 fi
 
-mkdir -p "$RDMABED_OUT" 2>/dev/null
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 rdmaout "$RDMABED_OUT" \
-  || fail "cannot mount the out share at $RDMABED_OUT"
+# Served, the share holds every job's out folder (jobs set RDMABED_OUT to theirs).
+out_share=${RDMABED_OUT_SHARE:-$RDMABED_OUT}
+mkdir -p "$out_share" 2>/dev/null
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 rdmaout "$out_share" \
+  || fail "cannot mount the out share at $out_share"
 
 hostname "rdmabed-g$RDMABED_GUEST" 2>/dev/null
 ip link set lo up
@@ -118,63 +124,103 @@ for m in rdma_rxe rdma_ucm crc32_generic; do
   modprobe_ "$m" || fail "modprobe $m"
 done
 if [[ $RDMABED_TOPOLOGY == one ]]; then
-  # rdma_cm cannot resolve a route over an rxe bound to lo, so the device sits
-  # on a dummy netdev that owns the address the nodes connect to.
   modprobe_ dummy numdummies=0 || fail "modprobe dummy"
-  netdev=rdma0
-  ip link add "$netdev" type dummy || fail "ip link add dummy"
 else
   modprobe_ virtio_net || fail "modprobe virtio_net"
-  netdev=
+  wire=
   for _ in $(seq 50); do # the NIC appears asynchronously after the module loads
     for d in /sys/class/net/*; do
-      [[ -e $d/device ]] && { netdev=${d##*/}; break 2; }
+      [[ -e $d/device ]] && { wire=${d##*/}; break 2; }
     done
     sleep 0.1
   done
-  [[ -n $netdev ]] || fail "no virtio NIC appeared"
+  [[ -n $wire ]] || fail "no virtio NIC appeared"
 fi
-ip addr add "$RDMABED_LOCAL_ADDR/24" dev "$netdev" || fail "ip addr add"
-# Before rxe binds to it: rxe derives its port's active MTU from the
-# netdev's (9000 -> 4096-byte RoCE packets, 1500 -> 1024). Both guests of
-# --topology two get the same value, so the wire carries it both ways.
-ip link set "$netdev" mtu "${RDMABED_MTU:?}" || fail "ip link set $netdev mtu $RDMABED_MTU"
-ip link set "$netdev" up || fail "ip link set up"
-rdma link add rxe0 type rxe netdev "$netdev" || fail "rdma link add rxe0"
-export RDMABED_DEVICE=rxe0
-RDMABED_GID_INDEX=
-for _ in $(seq 50); do # GIDs are filled in from netdev events
-  RDMABED_GID_INDEX=$(rdmabed_gid_index rxe0 "$RDMABED_LOCAL_ADDR") && break
-  sleep 0.1
-done
-export RDMABED_GID_INDEX
-RDMABED_ACTIVE_MTU=$(rdmabed_active_mtu rxe0) || RDMABED_ACTIVE_MTU=
-export RDMABED_ACTIVE_MTU
-say "rxe0 on $netdev $RDMABED_LOCAL_ADDR (gid index ${RDMABED_GID_INDEX:-?}), netdev MTU $RDMABED_MTU, active MTU ${RDMABED_ACTIVE_MTU:-?}"
 
-if [[ $RDMABED_TOPOLOGY == two ]]; then
+# device_up MTU: the netdev at MTU with our address, rxe0 on it (on failure:
+# returns 1, the reason on stderr). One guest: rdma_cm cannot resolve a route over an rxe
+# bound to lo, so the device sits on a dummy netdev that owns the address the
+# nodes connect to. Two guests: the virtio NIC of the wire.
+device_up() {
+  local mtu=$1 add=''
+  if [[ $RDMABED_TOPOLOGY == one ]]; then
+    netdev=rdma0
+    add="link add $netdev type dummy"
+  else
+    netdev=$wire
+  fi
+  # One ip process for the four steps (a fork costs ~0.1 s in a busy guest).
+  # The MTU is set before rxe binds: rxe derives its port's active MTU from
+  # the netdev's (9000 -> 4096-byte RoCE packets, 1500 -> 1024). Both guests
+  # of --topology two get the same value, so the wire carries it both ways.
+  printf '%s\n' ${add:+"$add"} "addr replace $RDMABED_LOCAL_ADDR/24 dev $netdev" \
+    "link set $netdev mtu $mtu" "link set $netdev up" | ip -batch - \
+    || { echo "ip could not set up $netdev at MTU $mtu" >&2; return 1; }
+  rdma link add rxe0 type rxe netdev "$netdev" || { echo "rdma link add rxe0 failed" >&2; return 1; }
+  export RDMABED_DEVICE=rxe0
+  RDMABED_GID_INDEX=
+  local idle
+  for _ in {1..50}; do # GIDs are filled in from netdev events
+    RDMABED_GID_INDEX=$(rdmabed_gid_index rxe0 "$RDMABED_LOCAL_ADDR") && break
+    read -r -t 0.1 -u 7 idle
+  done
+  export RDMABED_GID_INDEX
+  # What rxe makes of the netdev's MTU (rxe_param.h: eth_mtu_int_to_enum, the
+  # MTU less RXE_MAX_HDR_LENGTH, 80, rounded down to an IB MTU): ibv_devinfo
+  # would say the same in 0.6 s of a busy guest.
+  local ib
+  RDMABED_ACTIVE_MTU=256
+  for ib in 4096 2048 1024 512; do
+    ((mtu - 80 >= ib)) && { RDMABED_ACTIVE_MTU=$ib; break; }
+  done
+  export RDMABED_ACTIVE_MTU
+  say "rxe0 on $netdev $RDMABED_LOCAL_ADDR (gid index ${RDMABED_GID_INDEX:-?}), netdev MTU $mtu, active MTU ${RDMABED_ACTIVE_MTU:-?}"
   # Do not let a test race the wire: wait until the other guest answers.
   # (The only peer reachable at all is the project's other guest.)
-  ok=0
-  until ((ok || SECONDS > 60)); do
-    if busybox ping -c 1 -W 1 "$RDMABED_PEER_ADDR" >/dev/null 2>&1; then ok=1; else sleep 0.2; fi
-  done
-  ((ok)) || fail "peer $RDMABED_PEER_ADDR does not answer"
-  say "peer $RDMABED_PEER_ADDR answers"
-fi
+  if [[ $RDMABED_TOPOLOGY == two ]]; then
+    local ok=0 t0=$SECONDS
+    until ((ok || SECONDS - t0 > 60)); do
+      if busybox ping -c 1 -W 1 "$RDMABED_PEER_ADDR" >/dev/null 2>&1; then ok=1; else read -r -t 0.2 -u 7 idle; fi
+    done
+    ((ok)) || { echo "peer $RDMABED_PEER_ADDR does not answer" >&2; return 1; }
+    say "peer $RDMABED_PEER_ADDR answers"
+  fi
+}
 
-# --- the node commands --------------------------------------------------------
-ulimit -l unlimited
-mkdir -p /run/home /run/home/.cache
-export HOME=/run/home XDG_CACHE_HOME=/run/home/.cache XDG_RUNTIME_DIR=/run
-# The host's GStreamer registry (rdmabed made it): no plugin scan here.
-if [[ -n ${RDMABED_GST_REGISTRY:-} && -r $RDMABED_GST_REGISTRY ]]; then
+# device_down: what a job may have changed of the fabric, undone: rxe0 gone
+# (also if the job deleted it), no netem, the dummy netdev gone (device_up
+# brings the wire up again).
+# Fails if rxe0 cannot be removed (a wedged device: the guest is rebooted).
+device_down() {
+  if [[ -e /sys/class/infiniband/rxe0 ]]; then rdma link delete rxe0 || return 1; fi
+  [[ ! -e /sys/class/infiniband/rxe0 ]] || return 1
+  if [[ $RDMABED_TOPOLOGY == one ]]; then
+    ip link delete rdma0 2>/dev/null # its netem goes with it
+  else
+    printf '%s\n' "qdisc del dev $wire root" | tc -force -batch - 2>/dev/null
+    ip addr flush dev "$wire" 2>/dev/null
+  fi
+  return 0
+}
+
+# fresh_home: HOME and its caches new, with the host's GStreamer registry
+# (rdmabed made it: no plugin scan here).
+fresh_home() {
+  rm -rf /run/home
   mkdir -p /run/home/.cache/gstreamer-1.0
-  cp "$RDMABED_GST_REGISTRY" "/run/home/.cache/gstreamer-1.0/registry.$(uname -m).bin" ||
-    say "could not copy the host's GStreamer registry: plugins will be scanned"
-fi
+  export HOME=/run/home XDG_CACHE_HOME=/run/home/.cache XDG_RUNTIME_DIR=/run
+  if [[ -n ${RDMABED_GST_REGISTRY:-} && -r $RDMABED_GST_REGISTRY ]]; then
+    cp "$RDMABED_GST_REGISTRY" "/run/home/.cache/gstreamer-1.0/registry.$HOSTTYPE.bin" ||
+      say "could not copy the host's GStreamer registry: plugins will be scanned"
+  fi
+}
+
+ulimit -l unlimited
+mkfifo /run/idle && exec 7<>/run/idle # read -t on it: a sleep without a fork
 
 if [[ ${RDMABED_SHELL:-0} == 1 ]]; then
+  device_up "${RDMABED_MTU:?}" || fail "the RDMA device could not be set up"
+  fresh_home
   export RDMABED_NODE=0
   say "interactive shell; exit (or Ctrl-D) powers the guest off"
   cd "$RDMABED_CWD" 2>/dev/null || cd /
@@ -182,15 +228,27 @@ if [[ ${RDMABED_SHELL:-0} == 1 ]]; then
   finish
 fi
 
-# The guest-side limit is a bit shorter than the host's, so that on a timeout
-# the guest still gets to save dmesg and report which node hung.
-read -r up _ </proc/uptime
-left=$((RDMABED_BUDGET - ${up%.*}))
-((left > 0)) || left=1
-say "running node(s) ${RDMABED_NODES:?}, limit ${left}s"
+# run_nodes DIR LIMIT: the job's node commands (RDMABED_NODES, RDMABED_CMD_n),
+# concurrently, each bounded by LIMIT seconds; nodeN.log and status.nodeN
+# into DIR.
+run_nodes() {
+  local dir=$1 limit=$2 n pids=()
+  say "running node(s) ${RDMABED_NODES:?}, limit ${limit}s"
+  for n in $RDMABED_NODES; do
+    run_node "$dir" "$limit" "$n" &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  local st
+  for n in $RDMABED_NODES; do
+    st='?'
+    read -r st <"$dir/status.node$n"
+    say "node$n exit status $st"
+  done
+}
 
 run_node() {
-  local n=$1 cmd_var=RDMABED_CMD_$1 addr_var=RDMABED_ADDR_$1
+  local dir=$1 limit=$2 n=$3 cmd_var=RDMABED_CMD_$3 addr_var=RDMABED_ADDR_$3
   {
     (
       cd "$RDMABED_CWD" || exit 127
@@ -198,23 +256,80 @@ run_node() {
       # timeout leads its own process group; once the command is done, kill
       # what it left behind: a stray background child would keep the output
       # pipe open and the guest waiting.
-      timeout -k 3 "$left" sh -c "${!cmd_var}" &
+      timeout -k 3 "$limit" sh -c "${!cmd_var}" &
       tp=$!
       wait "$tp"
       rc=$?
       kill -KILL -- "-$tp" 2>/dev/null
       exit "$rc"
     ) </dev/null
-    echo $? >"$share/status.node$n"
-  } 2>&1 | sed -u "s/^/[node$n] /" >>"$share/node$n.log"
+    echo $? >"$dir/status.node$n"
+  } 2>&1 | sed -u "s/^/[node$n] /" >>"$dir/node$n.log"
 }
-pids=()
-for n in $RDMABED_NODES; do
-  run_node "$n" &
-  pids+=($!)
-done
-wait "${pids[@]}"
-for n in $RDMABED_NODES; do
-  say "node$n exit status $(cat "$share/status.node$n" 2>/dev/null || echo '?')"
-done
+
+# --- served: one job after another ------------------------------------------------
+# Each job runs in a subshell (its environment dies with it) on a fresh /tmp
+# and HOME, with rxe0 re-created at the job's MTU; afterwards every process
+# is killed, netem removed and the device deleted, so that the next job finds
+# the guest as a boot leaves it. A job that leaves the device unremovable (or
+# a guest that cannot set it up) powers the guest off: rdmabed serve boots a
+# new one for the next job, and this job is failed by name.
+serve_loop() {
+  local id jd idle tmp_may_go=1 st
+  # A fresh /tmp would hide the project (or the jobs' out share) if it lives there.
+  case $here/ in /tmp/*) tmp_may_go=0 ;; esac
+  case $out_share/ in /tmp/*) tmp_may_go=0 ;; esac
+  ((tmp_may_go)) || say "the project or the out share is under /tmp: jobs share one /tmp"
+  : >"$share/ready"
+  say "serving jobs"
+  while :; do
+    until [[ -s $share/go ]]; do read -r -t 0.05 -u 7 idle; done
+    read -r id <"$share/go"
+    rm -f "$share/go"
+    jd=$share/jobs/$id
+    [[ -r $jd/job.sh ]] || { say "job $id has no job.sh"; continue; }
+    local fresh_tmp=0
+    if ((tmp_may_go)) && mount -t tmpfs -o mode=1777 tmp /tmp; then fresh_tmp=1; fi
+    (
+      # shellcheck source=/dev/null
+      source "$jd/job.sh"
+      [[ ${RDMABED_TRACE:-0} == 1 ]] && { PS4='+ ${EPOCHREALTIME} '; set -x; }
+      fresh_home
+      # One guest's nodes share its clock; two guests' drift apart between jobs.
+      if [[ $RDMABED_TOPOLOGY == two ]]; then
+        sync_clock_to_host >/dev/null 2>&1 || say "could not set the clock from the host's"
+      fi
+      device_up "${RDMABED_MTU:?}" 2>"$jd/setup-error" || exit 3
+      : >"$jd/started"
+      run_nodes "$jd" "$RDMABED_BUDGET"
+    ) 2>/dev/console
+    local rc=$?
+    kill -KILL -1 2>/dev/null # everything the job started (PID 1 survives)
+    dmesg >"$jd/dmesg.txt" 2>&1
+    ((rc == 3)) && : >"$jd/reboot"
+    : >"$jd/finished" # the host has its verdict; the rest is ours
+    dmesg -C
+    ((fresh_tmp)) && umount -l /tmp
+    if ((rc == 3)) || ! device_down; then
+      say "job $id left the guest unusable: powering off for a fresh one"
+      finish
+    fi
+  done
+}
+
+if [[ ${RDMABED_SERVE:-0} == 1 ]]; then
+  serve_loop
+  finish
+fi
+
+# --- one job, then power off ------------------------------------------------------
+run_err=/run/device-up.err
+device_up "${RDMABED_MTU:?}" 2>"$run_err" || fail "$(cat "$run_err")"
+fresh_home
+# The guest-side limit is a bit shorter than the host's, so that on a timeout
+# the guest still gets to save dmesg and report which node hung.
+read -r up _ </proc/uptime
+left=$((RDMABED_BUDGET - ${up%.*}))
+((left > 0)) || left=1
+run_nodes "$share" "$left"
 finish

@@ -30,7 +30,9 @@ rdmabed_gid_index() {
 # netdev's MTU less the RoCE headers, rounded down to 256..4096; 9000 -> 4096,
 # 1500 -> 1024); fails if ibv_devinfo says nothing.
 rdmabed_active_mtu() {
-  local m
-  m=$(ibv_devinfo -d "$1" -i 1 2>/dev/null | awk '$1 == "active_mtu:" { print $2; exit }')
-  [[ -n $m ]] && echo "$m"
+  local key value _
+  while read -r key value _; do
+    [[ $key == active_mtu: ]] && { echo "$value"; return 0; }
+  done < <(ibv_devinfo -d "$1" -i 1 2>/dev/null)
+  return 1
 }

@@ -1,0 +1,246 @@
+# shellcheck shell=bash
+# rdmabed serve: guests that stay up and run one job after another, so that a
+# test suite pays for one boot per topology instead of one per test (a boot
+# is 6-10 s under TCG, and the suite runs ~100 RDMA tests). Sourced by
+# rdmabed, whose functions (prepare, boot_guests, write_boot_env,
+# write_job_env, teardown_failures, describe, ...) it uses.
+#
+#   rdmabed serve start --topology one|two --dir DIR   boot, wait until ready
+#   rdmabed serve stop  --topology one|two --dir DIR   power the guests off
+#   rdmabed ... --node0 CMD   with env RDMABED_SERVE=DIR: run as a job there
+#
+# DIR/TOPOLOGY/ holds the daemon (daemon.pid, serve.log), one share per guest
+# (gN/: job.sh for the boot, qemu.pid, console.log, ready once it serves,
+# go naming the next job, jobs/ID/ with that job's job.sh, nodeN.log,
+# status.nodeN, dmesg.txt, finished) and out/ID/, each job's $RDMABED_OUT
+# (mounted in the guests at the same path). One job at a time (flock on
+# DIR/TOPOLOGY/lock). The guest's side is guest-init.sh's serve_loop: before
+# a job it re-creates rxe0 at the job's MTU on a fresh /tmp and HOME; after
+# it, it kills every process and removes netem and the device. A guest that
+# dies, or that a job leaves unusable, is booted anew by the daemon before
+# the next job; the job it was running fails, naming why.
+
+serve_idle_limit=${RDMABED_SERVE_IDLE:-1800} # s without a job: the daemon ends itself
+
+serve_alive() { # DIR: its daemon runs
+  local pid
+  pid=$(cat "$1/daemon.pid" 2>/dev/null) && kill -0 "$pid" 2>/dev/null
+}
+
+serve_guests() { # the guest numbers of this topology
+  if [[ $topology == two ]]; then echo 0 1; else echo 0; fi
+}
+
+# serve_wait_ready DIR LIMIT: every guest of DIR powered up and serving
+# (prints nothing; fails after LIMIT s or when the daemon is gone).
+serve_wait_ready() {
+  local d=$1 limit=$2 start=$SECONDS g ok pid
+  while :; do
+    ok=1
+    for g in $(serve_guests); do
+      pid=$(cat "$d/g$g/qemu.pid" 2>/dev/null) || { ok=0; break; }
+      [[ -e $d/g$g/ready ]] && kill -0 "$pid" 2>/dev/null || { ok=0; break; }
+    done
+    ((ok)) && return 0
+    serve_alive "$d" || return 1
+    ((SECONDS - start < limit)) || return 1
+    sleep 0.1
+  done
+}
+
+serve_start() {
+  local d=$serve_dir/$topology
+  if [[ $mode != guest ]] && { host_device >/dev/null || can_host_rxe; }; then
+    log "host mode: there is an RDMA device here, so jobs run on it; nothing to serve"
+    return 0
+  fi
+  if serve_alive "$d"; then
+    log "already serving --topology $topology from $d"
+    return 0
+  fi
+  rm -rf "$d"
+  mkdir -p "$d/out"
+  local start=$SECONDS
+  setsid "$0" serve run --topology "$topology" --dir "$serve_dir" --mode guest </dev/null >"$d/serve.log" 2>&1 &
+  echo $! >"$d/daemon.pid"
+  if ! serve_wait_ready "$d" 300; then
+    log "error: the guests of --topology $topology did not come up within 300 s; $d/serve.log:"
+    tail -n 40 "$d/serve.log" >&2
+    local g
+    for g in $(serve_guests); do
+      [[ -s $d/g$g/console.log ]] && { log "---- guest $g console (last 40 lines) ----"; tail -n 40 "$d/g$g/console.log" >&2; }
+    done
+    serve_stop
+    exit 3
+  fi
+  log "serving --topology $topology from $d: booted in $((SECONDS - start)) s"
+}
+
+serve_stop() {
+  local d=$serve_dir/$topology pid i
+  [[ -d $d ]] || { log "nothing serves --topology $topology from $serve_dir"; return 0; }
+  : >"$d/stop"
+  if pid=$(cat "$d/daemon.pid" 2>/dev/null) && kill -0 "$pid" 2>/dev/null; then
+    kill "$pid" 2>/dev/null
+    for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  local boots
+  boots=$(grep -c '^rdmabed: boot ' "$d/serve.log" 2>/dev/null || true)
+  log "stopped serving --topology $topology (${boots:-0} boot(s), $(find "$d/g0/jobs" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l) job(s))"
+}
+
+# The daemon: boots the guests, and boots them again whenever one of them
+# ends (a crash, or a job that left it unusable), until `serve stop` or
+# serve_idle_limit seconds without a job.
+serve_daemon() {
+  local d=$serve_dir/$topology g boots=0
+  serving=1 guest_root=$d out_share=$d/out
+  echo $$ >"$d/daemon.pid"
+  prepare
+  warm_gst_registry
+  : >"$d/last-job"
+  stop_guests() {
+    local g
+    for g in "${!gpid[@]}"; do kill "${gpid[$g]}" 2>/dev/null || true; done
+    for g in "${!gpid[@]}"; do wait "${gpid[$g]}" 2>/dev/null || true; done
+  }
+  trap 'stop_guests; exit 0' TERM INT
+  while [[ ! -e $d/stop ]]; do
+    declare -gA gpid=()
+    for g in $(serve_guests); do
+      mkdir -p "$d/g$g/jobs"
+      rm -f "$d/g$g/ready" "$d/g$g/go" "$d/g$g/qemu.pid"
+      { write_boot_env "$g"; printf '%s=%q\n' RDMABED_SERVE 1 RDMABED_CWD "$cwd"; } >"$d/g$g/job.sh"
+    done
+    boots=$((boots + 1))
+    log "boot $boots"
+    boot_guests
+    for g in "${!gpid[@]}"; do echo "${gpid[$g]}" >"$d/g$g/qemu.pid"; done
+    local alive=1
+    while ((alive)) && [[ ! -e $d/stop ]]; do
+      for g in "${!gpid[@]}"; do kill -0 "${gpid[$g]}" 2>/dev/null || alive=0; done
+      if (($(date +%s) - $(stat -c %Y "$d/last-job") > serve_idle_limit)); then
+        log "no job for $serve_idle_limit s: stopping"
+        : >"$d/stop"
+      fi
+      sleep 0.2
+    done
+    # One guest of two gone takes the other with it: the wire is theirs.
+    stop_guests
+    [[ -n ${wire_sock:-} ]] && rm -f "$wire_sock"
+    [[ -e $d/stop ]] || log "a guest ended; booting anew"
+  done
+  log "stopped after $boots boot(s)"
+}
+
+# serve_job: this run's node commands as one job of the served guests.
+serve_job() {
+  local d=$serve_dir/$topology g n
+  mkdir -p "$d"
+  exec 8>"$d/lock"
+  flock 8
+  local waited_from=$SECONDS
+  if ! serve_wait_ready "$d" "$timeout"; then
+    fail_line "the served guests of --topology $topology ($d) are not up; see $d/serve.log"
+    return 1
+  fi
+  local boot_wait=$((SECONDS - waited_from))
+  local id
+  id=$(date +%Y%m%d-%H%M%S)-$$
+  local user_out=$out job_out=$d/out/$id
+  mkdir -p "$job_out"
+  out=$job_out # the job's RDMABED_OUT: the same path in the guests
+  local -A qpid=()
+  local gnodes
+  for g in $(serve_guests); do
+    mkdir -p "$d/g$g/jobs/$id"
+    if [[ $topology == one ]]; then gnodes=("${nodes[@]}"); else gnodes=("$g"); fi
+    write_job_env "${gnodes[@]}" >"$d/g$g/jobs/$id/job.sh"
+    qpid[$g]=$(cat "$d/g$g/qemu.pid")
+  done
+  : >"$d/last-job"
+  local job_start=$SECONDS logs=()
+  for g in $(serve_guests); do
+    if [[ $topology == one ]]; then gnodes=("${nodes[@]}"); else gnodes=("$g"); fi
+    for n in "${gnodes[@]}"; do logs+=("$d/g$g/jobs/$id/node$n.log"); done
+    echo "$id" >"$d/g$g/go.tmp"
+    mv "$d/g$g/go.tmp" "$d/g$g/go"
+  done
+  # The guest prefixes each line; tail -F waits for the files to appear.
+  tail -q -s 0.1 -n +1 -F "${logs[@]}" 2>/dev/null &
+  local tailer=$!
+  local done_all timed_out=0 died=()
+  while :; do
+    done_all=1
+    for g in $(serve_guests); do [[ -e $d/g$g/jobs/$id/finished ]] || done_all=0; done
+    ((done_all)) && break
+    for g in $(serve_guests); do
+      [[ -e $d/g$g/jobs/$id/finished ]] || kill -0 "${qpid[$g]}" 2>/dev/null || died+=("$g")
+    done
+    ((${#died[@]})) && break
+    if ((SECONDS - waited_from >= timeout)); then timed_out=1; break; fi
+    sleep 0.1
+  done
+  sleep 0.1 # tail's last lines
+  kill "$tailer" 2>/dev/null || true
+  wait "$tailer" 2>/dev/null || true
+  # A guest that timed out or died is not trusted with the next job.
+  if ((timed_out || ${#died[@]})); then
+    for g in $(serve_guests); do kill "${qpid[$g]}" 2>/dev/null || true; done
+  fi
+
+  local rc=0 summary=() bad=() status jd torn glogs
+  for g in $(serve_guests); do
+    jd=$d/g$g/jobs/$id
+    if [[ $topology == one ]]; then gnodes=("${nodes[@]}"); else gnodes=("$g"); fi
+    local gbad=0
+    for n in "${gnodes[@]}"; do
+      if [[ -f $jd/status.node$n ]]; then
+        status=$(cat "$jd/status.node$n")
+        ((status == 0)) && continue
+        summary+=("$(describe "$n" "$status" "$timeout")")
+      elif [[ -s $jd/setup-error ]]; then
+        summary+=("node$n: guest $g could not set up the device: $(head -n1 "$jd/setup-error")")
+      elif ((timed_out)); then
+        summary+=("node$n: guest $g timed out after $timeout s")
+      else
+        summary+=("node$n: guest $g died during the job")
+      fi
+      gbad=1
+    done
+    glogs=()
+    for n in "${gnodes[@]}"; do glogs+=("$jd/node$n.log"); done
+    mapfile -t torn < <(teardown_failures "${glogs[@]}")
+    ((${#torn[@]})) && { summary+=("${torn[@]}"); gbad=1; }
+    [[ -e $jd/reboot ]] && log "the job left guest $g unusable: it is booted anew for the next job"
+    ((gbad)) && bad+=("$g")
+  done
+  if ((${#bad[@]})); then
+    for g in "${bad[@]}"; do serve_report "$d" "$g" "$id"; done
+    rc=1
+    fail_line "${summary[@]}"
+  else
+    log "ok (guest mode, $topology, served: job $((SECONDS - job_start)) s, waited $boot_wait s for the guest$( ((${#qpid[@]} > 1)) && echo s))"
+  fi
+  # What the nodes wrote goes where the caller asked for it.
+  if [[ -z $user_out ]]; then
+    rmdir "$job_out" 2>/dev/null || log "out: $job_out"
+  else
+    cp -a "$job_out/." "$user_out/" && rm -rf "$job_out"
+  fi
+  out=$user_out
+  return $rc
+}
+
+serve_report() { # DIR GUEST JOB: the guest's console and dmesg of that job
+  local d=$1 g=$2 jd=$1/g$2/jobs/$3
+  log "---- guest $g console (last 40 lines) ----"
+  tail -n 40 "$d/g$g/console.log" >&2 || true
+  if [[ -s $jd/dmesg.txt ]]; then
+    log "---- guest $g dmesg of this job (max 80 lines; full: $jd/dmesg.txt) ----"
+    tail -n 80 "$jd/dmesg.txt" >&2
+  else
+    log "---- guest $g: no dmesg came back ----"
+  fi
+}
