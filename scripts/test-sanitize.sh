@@ -42,12 +42,29 @@ gst_scanner=$(pkg-config --variable=pluginscannerdir gstreamer-1.0)/gst-plugin-s
 export RDMASTREAM_ASAN_RUNTIME=$asan_runtime RDMASTREAM_GST_SCANNER=$gst_scanner
 export GST_PLUGIN_SCANNER_1_0=$root/tests/sanitize/gst-plugin-scanner
 
+# The time table of scripts/test.sh (RDMASTREAM_TIME_TABLE: its folder):
+# each step's seconds and verdict, and each ctest run's junit file.
+table=${RDMASTREAM_TIME_TABLE:-}
+record() { # NAME START STATUS
+  [[ -n $table ]] || return 0
+  printf '%s\t%s\t%s\n' "$((SECONDS - $2))" "$( (($3)) && echo FAILED || echo ok)" "$1" >>"$table/stages"
+}
+junit() { # NAME: the --output-junit argument of a ctest run, noted for the table
+  [[ -n $table ]] || return 0
+  echo "$build:$table/junit-sanitize-$1.xml" >>"$table/sanitize-runs"
+  printf '%s\n' --output-junit "$table/junit-sanitize-$1.xml"
+}
+
+start=$SECONDS
 echo "test-sanitize: building with ASan + UBSan into $build"
 # -O1 and line tables only (-g1): half the compile time of -O2 -g, and the
 # reports' stacks still name file and line.
 cmake -S . -B "$build" -G Ninja -DRDMASTREAM_SANITIZE=ON -DRDMASTREAM_WERROR="$werror" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" >/dev/null
-cmake --build "$build"
+built=0
+cmake --build "$build" || built=1
+record "sanitizer build" "$start" "$built"
+((built == 0)) || { echo "test-sanitize: FAILED: the build failed" >&2; exit 1; }
 # A registry written by a scanner without the ASan runtime lists our plugin
 # as broken until the plugin file changes: the tests' registries start anew.
 rm -f "$build"/tests/gst/registry-*.bin
@@ -70,8 +87,9 @@ echo "test-sanitize: native tests (ctest -LE 'rdma|fuzz')"
 # frame pointers, GLib's among them), so that tests/sanitize/lsan.supp can
 # tell a library's own allocation at load time from a leak of ours: three
 # times slower, half a minute more.
+start=$SECONDS
 ASAN_OPTIONS=$common:fast_unwind_on_malloc=0:log_path=$reports/native \
-  ctest --test-dir "$build" --output-on-failure --test-output-size-passed 10000000 -LE 'rdma|fuzz' || status=1
+  ctest --test-dir "$build" --output-on-failure --test-output-size-passed 10000000 -LE 'rdma|fuzz' -j2 $(junit native) || status=1
 reported_in_log native && status=1
 if compgen -G "$reports/native.*" >/dev/null; then
   echo "test-sanitize: native: sanitizer report(s) in $reports:" >&2
@@ -82,11 +100,17 @@ if compgen -G "$reports/native.*" >/dev/null; then
   status=1
 fi
 
+record "sanitizer native tests (-j2)" "$start" "$status"
+
 echo "test-sanitize: RDMA tests ($rdma_tests)"
+start=$SECONDS
+rstatus=0
 scripts/softroce/rdmabed prepare
 ASAN_OPTIONS=$common \
-  ctest --test-dir "$build" --output-on-failure --test-output-size-passed 10000000 -L rdma -R "$rdma_tests" || status=1
-reported_in_log rdma && status=1
+  ctest --test-dir "$build" --output-on-failure --test-output-size-passed 10000000 -L rdma -R "$rdma_tests" $(junit rdma) || rstatus=1
+reported_in_log rdma && rstatus=1
+record "sanitizer RDMA tests" "$start" "$rstatus"
+((rstatus == 0)) || status=1
 
 if ((status)); then
   echo "test-sanitize: FAILED" >&2
