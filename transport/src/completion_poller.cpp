@@ -168,7 +168,8 @@ CompletionPoller::~CompletionPoller() {
 std::size_t CompletionPoller::poll(std::span<ibv_wc> out) {
     const int n = ibv_poll_cq(conn_.cq(), static_cast<int>(out.size()), out.data());
     if (n < 0) {
-        throw SystemError("ibv_poll_cq", -n);
+        // A negative count, not an errno (ibv_poll_cq(3)); errno is not set.
+        throw SystemError("ibv_poll_cq", 0, fmt::format("returned {}", n));
     }
     return static_cast<std::size_t>(n);
 }

@@ -1,7 +1,8 @@
 // Errors of the transport library.
 //
 // Five kinds, kept apart so that callers can tell the user the right thing:
-//  - SystemError: a library or kernel call failed; carries the call and errno.
+//  - SystemError: a library or kernel call failed; carries the call and errno
+//                 (0 for a call that reports no errno, as ibv_poll_cq).
 //  - UserError:   something the user can change (a flag, a limit, a setup step);
 //                 the message says what to change.
 //  - TimeoutError: nothing came within the caller's timeout.
@@ -23,6 +24,7 @@ namespace rdmastream {
 
 class SystemError : public std::runtime_error {
 public:
+    // `err` 0: the call set no errno; `context` then says what it returned.
     SystemError(std::string call, int err, const std::string& context = {});
     const std::string& call() const noexcept { return call_; }
     int error_code() const noexcept { return err_; }
