@@ -373,7 +373,7 @@ public:
 
 private:
     void throw_failure(const ibv_wc& wc, const char* side) override {
-        throw std::runtime_error(fmt::format("{}: work completion failed: {}", side, describe_failed_wc(wc)));
+        throw ConnectionError(fmt::format("{}: work completion failed: {}", side, describe_failed_wc(wc)));
     }
 
     // Under the mutex. Carries one work request; returns the poster's status.

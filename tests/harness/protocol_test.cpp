@@ -306,7 +306,7 @@ TEST(Protocol, AReceiverThatLeavesIsNamed) {
     try {
         p.tx->send(b.fill(2, 2), b.region.lkey(), {}, 2, 5s);
         FAIL() << "the sender did not notice";
-    } catch (const std::runtime_error& e) {
+    } catch (const ConnectionError& e) {
         EXPECT_NE(std::string(e.what()).find("receiver went away after 2 frames"), std::string::npos) << e.what();
     }
 }

@@ -296,9 +296,9 @@ void FrameSender::check_usable(const char* call) const {
         throw PeerLeft(fmt::format("the receiver {} left after {} frames: it has every frame it wants",
                                    path_->peer_name(), next_post_));
     case SenderState::kFailed:
-        throw std::runtime_error(fmt::format("sender: {}() after the stream to {} failed (the error thrown then "
-                                             "said why)",
-                                             call, path_->peer_name()));
+        throw ConnectionError(fmt::format("sender: {}() after the stream to {} failed (the error thrown then "
+                                          "said why)",
+                                          call, path_->peer_name()));
     case SenderState::kEnding:
     case SenderState::kEnded:
     case SenderState::kStopped: break;

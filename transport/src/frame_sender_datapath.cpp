@@ -63,7 +63,7 @@ bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds tim
         const auto now = Clock::now();
         if (control_in_flight_ && now - control_posted_at_ >= opts_.ack_limit) {
             mark_failed();
-            throw std::runtime_error(fmt::format(
+            throw ConnectionError(fmt::format(
                 "sender: the receiver's side has not acknowledged a control message for {} ms after {} frames, "
                 "though the NIC reported no error: the receiver has stopped taking messages (its process is "
                 "stopped or stuck), or the path to it is down (link, cable, switch) or its host hangs",
@@ -115,16 +115,16 @@ void FrameSender::on_cm_event(const std::optional<CmEvent>& ev) {
         // The protocol has no message for "format refused": a receiver that
         // will not take a format (a frame above its limit, a layout it
         // refuses) says why in its own log and hangs up.
-        throw std::runtime_error(fmt::format(
+        throw ConnectionError(fmt::format(
             "sender: receiver went away after {} frames, on stream format {} (frames of up to {} bytes): it refused "
             "the format (its log says why: e.g. frames above its --max-frame-bytes / max-frame-bytes) or died: {}",
             next_post_, posted_format_.id, posted_format_.max_frame_size, describe(*ev)));
     }
     if (ev->type == RDMA_CM_EVENT_DISCONNECTED) {
-        throw std::runtime_error(
+        throw ConnectionError(
             fmt::format("sender: receiver went away after {} frames: {}", next_post_, describe(*ev)));
     }
-    throw std::runtime_error(
+    throw ConnectionError(
         fmt::format("sender: connection lost after {} frames: {}", next_post_, explain_lost_connection(*ev)));
 }
 

@@ -59,7 +59,8 @@ public:
     virtual std::optional<CmEvent> next_event() = 0;
     // The same, waiting up to `timeout` for one (error paths only).
     virtual std::optional<CmEvent> wait_event(std::chrono::milliseconds timeout) = 0;
-    // A failed completion: throws, with what the datapath knows of the cause.
+    // A failed completion: throws ConnectionError, with what the datapath
+    // knows of the cause.
     [[noreturn]] void fail(const ibv_wc& wc, const char* side) {
         throw_failure(wc, side);
         throw std::logic_error("Datapath::throw_failure returned"); // it must throw

@@ -150,8 +150,9 @@ public:
     // never waits. Returns the frame's number (counting dropped frames too),
     // or nullopt when the waker interrupted the wait: then the frame was not
     // taken (no number used, no on_done), and the caller may offer it again.
-    // Throws UserError if it does not fit a slot, and PeerLeft once the
-    // receiver said it wants no more (as every other call that waits).
+    // Throws UserError if it does not fit a slot, ConnectionError when the
+    // connection failed, and PeerLeft once the receiver said it wants no
+    // more (as every other call that waits).
     std::optional<std::uint64_t> send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
                                       std::uint64_t cookie, std::chrono::milliseconds timeout);
     // Handles whatever completions and credits are ready, posts the pending
@@ -237,8 +238,9 @@ private:
     // whole wait) at the deadline.
     bool pump(std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds timeout);
     void pump_now();                       // handles what is ready, never waits
-    void on_cm_event(const std::optional<CmEvent>& ev); // an rdma_cm event: throws on a lost connection
-    // A failed completion (of work request `work`): throws, naming the
+    void on_cm_event(const std::optional<CmEvent>& ev); // an rdma_cm event: ConnectionError on a lost connection
+    // A failed completion (of work request `work`): throws (ConnectionError,
+    // or ProtocolError for a receive the receiver overran), naming the
     // receiver's hang-up if that is what caused it.
     [[noreturn]] void failed(const ibv_wc& wc, Work work);
     void take_credits(std::span<const std::byte> bytes); // a kCredits message
