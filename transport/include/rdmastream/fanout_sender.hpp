@@ -43,7 +43,8 @@ public:
     // The listener is only read when it holds a request (each accept lists
     // the devices when one is named: once per joiner, not per frame).
     std::size_t admit();
-    // Waits up to `timeout` until at least `count` receivers are connected.
+    // Waits up to `timeout` until at least `count` receivers are connected;
+    // TimeoutError after it.
     void wait_for_receivers(std::size_t count, std::chrono::milliseconds timeout);
     std::size_t receivers() const noexcept { return members_.size(); }
     // At most this many receivers at once, joiners included (default:
