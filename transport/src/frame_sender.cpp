@@ -345,9 +345,8 @@ void FrameSender::flush_pending(std::chrono::milliseconds timeout) {
         while (credits_.available() == 0) {
             pump(deadline, timeout);
         }
-        const Pending last = *pending_;
+        post(*pending_); // a refused post leaves it pending
         pending_.reset();
-        post(last);
     }
 }
 

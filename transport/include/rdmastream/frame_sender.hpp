@@ -152,7 +152,8 @@ public:
     // taken (no number used, no on_done), and the caller may offer it again.
     // Throws UserError if it does not fit a slot, ConnectionError when the
     // connection failed, and PeerLeft once the receiver said it wants no
-    // more (as every other call that waits).
+    // more (as every other call that waits). A post the device refuses
+    // (SystemError) takes nothing either: no number, no credit, no on_done.
     std::optional<std::uint64_t> send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
                                       std::uint64_t cookie, std::chrono::milliseconds timeout);
     // Handles whatever completions and credits are ready, posts the pending
@@ -219,7 +220,7 @@ private:
         std::uint64_t number = 0;
     };
 
-    void post(const Pending& frame);
+    void post(const Pending& frame); // takes the slot's credit once the write is posted
     void flush_pending(std::chrono::milliseconds timeout); // posts the pending frame, waiting for a slot
     void post_control(wire::Control kind, std::size_t payload_size = 0);
     void post_format(const wire::StreamFormat& format); // enters kFormatPosted
