@@ -85,7 +85,7 @@ FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle)
 }
 
 void FrameReceiver::mark_failed() noexcept {
-    if (allowed(state_, ReceiverState::kFailed)) state_ = ReceiverState::kFailed;
+    if (allowed(state_, ReceiverState::kFailed)) step(state_, ReceiverState::kFailed);
 }
 
 void FrameReceiver::lost(const CmEvent& ev) {

@@ -208,7 +208,7 @@ void FrameSender::stop() noexcept {
     if (state_ == SenderState::kStopped) {
         return; // stopped by its owner already; the destructor stops again
     }
-    state_ = SenderState::kStopped; // every state may stop (stream_states.cpp)
+    step(state_, SenderState::kStopped); // every state may stop (stream_states.cpp): never throws
     // The NIC lets go of every payload (and of our headers and control
     // buffers) before the caller gets a frame back or any region goes.
     path_->stop();
@@ -307,7 +307,7 @@ void FrameSender::check_usable(const char* call) const {
 }
 
 void FrameSender::mark_failed() noexcept {
-    if (allowed(state_, SenderState::kFailed)) state_ = SenderState::kFailed;
+    if (allowed(state_, SenderState::kFailed)) step(state_, SenderState::kFailed);
 }
 
 void FrameSender::adopt_ring(const wire::RingAdvert& ring) {
