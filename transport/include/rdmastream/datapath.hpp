@@ -45,8 +45,13 @@ public:
     // A list of receives (linked through `next`).
     virtual void post_recv(ibv_recv_wr& list, const char* what) = 0;
     // A control message (wire.hpp): a signalled SEND_WITH_IMM of the first
-    // `size` bytes of `from` (nothing when 0), immediate `kind`. Both stream
-    // ends send theirs through this one place.
+    // `size` bytes of `from` (nothing when 0), immediate `kind`. What both
+    // stream ends send one at a time goes through here (a sender's format,
+    // keepalive and end of stream; a receiver's ring advert and leaving).
+    // Two kinds post their own SEND_WITH_IMM: a receiver's credits
+    // (signalled only every few, linked behind the windows' binds:
+    // FrameReceiver::flush_credits) and the handshake's key proof (from the
+    // handshake's own region: Handshake::post_proof).
     void post_control(wire::Control kind, const RegisteredRegion& from, std::size_t size, std::uint64_t wr_id,
                       const char* what);
     // Up to out.size() completions; never blocks.

@@ -67,7 +67,10 @@ public:
 
     // Offers the frame to every receiver (admitting new ones first). With no
     // receiver connected the frame is dropped at once. Returns the frame's
-    // number. Throws UserError if it fits no receiver's slots.
+    // number. A receiver whose slots the frame does not fit is dropped, as
+    // one that fails (the log names both sizes): a frame that fits no
+    // receiver's slots leaves none, and is dropped. Receivers' errors never
+    // reach the caller (each costs only its receiver).
     std::uint64_t send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
                        std::uint64_t cookie, std::chrono::milliseconds timeout);
     void set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout);

@@ -159,8 +159,9 @@ public:
     // handshake sends it (announce_ring), once the sender proved the key.
     // With windows, each slot's key is its window's, bound at construction.
     wire::RingAdvert ring_advert() const;
-    // Sends the ring advert to the sender (a kRing message): once, right
-    // after the handshake is through and before anything else.
+    // Sends the ring advert to the sender (a kRing message): right after
+    // the handshake is through, before anything else, and again each time a
+    // format's frames outgrow the slots and the ring grows (take_format).
     void announce_ring();
 
 private:
