@@ -103,6 +103,19 @@ void publish(GstRdmaSink* self, SinkState& st) {
     GST_OBJECT_UNLOCK(self);
 }
 
+// A frame the transport failed to send (the connection is unusable now):
+// its memory back if the sender did not take it, and the element's error,
+// `hint` after the cause.
+GstFlowReturn send_failed(GstRdmaSink* self, SinkState& st, std::uint64_t cookie, const std::exception& e,
+                          const char* hint) {
+    if (cookie != 0) {
+        release_frame(*st.in_flight, cookie); // if the sender did not take it
+    }
+    st.finished = true;
+    GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not send a frame over RDMA"), ("%s%s", e.what(), hint));
+    return GST_FLOW_ERROR;
+}
+
 } // namespace
 
 namespace rdmastream::gst {
@@ -204,16 +217,10 @@ GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
         }
         receiver_left(self, st, e);
         return GST_FLOW_EOS;
+    } catch (const TimeoutError& e) {
+        return send_failed(self, st, cookie, e,
+                           " (raise the timeout property if the receiver is only slow, or use policy=live)");
     } catch (const std::exception& e) {
-        if (cookie != 0) {
-            release_frame(*st.in_flight, cookie); // if the sender did not take it
-        }
-        st.finished = true; // the connection is unusable now
-        const bool timed_out = dynamic_cast<const TimeoutError*>(&e) != nullptr;
-        GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not send a frame over RDMA"),
-                          ("%s%s", e.what(),
-                           timed_out ? " (raise the timeout property if the receiver is only slow, or use policy=live)"
-                                     : ""));
-        return GST_FLOW_ERROR;
+        return send_failed(self, st, cookie, e, "");
     }
 }

@@ -185,6 +185,18 @@ void refuse_sender(SrcState& st, const std::string& reason) {
     st.buffers.reset();
 }
 
+// The stream failed with `e`: a sender on probation is refused (false: the
+// next one is served); any other failure is the element's error (true),
+// `hint` after the cause.
+bool gave_up(GstRdmaSrc* self, SrcState& st, const std::exception& e, const char* hint) {
+    if (st.receiver != nullptr && on_probation(st) && !st.busy) {
+        refuse_sender(st, e.what());
+        return false;
+    }
+    GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Lost the RDMA stream"), ("%s%s", e.what(), hint));
+    return true;
+}
+
 } // namespace
 
 GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
@@ -289,14 +301,11 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
                            GST_TIME_ARGS(GST_BUFFER_PTS(buffer)));
             *buf = buffer;
             return GST_FLOW_OK;
+        } catch (const TimeoutError& e) {
+            if (!gave_up(self, st, e, " (raise the timeout property if the sender is only slow)")) continue;
+            return GST_FLOW_ERROR;
         } catch (const std::exception& e) {
-            if (st.receiver != nullptr && on_probation(st) && !st.busy) {
-                refuse_sender(st, e.what());
-                continue;
-            }
-            const bool timed_out = dynamic_cast<const TimeoutError*>(&e) != nullptr;
-            GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Lost the RDMA stream"),
-                              ("%s%s", e.what(), timed_out ? " (raise the timeout property if the sender is only slow)" : ""));
+            if (!gave_up(self, st, e, "")) continue;
             return GST_FLOW_ERROR;
         }
     }

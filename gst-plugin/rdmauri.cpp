@@ -1,10 +1,12 @@
 #include "rdmauri.hpp"
 
+#include "rdmastream/endpoint.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <memory>
+#include <optional>
 
 namespace rdmastream::gst {
 
@@ -29,12 +31,11 @@ std::string unescape(std::string_view part, std::string_view uri) {
 }
 
 guint parse_port(std::string_view text, std::string_view uri) {
-    unsigned value = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value == 0 || value > 65535) {
+    const std::optional<std::uint16_t> value = port_number(text);
+    if (!value || *value == 0) {
         throw UriError(fmt::format("bad port '{}' in {}: a port is a number from 1 to 65535", text, uri));
     }
-    return value;
+    return *value;
 }
 
 // The element's own writable properties: what a query may set.
@@ -131,28 +132,19 @@ RdmaUri parse_rdma_uri(std::string_view text) {
     if (authority.find('@') != std::string_view::npos) {
         throw UriError(fmt::format("{} has a user name: an rdma:// URI has none (rdma://HOST[:PORT])", text));
     }
-    std::string_view host = authority;
-    std::optional<std::string_view> port;
-    if (!authority.empty() && authority.front() == '[') {
-        const std::size_t close = authority.find(']');
-        if (close == std::string_view::npos) {
-            throw UriError(fmt::format("bad host in {}: an IPv6 address ends with ']' (rdma://[ADDR]:PORT)", text));
-        }
-        host = authority.substr(1, close - 1);
-        const std::string_view after = authority.substr(close + 1);
-        if (!after.empty()) {
-            if (after.front() != ':') {
-                throw UriError(fmt::format("bad host in {}: after ']' comes ':PORT' or nothing", text));
-            }
-            port = after.substr(1);
-        }
-    } else if (const std::size_t colon = authority.find(':'); colon != std::string_view::npos) {
-        if (authority.find(':', colon + 1) != std::string_view::npos) {
-            throw UriError(fmt::format("bad host in {}: an IPv6 address goes in brackets (rdma://[ADDR]:PORT)", text));
-        }
-        host = authority.substr(0, colon);
-        port = authority.substr(colon + 1);
+    const HostPort hp = split_host_port(authority);
+    switch (hp.fault) {
+    case HostPort::Fault::kNone: break;
+    case HostPort::Fault::kUnclosedBracket:
+        throw UriError(fmt::format("bad host in {}: an IPv6 address ends with ']' (rdma://[ADDR]:PORT)", text));
+    case HostPort::Fault::kAfterBracket:
+        throw UriError(fmt::format("bad host in {}: after ']' comes ':PORT' or nothing", text));
     }
+    if (hp.bare_ipv6()) {
+        throw UriError(fmt::format("bad host in {}: an IPv6 address goes in brackets (rdma://[ADDR]:PORT)", text));
+    }
+    const std::string_view host = hp.host;
+    const std::optional<std::string_view> port = hp.port;
     if (host.empty()) {
         throw UriError(fmt::format("missing host in {}: rdma://0.0.0.0:PORT listens on every address, "
                                    "rdma://PEER:PORT dials PEER",

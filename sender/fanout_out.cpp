@@ -45,7 +45,7 @@ public:
                      local.host.empty() ? "*" : local.host.c_str(), listener_.port(), count);
         try {
             fan_.wait_for_receivers(count, opts.connect_timeout);
-        } catch (const std::runtime_error& e) {
+        } catch (const TimeoutError& e) {
             throw TimeoutError(fmt::format("{}: start the others (rdmarecv --connect THIS-HOST:{}), or give fewer "
                                            "--receivers or a longer --connect-timeout",
                                            e.what(), listener_.port()));

@@ -1,5 +1,6 @@
 #include "rdmastream_cli/metrics_address.hpp"
 
+#include "rdmastream/endpoint.hpp"
 #include "rdmastream/error.hpp"
 
 #include <fmt/format.h>
@@ -7,8 +8,9 @@
 #include <netdb.h>
 #include <sys/socket.h>
 
-#include <charconv>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 namespace rdmastream::cli {
 
@@ -25,15 +27,14 @@ void add_metrics_flag(CLI::App& app, std::string& value, bool fanout) {
 
 namespace {
 
-std::uint16_t parse_port(const std::string& port, const std::string& text) {
-    unsigned value = 0;
-    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (port.empty() || ec != std::errc{} || end != port.data() + port.size() || value > 65535) {
+std::uint16_t parse_port(std::string_view port, const std::string& text) {
+    const std::optional<std::uint16_t> value = port_number(port); // 0 included: any free port
+    if (!value) {
         throw UserError(fmt::format("--metrics {}: bad port '{}': give 1..65535 (0: any free port), e.g. "
                                     "--metrics 9464 or --metrics 0.0.0.0:9464",
                                     text, port));
     }
-    return static_cast<std::uint16_t>(value);
+    return *value;
 }
 
 } // namespace
@@ -41,27 +42,23 @@ std::uint16_t parse_port(const std::string& port, const std::string& text) {
 MetricsAddress parse_metrics_address(const std::string& text) {
     MetricsAddress a;
     a.given = text;
-    std::string port;
+    std::string_view port;
     if (text.find_first_not_of("0123456789") == std::string::npos) { // PORT alone
         a.host = kMetricsDefaultHost;
         port = text;
-    } else if (!text.empty() && text.front() == '[') { // [IPV6]:PORT
-        const auto close = text.find(']');
-        if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+    } else {
+        const HostPort hp = split_host_port(text);
+        if (hp.bracketed && (hp.fault != HostPort::Fault::kNone || !hp.port)) {
             throw UserError(fmt::format("--metrics {}: write an IPv6 address as [ADDR]:PORT, e.g. [::1]:9464",
                                         text));
         }
-        a.host = text.substr(1, close - 1);
-        port = text.substr(close + 2);
-    } else {
-        const auto colon = text.rfind(':');
-        if (colon == std::string::npos || text.find(':') != colon) {
+        if (!hp.port || hp.bare_ipv6()) {
             throw UserError(fmt::format("--metrics {}: give PORT or ADDR:PORT (an IPv6 address in brackets: "
                                         "[ADDR]:PORT)",
                                         text));
         }
-        a.host = text.substr(0, colon);
-        port = text.substr(colon + 1);
+        a.host = hp.host;
+        port = *hp.port;
     }
     if (a.host.empty()) {
         throw UserError(fmt::format("--metrics {}: the address before the port is empty: give only the port "

@@ -81,6 +81,7 @@ struct MemoryFabric::State {
         Waker ready; // a completion or an event arrived
         std::uint32_t qp_num = 0;
         std::uint64_t writes = 0, sends = 0; // posted
+        int refuse_send = 0;                 // refuse_next_send's errno, until a post_send takes it
     };
     std::mutex mutex;
     std::array<End, 2> ends;
@@ -215,6 +216,9 @@ public:
             }
         }
         std::lock_guard lock(s_->mutex);
+        if (const int err = std::exchange(s_->ends[side_].refuse_send, 0); err != 0) {
+            throw SystemError(what, err, "refused by the test (refuse_next_send)");
+        }
         for (ibv_send_wr* wr = &list; wr != nullptr; wr = wr->next) {
             if (wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV) {
                 local(*wr);
@@ -373,7 +377,7 @@ public:
 
 private:
     void throw_failure(const ibv_wc& wc, const char* side) override {
-        throw std::runtime_error(fmt::format("{}: work completion failed: {}", side, describe_failed_wc(wc)));
+        throw ConnectionError(fmt::format("{}: work completion failed: {}", side, describe_failed_wc(wc)));
     }
 
     // Under the mutex. Carries one work request; returns the poster's status.
@@ -461,6 +465,11 @@ std::unique_ptr<SlotRing> FabricEnd::register_ring(std::uint32_t slot_count, std
 void MemoryFabric::without_windows() {
     std::lock_guard lock(state_->mutex);
     state_->have_windows = false;
+}
+
+void MemoryFabric::refuse_next_send(int side, int err) {
+    std::lock_guard lock(state_->mutex);
+    state_->ends[side].refuse_send = err;
 }
 
 MemoryFabric::MemoryFabric() : state_(std::make_shared<State>()) {

@@ -50,6 +50,11 @@ public:
     // receiver then falls back to one REMOTE_WRITE region, and warns).
     void without_windows();
 
+    // End `side`'s next post_send is refused with `err` (SystemError), as
+    // ibv_post_send refuses one when the send queue is full (ENOMEM):
+    // nothing of it is carried, and the QP stays up.
+    void refuse_next_send(int side, int err);
+
     // Bytes the fabric copied (payloads, headers, messages).
     std::uint64_t copied_bytes() const noexcept;
     // Work requests end `side` posted: writes, and sends (control messages;

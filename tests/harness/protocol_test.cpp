@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -200,6 +201,59 @@ TEST(Protocol, LivePolicyDropsTheOlderPendingFrame) {
     EXPECT_EQ(seen, (std::vector<std::uint64_t>{0, 1, 2, 3, 19}));
 }
 
+// A write the device refuses to post (a full send queue: ENOMEM) takes
+// nothing: the frame stays the caller's (no number, no on_done) and its
+// slot's credit stays the sender's, so the frame offered again goes out in
+// that slot. (A lost credit left a ring of one slot with none: the second
+// offer timed out.)
+TEST(Protocol, ARefusedPostKeepsItsCredit) {
+    std::vector<std::uint64_t> done;
+    SenderOptions o;
+    o.on_done = [&](std::uint64_t cookie, FrameFate) { done.push_back(cookie); };
+    auto p = connect_pair(ring(1), o);
+    Buffers b(*p.tx, 1);
+    p.fabric.refuse_next_send(1, ENOMEM);
+    EXPECT_THROW(p.tx->send(b.fill(0, 0), b.region.lkey(), {}, 0, 1s), SystemError);
+    EXPECT_EQ(p.tx->credits_available(), 1u);
+    EXPECT_EQ(p.tx->state(), SenderState::kStreaming);
+    EXPECT_TRUE(done.empty());
+    ASSERT_EQ(p.tx->send(b.fill(0, 0), b.region.lkey(), {}, 0, 1s), 0u); // the same number again
+    auto f = p.rx->next(1s);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->header.sequence, 0u);
+    EXPECT_EQ(f->payload.size(), size_of(0));
+    p.rx->release(f->slot);
+}
+
+// Live: a pending frame whose post is refused stays pending (it was taken:
+// its on_done is owed) and goes out at the next progress().
+TEST(Protocol, ARefusedPostKeepsThePendingFrame) {
+    std::vector<std::uint64_t> done;
+    SenderOptions o;
+    o.policy = Policy::kLive;
+    o.on_done = [&](std::uint64_t cookie, FrameFate) { done.push_back(cookie); };
+    auto p = connect_pair(ring(1), o);
+    Buffers b(*p.tx, 2);
+    ASSERT_EQ(p.tx->send(b.fill(0, 0), b.region.lkey(), {}, 0, 0ms), 0u); // in the slot
+    ASSERT_EQ(p.tx->send(b.fill(1, 1), b.region.lkey(), {}, 1, 0ms), 1u); // pending
+    auto f = p.rx->next(1s);
+    ASSERT_TRUE(f);
+    p.rx->release(f->slot);
+    std::thread look([&] { EXPECT_THROW(p.rx->wait_frame(20ms), TimeoutError); }); // the credit goes out
+    look.join();
+    p.fabric.refuse_next_send(1, ENOMEM);
+    EXPECT_THROW(p.tx->progress(), SystemError);
+    EXPECT_EQ(p.tx->credits_available(), 1u);
+    p.tx->progress(); // posted now
+    f = p.rx->next(1s);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->header.sequence, 1u);
+    EXPECT_EQ(f->payload.size(), size_of(1));
+    p.rx->release(f->slot);
+    p.tx.reset(); // stop(): every frame taken comes back, once
+    EXPECT_EQ(done, (std::vector<std::uint64_t>{0, 1}));
+}
+
 // A format whose frames outgrow the slots: the receiver grows its ring on
 // the live connection and the larger frames arrive intact.
 TEST(Protocol, RingGrowsForLargerFrames) {
@@ -306,7 +360,7 @@ TEST(Protocol, AReceiverThatLeavesIsNamed) {
     try {
         p.tx->send(b.fill(2, 2), b.region.lkey(), {}, 2, 5s);
         FAIL() << "the sender did not notice";
-    } catch (const std::runtime_error& e) {
+    } catch (const ConnectionError& e) {
         EXPECT_NE(std::string(e.what()).find("receiver went away after 2 frames"), std::string::npos) << e.what();
     }
 }

@@ -148,12 +148,12 @@ TEST(States, ASenderThatVanishesFailsTheReceiver) {
     auto f = p.rx->next(1s);
     ASSERT_TRUE(f);
     p.rx->release(f->slot);
-    EXPECT_THROW(p.rx->next(2s), std::runtime_error);
+    EXPECT_THROW(p.rx->next(2s), ConnectionError);
     EXPECT_EQ(p.rx->state(), R::kFailed);
     try {
         p.rx->next(1s);
         FAIL() << "a failed stream gave a frame";
-    } catch (const std::runtime_error& e) {
+    } catch (const ConnectionError& e) {
         EXPECT_TRUE(contains(e.what(), "after the stream from harness end 1 failed")) << e.what();
     }
     p.rx->leave(); // nobody to tell: no error
@@ -165,12 +165,12 @@ TEST(States, AReceiverThatVanishesFailsTheSender) {
     RegisteredRegion mem = p.tx->register_memory(4096, 0);
     p.rx.reset();
     EXPECT_THROW(
-        for (int i = 0; i < 10; ++i) p.tx->send(mem.bytes().first(10), mem.lkey(), {}, i, 2s), std::runtime_error);
+        for (int i = 0; i < 10; ++i) p.tx->send(mem.bytes().first(10), mem.lkey(), {}, i, 2s), ConnectionError);
     EXPECT_EQ(p.tx->state(), S::kFailed);
     try {
         p.tx->finish(1s);
         FAIL() << "finished a failed stream";
-    } catch (const std::runtime_error& e) {
+    } catch (const ConnectionError& e) {
         EXPECT_TRUE(contains(e.what(), "finish() after the stream to harness end 0 failed")) << e.what();
     }
 }

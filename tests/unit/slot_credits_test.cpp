@@ -34,6 +34,24 @@ TEST(SenderCredits, ReusesSlotsInTheOrderCreditsReturn) {
     EXPECT_EQ(c.take()->slot, 0);
 }
 
+// next() shows the credit take() gives and takes nothing: a write made with
+// it whose post fails leaves the credit where it was.
+TEST(SenderCredits, NextLeavesTheCreditInPlace) {
+    SenderCredits c(2);
+    c.take();
+    c.give_back({0, 1});
+    ASSERT_EQ(c.next()->slot, 1);
+    EXPECT_EQ(c.next()->slot, 1); // looked at twice: still there
+    EXPECT_EQ(c.available(), 2u);
+    const auto taken = c.take();
+    EXPECT_EQ(taken->slot, 1);
+    EXPECT_EQ(taken->generation, 0);
+    EXPECT_EQ(c.next()->slot, 0);
+    EXPECT_EQ(c.next()->generation, 1);
+    c.take();
+    EXPECT_FALSE(c.next().has_value());
+}
+
 TEST(SenderCredits, RefusesCreditsItDidNotGiveOut) {
     SenderCredits c(2);
     EXPECT_THROW(c.give_back({0, 0}), ProtocolError); // never written

@@ -61,7 +61,7 @@ void CompletionPoller::fail(const ibv_wc& wc, const char* side) {
         events.waker().sleep_end((fds[1].revents & POLLIN) != 0);
         if (rc <= 0) break;
     }
-    throw std::runtime_error(
+    throw ConnectionError(
         fmt::format("{}: work completion failed: {}{}", side, describe_failed_wc(wc), port_outage()));
 }
 
@@ -107,9 +107,9 @@ void CompletionPoller::take_device_events() {
     events.collect(device_events_); // QP and CQ events only ours; port and device ones everyone's
     for (const DeviceEvent& ev : device_events_) {
         if (ends_connection(ev.type)) {
-            throw std::runtime_error(fmt::format("RDMA device {} reported {}{}", events.device_name(),
-                                                 ibv_event_type_str(ev.type),
-                                                 ev.type == IBV_EVENT_DEVICE_FATAL ? ": the device is gone" : ""));
+            throw ConnectionError(fmt::format("RDMA device {} reported {}{}", events.device_name(),
+                                              ibv_event_type_str(ev.type),
+                                              ev.type == IBV_EVENT_DEVICE_FATAL ? ": the device is gone" : ""));
         }
         const bool our_port = scope_of(ev.type) == EventScope::kPort && ev.port == conn_.port();
         if (our_port && ev.type == IBV_EVENT_PORT_ERR && !port_down_) {
@@ -134,7 +134,7 @@ std::optional<std::chrono::steady_clock::time_point> CompletionPoller::port_dead
 void CompletionPoller::check_port(std::chrono::steady_clock::time_point now) const {
     if (port_down_ && now >= *port_deadline()) {
         using Seconds = std::chrono::duration<double>;
-        throw std::runtime_error(fmt::format(
+        throw ConnectionError(fmt::format(
             "{} has been down for {:.1f} s, longer than the connection's retries last: bring the link up "
             "(ip link set IFACE up; `rdma link show` must say ACTIVE) and restart the stream",
             describe_port(conn_.device(), conn_.port()), Seconds(now - *port_down_at_).count()));
@@ -168,7 +168,8 @@ CompletionPoller::~CompletionPoller() {
 std::size_t CompletionPoller::poll(std::span<ibv_wc> out) {
     const int n = ibv_poll_cq(conn_.cq(), static_cast<int>(out.size()), out.data());
     if (n < 0) {
-        throw SystemError("ibv_poll_cq", -n);
+        // A negative count, not an errno (ibv_poll_cq(3)); errno is not set.
+        throw SystemError("ibv_poll_cq", 0, fmt::format("returned {}", n));
     }
     return static_cast<std::size_t>(n);
 }

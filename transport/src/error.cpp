@@ -9,6 +9,9 @@ namespace rdmastream {
 
 namespace {
 std::string describe(const std::string& call, int err, const std::string& context) {
+    if (err == 0) { // a call that sets no errno: the context says what it returned
+        return context.empty() ? call + " failed" : fmt::format("{} failed ({})", call, context);
+    }
     std::string msg = fmt::format("{} failed: {} (errno {})", call, std::strerror(err), err);
     if (!context.empty()) {
         msg += ": " + context;

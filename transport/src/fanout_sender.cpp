@@ -217,8 +217,8 @@ void FanoutSender::wait_for_receivers(std::size_t count, std::chrono::millisecon
             return;
         }
         if (std::chrono::steady_clock::now() >= deadline) {
-            throw std::runtime_error(fmt::format("only {} of {} receivers connected within {} ms", members_.size(),
-                                                 count, timeout.count()));
+            throw TimeoutError(fmt::format("only {} of {} receivers connected within {} ms", members_.size(), count,
+                                           timeout.count()));
         }
         // Sleeps until a request comes; joiners on their way move on through
         // advance_joiners(), so look again soon while there are any.

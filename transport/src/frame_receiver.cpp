@@ -250,7 +250,7 @@ void FrameReceiver::leave() noexcept {
         path_->disconnect(); // nobody to tell, or told already
         return;
     }
-    state_ = ReceiverState::kLeft; // from any live state (stream_states.cpp); releases send no credits now
+    step(state_, ReceiverState::kLeft); // from any state but those above; releases send no credits now
     try {
         path_->post_control(wire::Control::kLeaving, control_out_, 0, work_id(Work::kLeavingSend),
                             "ibv_post_send(leaving)");

@@ -30,9 +30,9 @@ std::optional<ReceivedFrame> FrameReceiver::next(std::chrono::milliseconds idle)
 
 FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle) {
     if (state_ == ReceiverState::kFailed) {
-        throw std::runtime_error(fmt::format("receiver: wait_frame() after the stream from {} failed (the error "
-                                             "thrown then said why)",
-                                             path_->peer_name()));
+        throw ConnectionError(fmt::format("receiver: wait_frame() after the stream from {} failed (the error "
+                                          "thrown then said why)",
+                                          path_->peer_name()));
     }
     if (state_ == ReceiverState::kLeft) {
         throw std::logic_error("receiver: wait_frame() after leave()");
@@ -85,17 +85,17 @@ FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle)
 }
 
 void FrameReceiver::mark_failed() noexcept {
-    if (allowed(state_, ReceiverState::kFailed)) state_ = ReceiverState::kFailed;
+    if (allowed(state_, ReceiverState::kFailed)) step(state_, ReceiverState::kFailed);
 }
 
 void FrameReceiver::lost(const CmEvent& ev) {
     mark_failed();
     if (ev.type == RDMA_CM_EVENT_DISCONNECTED) {
-        throw std::runtime_error(fmt::format("receiver: the sender went away after {} frames without ending "
-                                             "the stream ({}): it was killed, crashed or lost its link",
-                                             stats_.frames, describe(ev)));
+        throw ConnectionError(fmt::format("receiver: the sender went away after {} frames without ending "
+                                          "the stream ({}): it was killed, crashed or lost its link",
+                                          stats_.frames, describe(ev)));
     }
-    throw std::runtime_error(
+    throw ConnectionError(
         fmt::format("receiver: connection lost after {} frames: {}", stats_.frames, explain_lost_connection(ev)));
 }
 

@@ -208,7 +208,7 @@ void FrameSender::stop() noexcept {
     if (state_ == SenderState::kStopped) {
         return; // stopped by its owner already; the destructor stops again
     }
-    state_ = SenderState::kStopped; // every state may stop (stream_states.cpp)
+    step(state_, SenderState::kStopped); // every state may stop (stream_states.cpp): never throws
     // The NIC lets go of every payload (and of our headers and control
     // buffers) before the caller gets a frame back or any region goes.
     path_->stop();
@@ -296,9 +296,9 @@ void FrameSender::check_usable(const char* call) const {
         throw PeerLeft(fmt::format("the receiver {} left after {} frames: it has every frame it wants",
                                    path_->peer_name(), next_post_));
     case SenderState::kFailed:
-        throw std::runtime_error(fmt::format("sender: {}() after the stream to {} failed (the error thrown then "
-                                             "said why)",
-                                             call, path_->peer_name()));
+        throw ConnectionError(fmt::format("sender: {}() after the stream to {} failed (the error thrown then "
+                                          "said why)",
+                                          call, path_->peer_name()));
     case SenderState::kEnding:
     case SenderState::kEnded:
     case SenderState::kStopped: break;
@@ -307,7 +307,7 @@ void FrameSender::check_usable(const char* call) const {
 }
 
 void FrameSender::mark_failed() noexcept {
-    if (allowed(state_, SenderState::kFailed)) state_ = SenderState::kFailed;
+    if (allowed(state_, SenderState::kFailed)) step(state_, SenderState::kFailed);
 }
 
 void FrameSender::adopt_ring(const wire::RingAdvert& ring) {
@@ -345,9 +345,8 @@ void FrameSender::flush_pending(std::chrono::milliseconds timeout) {
         while (credits_.available() == 0) {
             pump(deadline, timeout);
         }
-        const Pending last = *pending_;
+        post(*pending_); // a refused post leaves it pending
         pending_.reset();
-        post(last);
     }
 }
 

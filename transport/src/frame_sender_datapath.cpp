@@ -63,7 +63,7 @@ bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds tim
         const auto now = Clock::now();
         if (control_in_flight_ && now - control_posted_at_ >= opts_.ack_limit) {
             mark_failed();
-            throw std::runtime_error(fmt::format(
+            throw ConnectionError(fmt::format(
                 "sender: the receiver's side has not acknowledged a control message for {} ms after {} frames, "
                 "though the NIC reported no error: the receiver has stopped taking messages (its process is "
                 "stopped or stuck), or the path to it is down (link, cable, switch) or its host hangs",
@@ -115,16 +115,16 @@ void FrameSender::on_cm_event(const std::optional<CmEvent>& ev) {
         // The protocol has no message for "format refused": a receiver that
         // will not take a format (a frame above its limit, a layout it
         // refuses) says why in its own log and hangs up.
-        throw std::runtime_error(fmt::format(
+        throw ConnectionError(fmt::format(
             "sender: receiver went away after {} frames, on stream format {} (frames of up to {} bytes): it refused "
             "the format (its log says why: e.g. frames above its --max-frame-bytes / max-frame-bytes) or died: {}",
             next_post_, posted_format_.id, posted_format_.max_frame_size, describe(*ev)));
     }
     if (ev->type == RDMA_CM_EVENT_DISCONNECTED) {
-        throw std::runtime_error(
+        throw ConnectionError(
             fmt::format("sender: receiver went away after {} frames: {}", next_post_, describe(*ev)));
     }
-    throw std::runtime_error(
+    throw ConnectionError(
         fmt::format("sender: connection lost after {} frames: {}", next_post_, explain_lost_connection(*ev)));
 }
 
@@ -289,9 +289,8 @@ void FrameSender::progress() {
     pump_now();
     look_for_events();
     if (pending_ && credits_.available() > 0) {
-        const Pending frame = *pending_;
+        post(*pending_); // a refused post leaves it pending
         pending_.reset();
-        post(frame);
     }
     keepalive_if_idle();
 }
@@ -346,13 +345,14 @@ std::optional<std::uint64_t> FrameSender::send(std::span<const std::byte> payloa
         }
     }
     waiting_for_credit_ = false;
-    const Pending frame{payload, lkey, meta, cookie, next_number_++};
+    const Pending frame{payload, lkey, meta, cookie, next_number_};
     post(frame);
+    ++next_number_; // posted: a refused post took no number, as a woken wait
     return frame.number;
 }
 
 void FrameSender::post(const Pending& frame) {
-    const wire::SlotImm imm = *credits_.take();
+    const wire::SlotImm imm = *credits_.next(); // taken once the write is posted
     const std::uint64_t index = next_post_;
 
     const auto header = headers_.bytes().subspan(std::size_t{imm.slot} * wire::kSlotHeaderSize);
@@ -375,11 +375,14 @@ void FrameSender::post(const Pending& frame) {
     // Every signal_every_ writes, and the write that takes the last credit: a
     // receiver that then releases nothing must not keep the delivered
     // frames' memory from the caller (in a fan-out, from everyone).
-    wr.send_flags = ((index + 1) % signal_every_ == 0 || credits_.available() == 0) ? IBV_SEND_SIGNALED : 0;
+    wr.send_flags = ((index + 1) % signal_every_ == 0 || credits_.available() == 1) ? IBV_SEND_SIGNALED : 0;
     wr.wr.rdma.remote_addr = ring_.addr + std::uint64_t{imm.slot} * ring_.slot_size;
     wr.wr.rdma.rkey = slot_rkey_[imm.slot]; // the slot's credit's key, never the advert's ring key
     path_->post_send(wr, "ibv_post_send(RDMA_WRITE_WITH_IMM)");
-    // Only a posted frame is ours: a failed post leaves it with the caller.
+    // Only a posted frame is ours, and only a posted write uses its slot's
+    // credit: a refused post (SystemError) leaves the frame with the caller
+    // and the credit with us.
+    credits_.take();
     ++next_post_;
     last_post_in_slot_[imm.slot] = index;
     const auto now = Clock::now();

@@ -262,10 +262,10 @@ void Handshake::lost(const CmEvent& ev) {
         }
     }
     if (ev.type == RDMA_CM_EVENT_DISCONNECTED) {
-        throw std::runtime_error(fmt::format("{} hung up during the handshake{}", peer_label(),
-                                             key_ ? ": it may have refused our key (its log says why)" : ""));
+        throw ConnectionError(fmt::format("{} hung up during the handshake{}", peer_label(),
+                                          key_ ? ": it may have refused our key (its log says why)" : ""));
     }
-    throw std::runtime_error(
+    throw ConnectionError(
         fmt::format("connection to {} lost during the handshake: {}", peer_label(), explain_lost_connection(ev)));
 }
 

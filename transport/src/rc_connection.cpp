@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -86,40 +85,6 @@ void RcConnection::stop_qp() noexcept {
     std::fprintf(stderr, "rdmastream: the send queue of the connection to %s did not drain within 1 s of "
                          "stopping: its memory is released anyway\n",
                  peer_name().c_str());
-}
-
-Endpoint parse_endpoint(const std::string& text) {
-    Endpoint ep;
-    std::string port_text;
-    bool has_port = false;
-    if (!text.empty() && text.front() == '[') { // [v6]:port
-        const auto close = text.find(']');
-        if (close == std::string::npos) {
-            throw UserError(fmt::format("bad address '{}': missing ']'", text));
-        }
-        ep.host = text.substr(1, close - 1);
-        if (close + 1 < text.size()) {
-            if (text[close + 1] != ':') throw UserError(fmt::format("bad address '{}'", text));
-            port_text = text.substr(close + 2);
-            has_port = true;
-        }
-    } else if (const auto colon = text.rfind(':'); colon != std::string::npos &&
-                                                   text.find(':') == colon) { // one colon: host:port
-        ep.host = text.substr(0, colon);
-        port_text = text.substr(colon + 1);
-        has_port = true;
-    } else {
-        ep.host = text;
-    }
-    if (has_port) {
-        unsigned value = 0;
-        const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), value);
-        if (ec != std::errc{} || end != port_text.data() + port_text.size() || value == 0 || value > 65535) {
-            throw UserError(fmt::format("bad port '{}' in '{}': use 1..65535", port_text, text));
-        }
-        ep.port = static_cast<std::uint16_t>(value);
-    }
-    return ep;
 }
 
 RcConnection::RcConnection(CmEventChannel events, CmId id, const ConnectionOptions& opts)

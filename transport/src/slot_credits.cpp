@@ -13,15 +13,23 @@ SenderCredits::SenderCredits(std::uint32_t slot_count)
     }
 }
 
-std::optional<wire::SlotImm> SenderCredits::take() noexcept {
+std::optional<wire::SlotImm> SenderCredits::next() const noexcept {
     if (count_ == 0) {
         return std::nullopt;
     }
     const std::uint16_t slot = fifo_[head_];
-    head_ = (head_ + 1) % static_cast<std::uint32_t>(fifo_.size());
-    --count_;
-    held_[slot] = false;
-    return wire::SlotImm{slot, generation_[slot]++};
+    return wire::SlotImm{slot, generation_[slot]};
+}
+
+std::optional<wire::SlotImm> SenderCredits::take() noexcept {
+    const std::optional<wire::SlotImm> credit = next();
+    if (credit) {
+        head_ = (head_ + 1) % static_cast<std::uint32_t>(fifo_.size());
+        --count_;
+        held_[credit->slot] = false;
+        ++generation_[credit->slot];
+    }
+    return credit;
 }
 
 void SenderCredits::give_back(wire::SlotImm credit) {

@@ -66,24 +66,24 @@ public:
         return wait(out, std::chrono::steady_clock::now() + timeout);
     }
 
-    // A failed completion: throws, naming the device event behind it when
-    // there is one (a QP's fatal event, or a port that went down: it
+    // A failed completion: throws ConnectionError, naming the device event
+    // behind it when there is one (a QP's fatal event, or a port that went down: it
     // explains a retry counter that ran out).
     [[noreturn]] void fail(const ibv_wc& wc, const char* side);
 
 private:
     // Takes this connection's device events (device_events.hpp: reading the
     // device's fd routes each to the connection it concerns, so none of
-    // ours is lost to another connection's poller); throws on one that
-    // means this connection (or the whole device) is gone, and notes our
-    // port going down and up.
+    // ours is lost to another connection's poller); throws ConnectionError
+    // on one that means this connection (or the whole device) is gone, and
+    // notes our port going down and up.
     void take_device_events();
     // "; port 1 of rxe0 (link eth0) went down 1.9 s before" (or "was down
     // for 1.0 s", for an outage over within the last minute), or "".
     std::string port_outage() const;
     // While our port is down: when its outage outlasts the retry budget.
     std::optional<std::chrono::steady_clock::time_point> port_deadline() const;
-    // Throws once the port has been down past port_deadline().
+    // Throws ConnectionError once the port has been down past port_deadline().
     void check_port(std::chrono::steady_clock::time_point now) const;
     Waited spin(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline);
     Waited sleep(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline);

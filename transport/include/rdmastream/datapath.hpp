@@ -45,8 +45,13 @@ public:
     // A list of receives (linked through `next`).
     virtual void post_recv(ibv_recv_wr& list, const char* what) = 0;
     // A control message (wire.hpp): a signalled SEND_WITH_IMM of the first
-    // `size` bytes of `from` (nothing when 0), immediate `kind`. Both stream
-    // ends send theirs through this one place.
+    // `size` bytes of `from` (nothing when 0), immediate `kind`. What both
+    // stream ends send one at a time goes through here (a sender's format,
+    // keepalive and end of stream; a receiver's ring advert and leaving).
+    // Two kinds post their own SEND_WITH_IMM: a receiver's credits
+    // (signalled only every few, linked behind the windows' binds:
+    // FrameReceiver::flush_credits) and the handshake's key proof (from the
+    // handshake's own region: Handshake::post_proof).
     void post_control(wire::Control kind, const RegisteredRegion& from, std::size_t size, std::uint64_t wr_id,
                       const char* what);
     // Up to out.size() completions; never blocks.
@@ -59,7 +64,8 @@ public:
     virtual std::optional<CmEvent> next_event() = 0;
     // The same, waiting up to `timeout` for one (error paths only).
     virtual std::optional<CmEvent> wait_event(std::chrono::milliseconds timeout) = 0;
-    // A failed completion: throws, with what the datapath knows of the cause.
+    // A failed completion: throws ConnectionError, with what the datapath
+    // knows of the cause.
     [[noreturn]] void fail(const ibv_wc& wc, const char* side) {
         throw_failure(wc, side);
         throw std::logic_error("Datapath::throw_failure returned"); // it must throw

@@ -1,12 +1,16 @@
 // Errors of the transport library.
 //
-// Five kinds, kept apart so that callers can tell the user the right thing:
-//  - SystemError: a library or kernel call failed; carries the call and errno.
+// Six kinds, kept apart so that callers can tell the user the right thing:
+//  - SystemError: a library or kernel call failed; carries the call and errno
+//                 (0 for a call that reports no errno, as ibv_poll_cq).
 //  - UserError:   something the user can change (a flag, a limit, a setup step);
 //                 the message says what to change.
 //  - TimeoutError: nothing came within the caller's timeout.
 //  - ProtocolError: a peer sent something we refuse (bad handshake, bad
 //                 immediate, bad header). Everything off the wire is untrusted.
+//  - ConnectionError: the connection failed under a stream: the peer went
+//                 away without ending it, a work completion failed, the
+//                 device or its port went, or the peer stopped acknowledging.
 //  - PeerLeft:    the receiver ended the stream on purpose: not a failure.
 // (Listener's own ListenerError, listener.hpp, says a listener can take
 // no more requests.)
@@ -23,6 +27,7 @@ namespace rdmastream {
 
 class SystemError : public std::runtime_error {
 public:
+    // `err` 0: the call set no errno; `context` then says what it returned.
     SystemError(std::string call, int err, const std::string& context = {});
     const std::string& call() const noexcept { return call_; }
     int error_code() const noexcept { return err_; }
@@ -46,6 +51,16 @@ public:
 // The real timeout and nothing else (waits are interrupted by a Waker, not
 // by slicing them): the caller gives up, or reports the peer stuck.
 class TimeoutError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// The connection failed: the peer hung up or died without ending the
+// stream, a work completion failed (the message names its status, with
+// ibv_wc_status_str, and the device event behind it), the device or its
+// port went, or the peer's NIC stopped acknowledging. Also what a stream
+// end's calls throw once it has failed, whatever failed it.
+class ConnectionError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };

@@ -43,7 +43,8 @@ public:
     // The listener is only read when it holds a request (each accept lists
     // the devices when one is named: once per joiner, not per frame).
     std::size_t admit();
-    // Waits up to `timeout` until at least `count` receivers are connected.
+    // Waits up to `timeout` until at least `count` receivers are connected;
+    // TimeoutError after it.
     void wait_for_receivers(std::size_t count, std::chrono::milliseconds timeout);
     std::size_t receivers() const noexcept { return members_.size(); }
     // At most this many receivers at once, joiners included (default:
@@ -66,7 +67,10 @@ public:
 
     // Offers the frame to every receiver (admitting new ones first). With no
     // receiver connected the frame is dropped at once. Returns the frame's
-    // number. Throws UserError if it fits no receiver's slots.
+    // number. A receiver whose slots the frame does not fit is dropped, as
+    // one that fails (the log names both sizes): a frame that fits no
+    // receiver's slots leaves none, and is dropped. Receivers' errors never
+    // reach the caller (each costs only its receiver).
     std::uint64_t send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
                        std::uint64_t cookie, std::chrono::milliseconds timeout);
     void set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout);

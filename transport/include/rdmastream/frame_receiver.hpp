@@ -127,11 +127,12 @@ public:
         ReceivedFrame frame; // kFrame
     };
     // The next frame; kEnd at end of stream (the sender said so); kWoken as
-    // soon as the config's waker is woken. Throws on a failed completion, a
-    // protocol violation, the sender going away without ending the stream,
-    // and TimeoutError when nothing (no frame, no keepalive) came from the
-    // sender for `idle`, counted from the last thing it sent, so wakes do
-    // not extend it and keepalives do.
+    // soon as the config's waker is woken. Throws ConnectionError on a failed
+    // completion or the sender going away without ending the stream,
+    // ProtocolError on a protocol violation, and TimeoutError when nothing
+    // (no frame, no keepalive) came from the sender for `idle`, counted
+    // from the last thing it sent, so wakes do not extend it and
+    // keepalives do.
     Arrival wait_frame(std::chrono::milliseconds idle);
     // A sender on probation (a listener's new peer): until its first frame,
     // wait_frame() throws TimeoutError at `by` whatever it sent before
@@ -158,8 +159,9 @@ public:
     // handshake sends it (announce_ring), once the sender proved the key.
     // With windows, each slot's key is its window's, bound at construction.
     wire::RingAdvert ring_advert() const;
-    // Sends the ring advert to the sender (a kRing message): once, right
-    // after the handshake is through and before anything else.
+    // Sends the ring advert to the sender (a kRing message): right after
+    // the handshake is through, before anything else, and again each time a
+    // format's frames outgrow the slots and the ring grows (take_format).
     void announce_ring();
 
 private:
@@ -187,13 +189,14 @@ private:
     // on_completion() and next_arrived(), with the sender's address added to a ProtocolError.
     void checked_on_completion(const ibv_wc& wc);
     std::optional<ReceivedFrame> checked_next_arrived();
-    // The connection is gone (an rdma_cm event): throws what it means.
+    // The connection is gone (an rdma_cm event): throws ConnectionError saying what it means.
     [[noreturn]] void lost(const CmEvent& ev);
     void mark_failed() noexcept; // kFailed, unless the stream had already ended one way or another
     bool end_arrived() const noexcept {
         return state_ == ReceiverState::kEndArrived || state_ == ReceiverState::kEnded;
     }
-    // A failed completion (of work request `work`): throws, naming the
+    // A failed completion (of work request `work`): throws (ConnectionError,
+    // or ProtocolError for what the sender did wrong), naming the
     // sender's hang-up if that is what caused it.
     [[noreturn]] void failed(const ibv_wc& wc, Work work);
     RingConfig config_;

@@ -90,9 +90,10 @@ public:
     // Connects, retrying while the receiver is not up yet, for `patience`.
     static std::unique_ptr<FrameSender> connect(const Endpoint& receiver, const SenderOptions& opts,
                                                 std::chrono::milliseconds patience);
-    // Waits for a receiver to dial in (its ring advert comes with the
-    // request); receivers refused meanwhile (the listener logs them) do not
-    // end the wait.
+    // Waits for a receiver to dial in (its hello comes with the request,
+    // its ring advert over the connection once it is up, after the key
+    // proofs if there is a key: handshake.hpp); receivers refused meanwhile
+    // (the listener logs them) do not end the wait.
     static std::unique_ptr<FrameSender> accept(Listener& listener, const SenderOptions& opts,
                                                std::chrono::milliseconds timeout);
     // A receiver accepted but not through the handshake yet (a fan-out's
@@ -150,17 +151,23 @@ public:
     // never waits. Returns the frame's number (counting dropped frames too),
     // or nullopt when the waker interrupted the wait: then the frame was not
     // taken (no number used, no on_done), and the caller may offer it again.
-    // Throws UserError if it does not fit a slot, and PeerLeft once the
-    // receiver said it wants no more (as every other call that waits).
+    // Throws UserError if it does not fit a slot, ConnectionError when the
+    // connection failed, and PeerLeft once the receiver said it wants no
+    // more (as every other call that waits). A post the device refuses
+    // (SystemError) takes nothing either: no number, no credit, no on_done.
     std::optional<std::uint64_t> send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
                                       std::uint64_t cookie, std::chrono::milliseconds timeout);
     // Handles whatever completions and credits are ready, posts the pending
     // frame if a slot came free, sends a keepalive when idle. Never blocks.
     void progress();
-    // Announces the stream's format; frames sent after it carry its id. Waits
-    // (up to `timeout` per step) for every frame in flight to be released
-    // first, and, when the new frames outgrow the slots, for the receiver to
-    // grow its ring: the connection stays up.
+    // Announces the stream's format; frames sent after it carry its id.
+    // Posts the pending frame first (it is in the old format), then waits
+    // (up to `timeout` per step) for the control message in flight, if any;
+    // frames in flight may stay held downstream (the format follows them in
+    // order), unless the new frames outgrow the slots: then it waits for
+    // every frame to be released (every credit home). Returns once the
+    // format's message is acknowledged and, if the ring had to grow, the
+    // receiver's new ring has come: the connection stays up.
     void set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout);
     // set_format for a sender that has sent nothing yet (a receiver joining
     // a running fan-out), without waiting: posts the format;
@@ -182,8 +189,12 @@ public:
     // Waits until frame `number`'s memory is free (delivered or dropped);
     // false when the waker interrupted the wait first.
     bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout);
-    // Posts the pending frame, waits until the receiver has released every
-    // frame, sends end of stream, and disconnects.
+    // Posts the pending frame, waits until every frame is delivered (not
+    // released: downstream may keep the last ones as long as it likes) and a
+    // format on its way is settled, sends end of stream, waits for its
+    // acknowledgement, and disconnects. Returns at once if the receiver
+    // had left already (state() kLeft); one that leaves meanwhile ends it
+    // with PeerLeft.
     void finish(std::chrono::milliseconds timeout);
 
     // Free slots the sender holds credits for now (call progress() first for
@@ -218,7 +229,7 @@ private:
         std::uint64_t number = 0;
     };
 
-    void post(const Pending& frame);
+    void post(const Pending& frame); // takes the slot's credit once the write is posted
     void flush_pending(std::chrono::milliseconds timeout); // posts the pending frame, waiting for a slot
     void post_control(wire::Control kind, std::size_t payload_size = 0);
     void post_format(const wire::StreamFormat& format); // enters kFormatPosted
@@ -237,8 +248,9 @@ private:
     // whole wait) at the deadline.
     bool pump(std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds timeout);
     void pump_now();                       // handles what is ready, never waits
-    void on_cm_event(const std::optional<CmEvent>& ev); // an rdma_cm event: throws on a lost connection
-    // A failed completion (of work request `work`): throws, naming the
+    void on_cm_event(const std::optional<CmEvent>& ev); // an rdma_cm event: ConnectionError on a lost connection
+    // A failed completion (of work request `work`): throws (ConnectionError,
+    // or ProtocolError for a receive the receiver overran), naming the
     // receiver's hang-up if that is what caused it.
     [[noreturn]] void failed(const ibv_wc& wc, Work work);
     void take_credits(std::span<const std::byte> bytes); // a kCredits message

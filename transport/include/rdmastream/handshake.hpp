@@ -1,5 +1,5 @@
-// The connection handshake of protocol 3, one end's side
-// (docs/protocol.md#handshake):
+// The connection handshake (since protocol 3; wire::kProtocolVersion is
+// the version spoken), one end's side (docs/protocol.md#handshake):
 //   1. a hello each way in the rdma_cm private data: the protocol version,
 //      the slots, whether this end has a key, a fresh nonce. A key on one
 //      end only is refused here, by the listening end, with a reject that

@@ -1,6 +1,6 @@
-// Authentication with a pre-shared key (protocol 3): the key, read once from
-// a file, and the proof each end of a connection sends during the handshake
-// to show that it holds the same key. libsodium does the cryptography
+// Authentication with a pre-shared key (since protocol 3): the key, read
+// once from a file, and the proof each end of a connection sends during the
+// handshake to show that it holds the same key. libsodium does the cryptography
 // (HMAC-SHA-512-256, constant-time comparison, random nonces); nothing here
 // is hand-written crypto. The exchange itself is handshake.hpp's.
 //

@@ -12,6 +12,7 @@
 #include "rdmastream/cm_event_channel.hpp"
 #include "rdmastream/device_events.hpp"
 #include "rdmastream/devices.hpp" // check_device_exists, for the stream ends
+#include "rdmastream/endpoint.hpp"
 #include "rdmastream/verbs_owners.hpp"
 
 #include <chrono>
@@ -22,15 +23,6 @@
 #include <string>
 
 namespace rdmastream {
-
-inline constexpr std::uint16_t kDefaultPort = 18515;
-
-struct Endpoint {
-    std::string host; // empty on a listener: every address
-    std::uint16_t port = kDefaultPort;
-};
-// "HOST", "HOST:PORT", ":PORT", "[v6]:PORT", "" (listen side). Throws UserError.
-Endpoint parse_endpoint(const std::string& text);
 
 struct ConnectionOptions {
     std::uint32_t send_wr = 64; // send-queue depth

@@ -19,6 +19,10 @@ public:
     // A slot to write the next frame into, with the generation to stamp on
     // it; nullopt when the receiver holds every slot (wait for a credit).
     std::optional<wire::SlotImm> take() noexcept;
+    // What take() would give, left in place: a write is made with it and
+    // the credit taken only once the write is posted (a refused post
+    // keeps it).
+    std::optional<wire::SlotImm> next() const noexcept;
     // A credit the receiver sent back. Refuses (ProtocolError) a slot the
     // sender already holds, or a generation that is not the slot's next one.
     void give_back(wire::SlotImm credit);

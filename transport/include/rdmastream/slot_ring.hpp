@@ -1,17 +1,18 @@
 // The receiver's ring: slot_count slots of slot_size bytes in one mapping,
 // made known to the NIC one of two ways.
 //
-// With memory windows (the default), each slot is its own memory region,
-// registered LOCAL_WRITE | MW_BIND with no remote access, and has a type 2
-// window. A slot's window is bound over the slot (IBV_WR_BIND_MW, a fresh
+// With memory windows (asked for: RingConfig::memory_windows, rdmarecv
+// --memory-windows, rdmasrc memory-windows=true; and the device has type
+// 2 windows), each slot is its own memory region, registered LOCAL_WRITE |
+// MW_BIND with no remote access, and has a type 2 window. A slot's window is bound over the slot (IBV_WR_BIND_MW, a fresh
 // key each time) when its credit goes out, and invalidated (IBV_WR_LOCAL_INV)
 // when a frame has arrived in it: a sender can write only into slots it
 // holds credits for. One region per slot, not one for the ring, because
 // rxe checks a window's address against its region's range rather than the
 // window's own (docs/security.md, "Writes outside credits").
 //
-// Without windows, the ring is one region registered LOCAL_WRITE |
-// REMOTE_WRITE, and every slot is written with its rkey.
+// Without windows (the default), the ring is one region registered
+// LOCAL_WRITE | REMOTE_WRITE, and every slot is written with its rkey.
 //
 // A Datapath makes one (register_ring); this base holds the mapping and
 // what the per-frame path needs (the regions and windows, by slot), the

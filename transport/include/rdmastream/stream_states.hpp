@@ -1,7 +1,9 @@
 // The state machine of each stream end: one enum each, and the one table
 // of transitions each may take. FrameSender and FrameReceiver change state
 // only through step(), which refuses a transition the table does not list
-// (std::logic_error: a bug here, never the peer's doing).
+// (std::logic_error: a bug here, never the peer's doing). Where a change
+// may not apply (a failure after the stream ended), the end asks allowed()
+// first and steps only if it may.
 //
 // Sender:
 //   kStreaming --set_format/begin_format--> kFormatPosted --taken (and the
@@ -14,7 +16,8 @@
 // Receiver:
 //   kStreaming --end of stream arrives--> kEndArrived --every frame before
 //   it handed out--> kEnded
-//   kStreaming, kEndArrived --leave()--> kLeft
+//   kStreaming, kEndArrived, kEnded --leave()--> kLeft (after the end it
+//   only hangs up)
 //   any live state --failed completion, lost connection, refusal--> kFailed
 // (a ring that grows does so inside one call: it is no state of its own).
 #pragma once
