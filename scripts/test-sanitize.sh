@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The sanitizer stage of the test command (scripts/test.sh runs it after the
-# normal tests): rdmastream built with ASan + UBSan (-DRDMASTREAM_SANITIZE=ON)
-# into ${RDMASTREAM_SANITIZE_BUILD_DIR:-build-asan}, then
+# normal tests): rdmastream built in the instrumented tree (clang-16, ASan +
+# UBSan, scripts/instrumented-build.sh; the fuzz test built its fuzz targets
+# there already) in ${RDMASTREAM_SANITIZE_BUILD_DIR:-BUILD-asan}, BUILD being
+# the normal build folder (build), then
 #   1. the native tests: unit, cli and gst (ctest -LE 'rdma|fuzz')
 #   2. a few RDMA tests through the test bed (the guests get the sanitizer
 #      options too): the transport, a hostile sender, the CLIs, GStreamer
@@ -12,22 +14,14 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 # shellcheck source=build-dir.sh
 source scripts/build-dir.sh # absolute or relative to the project
-build=$(rdmastream_build_dir "$root" "${RDMASTREAM_SANITIZE_BUILD_DIR:-}" build-asan)
-# ~6 quick ones, one guest boot each: frames and credits through the ring;
+build=$(rdmastream_build_dir "$root" "${RDMASTREAM_SANITIZE_BUILD_DIR:-}" "$(rdmastream_build_dir "$root")-asan")
+# ~6 quick ones, jobs of one served guest: frames and credits through the ring;
 # a sender forging immediates; a live ring growth; rdmarecv's outputs
 # (-o, --gst); rdmasink into rdmasrc; rdmasend's padded layouts into rdmasrc.
 rdma_tests='^rdma\.(ring_intact|fault_wrong_imm|format_change_grows_ring|cli_outputs|gst_i420|gst_from_rdmasend)\.one$'
 
 die() { printf 'test-sanitize: error: %s\n' "$*" >&2; exit 2; }
 
-werror=OFF
-if [ "${CI:-}" = true ]; then werror=ON; fi
-# A report stops the program (halt_on_error; abort_on_error: exit 134, not
-# an exit status a test may expect) and is printed on stderr, which ctest
-# keeps in its log, also from the guests (the bed brings their output back).
-# Natively, ASan's and LSan's reports go to a file instead (log_path), so a
-# test script that swallows stderr cannot hide them; gcc's UBSan ignores
-# log_path and reports on stderr only.
 reports=$build/sanitizer-reports
 rm -rf "$reports"
 mkdir -p "$reports"
@@ -35,8 +29,10 @@ common=halt_on_error=1:abort_on_error=1:detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
 export LSAN_OPTIONS=suppressions=$root/tests/sanitize/lsan.supp:print_suppressions=0
 # GStreamer scans plugins in gst-plugin-scanner, which is not built with ASan.
-asan_runtime=$(readlink -f "$(gcc -print-file-name=libasan.so)")
-[[ -f $asan_runtime ]] || die "cannot find gcc's libasan.so (is gcc installed?)"
+# clang links its runtime into our programs; the scanner (not ours) gets
+# the shared one, for our plugin's sake.
+asan_runtime=$(readlink -f "$(clang++-16 -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null)" || true)
+[[ -f $asan_runtime ]] || die "cannot find clang's libclang_rt.asan-x86_64.so (run scripts/setup.sh: libclang-rt-16-dev)"
 gst_scanner=$(pkg-config --variable=pluginscannerdir gstreamer-1.0)/gst-plugin-scanner
 [[ -x $gst_scanner ]] || die "no gst-plugin-scanner at $gst_scanner (gstreamer1.0 not installed?)"
 export RDMASTREAM_ASAN_RUNTIME=$asan_runtime RDMASTREAM_GST_SCANNER=$gst_scanner
@@ -57,12 +53,8 @@ junit() { # NAME: the --output-junit argument of a ctest run, noted for the tabl
 
 start=$SECONDS
 echo "test-sanitize: building with ASan + UBSan into $build"
-# -O1 and line tables only (-g1): half the compile time of -O2 -g, and the
-# reports' stacks still name file and line.
-cmake -S . -B "$build" -G Ninja -DRDMASTREAM_SANITIZE=ON -DRDMASTREAM_WERROR="$werror" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" >/dev/null
 built=0
-cmake --build "$build" || built=1
+scripts/instrumented-build.sh "$build" || built=1
 record "sanitizer build" "$start" "$built"
 ((built == 0)) || { echo "test-sanitize: FAILED: the build failed" >&2; exit 1; }
 # A registry written by a scanner without the ASan runtime lists our plugin

@@ -160,6 +160,15 @@ serve_job() {
     qpid[$g]=$(cat "$d/g$g/qemu.pid")
   done
   : >"$d/last-job"
+  # Stopped mid-job (ctest's timeout, Ctrl-C): the job must not run on into
+  # the next one's, so its guests go; the daemon boots new ones.
+  abort_job() {
+    local g
+    log "stopped during the job: its guest(s) are booted anew for the next job"
+    for g in "${!qpid[@]}"; do kill "${qpid[$g]}" 2>/dev/null || true; done
+  }
+  trap 'abort_job; exit 143' TERM
+  trap 'abort_job; exit 130' INT
   local job_start=$SECONDS logs=()
   for g in $(serve_guests); do
     if [[ $topology == one ]]; then gnodes=("${nodes[@]}"); else gnodes=("$g"); fi
@@ -170,6 +179,7 @@ serve_job() {
   # The guest prefixes each line; tail -F waits for the files to appear.
   tail -q -s 0.1 -n +1 -F "${logs[@]}" 2>/dev/null &
   local tailer=$!
+  helpers+=("$tailer") # cleanup's, if we are stopped
   local done_all timed_out=0 died=()
   while :; do
     done_all=1
@@ -182,6 +192,8 @@ serve_job() {
     if ((SECONDS - waited_from >= timeout)); then timed_out=1; break; fi
     sleep 0.1
   done
+  trap 'log "terminated"; exit 143' TERM
+  trap 'log "interrupted"; exit 130' INT
   sleep 0.1 # tail's last lines
   kill "$tailer" 2>/dev/null || true
   wait "$tailer" 2>/dev/null || true

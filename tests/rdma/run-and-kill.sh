@@ -3,7 +3,9 @@
 # Starts CMD, waits (at most 60 s) until its output shows PATTERN, lets it run
 # DELAY more seconds, then sends SIGNAL (KILL, STOP, ...) to it: the peer
 # killed or frozen mid-stream for the failure tests. Exits 0 once the signal
-# is sent and, for STOP, the process is killed after HOLD seconds (env, 30).
+# is sent and, for STOP, the process is killed after HOLD seconds (env, 30)
+# or, with HOLD_UNTIL=FILE (env), as soon as FILE exists (the peer's verdict
+# is in: tests/rdma/mark-done.sh), HOLD being then the cap.
 # SIGNALLED (env): a file made once the signal is sent, for a peer that must
 # start only then.
 set -uo pipefail
@@ -25,7 +27,11 @@ echo "run-and-kill: sending SIG$sig to $1 (pid $pid)"
 kill -"$sig" "$pid"
 [ -n "${SIGNALLED:-}" ] && touch "$SIGNALLED"
 if [ "$sig" = STOP ]; then
-  sleep "${HOLD:-30}"
+  end=$((SECONDS + ${HOLD:-30}))
+  while [ "$SECONDS" -lt "$end" ]; do
+    [ -n "${HOLD_UNTIL:-}" ] && [ -e "$HOLD_UNTIL" ] && break
+    sleep 0.1
+  done
   kill -KILL "$pid"
 fi
 wait "$pid" 2>/dev/null
