@@ -29,7 +29,7 @@ while (($#)); do
     --polls) polls=${2:?}; shift 2 ;;
     --mode) mode=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
-    -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    -h | --help) awk 'NR > 1 && /^# SPDX-/ { next } NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "budget: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

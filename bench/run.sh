@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
     --topology) topology=$2; shift 2 ;;
     --mb) mb=$2; shift 2 ;;
     --no-paths) paths=0; shift ;;
-    -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; /^# SPDX-/d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "bench: unknown option '$1'" >&2; exit 2 ;;
     *) break ;;
   esac
