@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The per-frame budget: system calls (by name, rxe's doorbell apart) and heap
 # calls per frame at each end of the CLIs and of the GStreamer elements, with
 # event and with busy polling. Steady state: in the longer of two runs, the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The paths benchmark: every way rdmastream moves a frame, against the
 # device's ceiling (ib_write_bw) and GStreamer's TCP path, at 64 KiB, 1080p
 # I420 and 4K I420, with each side's CPU. Not a test: it asserts nothing.

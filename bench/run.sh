@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The transport benchmark: throughput and per-frame latency at frame sizes
 # from 64 KiB to 12 MiB (including 1080p and 4K I420), each against perftest
 # on the same device in the same run, as ratios. Not a test: it asserts

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdmarecv: receive video frames over RDMA from rdmasend (or rdmasink) and
 // write them to files, checksums, a GStreamer pipeline or nowhere. Parses flags, builds the
 // outputs, hands over to run_receive; docs/cli.md is the user guide.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The main job: live HD video over RDMA, decoded straight into registered
 # memory. rdmasend decodes an H.264 clip of FFmpeg's testsrc2 pattern (its
 # running clock; made once with ffmpeg and cached) with its decoder writing

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Builds the Debian package rdmastream_VERSION_ARCH.deb (VERSION: project()
 # in CMakeLists.txt) from the build tree ${RDMASTREAM_BUILD_DIR:-build},
 # with CPack's DEB generator: everything under /usr, the plugin in

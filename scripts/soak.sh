@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # soak.sh: one stream for a long time, with everything a long run meets,
 # in the Soft-RoCE bed (or on a host's RDMA device: rdmabed picks):
 #   - a fan-out rdmasend looping a clip whose picture size changes every

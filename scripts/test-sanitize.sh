@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The sanitizer stage of the test command (scripts/test.sh runs it after the
 # normal tests): rdmastream built with ASan + UBSan (-DRDMASTREAM_SANITIZE=ON)
 # into ${RDMASTREAM_SANITIZE_BUILD_DIR:-build-asan}, then

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdmasend: decode a video with FFmpeg and stream its frames over RDMA to
 // rdmarecv (or the rdmasrc GStreamer element). Parses flags, then hands
 // over to run_send; docs/cli.md is the user guide.

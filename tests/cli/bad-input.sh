@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Bad input that fails before any RDMA is needed: each must end in one line
 # naming the cause and the fix, with a non-zero exit status, and leave
 # nothing running. Usage: bad-input.sh BINDIR CLIPDIR

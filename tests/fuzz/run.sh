@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Builds the libFuzzer targets of tests/fuzz with clang-16 (ASan + UBSan +
 # libFuzzer) in a build folder of their own and runs each for SECONDS
 # (default 20), seeded from tests/fuzz/corpus/TARGET/ (only read: what the

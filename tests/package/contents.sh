@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Checks the .deb scripts/package.sh wrote (the test package.build runs it),
 # from its control fields and file list alone: name and version, every file
 # under /usr and root's, the programs, the plugin in GStreamer's plugin

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // How both programs end on an error: one line on stderr naming the program,
 // and an exit status a script can tell apart (2: the user can fix it, e.g. a
 // flag, a file, a limit; 1: it failed while running).

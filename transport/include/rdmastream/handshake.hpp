@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The connection handshake of protocol 3, one end's side
 // (docs/protocol.md#handshake):
 //   1. a hello each way in the rdma_cm private data: the protocol version,
