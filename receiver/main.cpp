@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cli::parse_error_status(app, e);
     }
     av_log_set_level(verbose ? AV_LOG_INFO : AV_LOG_ERROR);
     return cli::exit_status_of("rdmarecv", [&] {

@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cli::parse_error_status(app, e);
     }
     o.slots_given = app.count("--slots") > 0;
     if (realtime && app.count("--fps") > 0) {
