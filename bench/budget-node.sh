@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # One node's half of bench/budget.sh, run by the test bed on both nodes with
 # the same arguments: node 0 runs every receiving side, node 1 every sending
 # side, step by step in the same order, one port per step.

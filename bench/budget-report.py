@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Turns the raw counts of bench/budget.sh (DIR/raw/) into per-frame figures.
 
     budget-report.py DIR    writes DIR/budget.jsonl and DIR/budget.md

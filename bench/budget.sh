@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The per-frame budget: system calls (by name, rxe's doorbell apart) and heap
 # calls per frame at each end of the CLIs and of the GStreamer elements, with
 # event and with busy polling. Steady state: in the longer of two runs, the
@@ -29,7 +30,7 @@ while (($#)); do
     --polls) polls=${2:?}; shift 2 ;;
     --mode) mode=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
-    -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    -h | --help) awk 'NR > 1 && /^# SPDX-/ { next } NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "budget: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

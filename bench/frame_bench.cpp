@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdmastream-bench: stream throughput and per-frame round trip of the
 // transport, for comparison with perftest on the same device (bench/run.sh).
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Runs inside the test bed (one node, both ends on one device): for each frame
 # size, perftest's ib_write_bw / ib_write_lat and rdmastream-bench back to
 # back on the same device, and prints one JSON object per size.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The sender's source for bench/paths.sh and bench/budget.sh: a short raw
 # clip (black, y4m) that rdmasend loops, made natively once per build tree.
 # rawvideo has no DR1 decoder, so rdmasend copies each frame once into

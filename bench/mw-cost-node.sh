@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Inside the bed (bench/mw-cost.sh): ROUNDS x (with windows, without), each
 # FRAMES frames of SIZE bytes; one JSON line per run, sender and receiver
 # figures merged. Args: BENCH ROUNDS FRAMES SIZE.

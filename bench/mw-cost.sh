@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # What memory windows cost per frame: rdmastream-bench at one frame size
 # (default 3110400 bytes, 1080p I420) with and without windows in the same
 # guest boot, alternating, ROUNDS rounds of FRAMES frames each. Prints one

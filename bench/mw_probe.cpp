@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdmastream-mw-probe: do type 2 memory windows work on this RDMA device, and
 // what do they cost per frame? (docs/security.md, "Writes outside credits".)
 //

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Helpers for the benchmark scripts that run on a test-bed node
 # (bench/paths-node.sh, bench/budget-node.sh). Sourced, not run.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Turns the raw outputs of bench/paths.sh (DIR/raw/) into figures.
 
     paths-report.py DIR             writes DIR/paths.jsonl, DIR/paths.md, DIR/paths.dat

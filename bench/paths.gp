@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Throughput against frame size, one line per path (bench/paths.sh).
 # gnuplot -e "datafile='DIR/paths.dat'; outfile='DIR/paths.png'; subtitle='...'" bench/paths.gp
 # The data file: "bytes perftest bench cli gst tcp" per line, Gb/s, NaN for a path not run.

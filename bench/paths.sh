@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The paths benchmark: every way rdmastream moves a frame, against the
 # device's ceiling (ib_write_bw) and GStreamer's TCP path, at 64 KiB, 1080p
 # I420 and 4K I420, with each side's CPU. Not a test: it asserts nothing.
@@ -36,7 +37,7 @@ while (($#)); do
     --paths) paths=${2:?}; shift 2 ;;
     --mode) mode=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
-    -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    -h | --help) awk 'NR > 1 && /^# SPDX-/ { next } NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "paths: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

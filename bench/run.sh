@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The transport benchmark: throughput and per-frame latency at frame sizes
 # from 64 KiB to 12 MiB (including 1080p and 4K I420), each against perftest
 # on the same device in the same run, as ratios. Not a test: it asserts
@@ -26,7 +27,7 @@ while [ $# -gt 0 ]; do
     --topology) topology=$2; shift 2 ;;
     --mb) mb=$2; shift 2 ;;
     --no-paths) paths=0; shift ;;
-    -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; /^# SPDX-/d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "bench: unknown option '$1'" >&2; exit 2 ;;
     *) break ;;
   esac

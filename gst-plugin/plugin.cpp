@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The "rdma" plugin: rdmasink and rdmasrc, one registration each.
 #include "rdmasink.hpp"
 #include "rdmasrc.hpp"

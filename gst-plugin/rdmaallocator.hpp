@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A GstAllocator whose memory is registered with the NIC on one connection's
 // protection domain: rdmasink puts it in the buffer pool it offers upstream,
 // so upstream renders frames straight into memory the NIC reads (no copy).

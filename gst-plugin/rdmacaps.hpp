@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What a GStreamer buffer and its caps become on the wire, and back: the
 // stream format (caps string + plane layout), the frame flags and the time
 // fields. Pure functions, no RDMA: the unit tests drive them natively.

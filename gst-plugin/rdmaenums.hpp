@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Property types both elements share, and the debug categories.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The key-file property's key (rdmaprops.cpp installs the property): a
 // pre-shared key the peer must prove before the ring is shared
 // (rdmastream/handshake.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The properties rdmasink and rdmasrc share, in one place: their ids, the
 // settings they write (ConnectionSettings), one installer, and the
 // set_property / get_property both elements use. A property of one element

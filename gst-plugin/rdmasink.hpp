@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdmasink: sends each buffer as one frame over RDMA (a FrameSender).
 //
 // Split in two files: rdmasink.cpp is the control path (properties, start and

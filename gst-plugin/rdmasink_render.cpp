@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdmasink's per-frame path. A frame from our pool goes out in place (one
 // buffer ref, one ibv_post_send); any other buffer is copied once into a
 // registered staging chunk. Waits for a slot sleep in the transport until a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdmasrc: a live source that receives frames over RDMA (a FrameReceiver)
 // and pushes buffers that wrap the ring slots, without copying.
 //

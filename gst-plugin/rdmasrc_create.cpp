@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdmasrc's per-frame path: take the next frame from the ring and push a
 // buffer that wraps its slot (no copy); slots downstream has freed go back
 // to the sender first. The buffer, its memory and its GstVideoMeta are

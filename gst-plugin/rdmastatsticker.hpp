@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Posts an element's counters on the bus at a fixed interval (the elements'
 // stats-interval property): an element message whose structure is the
 // "stats" property's. The system clock's thread posts it, so the streaming

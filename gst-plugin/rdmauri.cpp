@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "rdmauri.hpp"
 
 #include "rdmastream/endpoint.hpp"

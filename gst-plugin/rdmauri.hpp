@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdma:// URIs for rdmasrc and rdmasink (their GstURIHandler and "uri"
 // property): rdma://HOST[:PORT][?PROPERTY=VALUE&...], the query naming the
 // element's own properties. Without role=, a wildcard host (0.0.0.0, [::])

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # CPACK_PRE_BUILD_SCRIPTS: strips the debug sections off the static
 # libraries in CPack's staging folder (CPACK_STRIP_FILES strips executables
 # and shared objects only). CPack sets CPACK_TEMPORARY_INSTALL_DIRECTORY.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Where received frames go. A sink sees the stream's format before the
 // first frame of it, then each frame while it lies in its ring slot.
 #pragma once

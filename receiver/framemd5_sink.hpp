@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // --framemd5 FILE: one MD5 per frame, in exactly the format of
 // `ffmpeg -i INPUT -f framemd5 -` (libavformat's hashenc.c, version 2), so
 // the two can be compared byte for byte. The hash covers each plane's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Owning pointers for the GStreamer objects rdmarecv --gst holds: one
 // deleter per unref function, as ff_ptr.hpp does for FFmpeg.
 #pragma once

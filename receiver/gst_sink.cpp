@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // GstSink's control path: build and start the pipeline, take each format as
 // caps, wait for EOS at the end, turn bus errors into one line. The
 // per-frame path is gst_sink_push.cpp.

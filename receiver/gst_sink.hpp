@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // --gst "PIPELINE": frames into a GStreamer pipeline, `appsrc ! PIPELINE`,
 // without a copy and, once every slot has carried a frame, without an
 // allocation: each frame goes out in a GstBuffer from SlotBuffers

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // GstSink's per-frame path: a recycled GstBuffer that wraps the slot, its
 // recycled GstVideoMeta rewritten, the push; no copy, no syscall, and once
 // every slot has carried a frame no allocation (SlotBuffers). Slots

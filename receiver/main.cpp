@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdmarecv: receive video frames over RDMA from rdmasend (or rdmasink) and
 // write them to files, checksums, a GStreamer pipeline or nowhere. Parses flags, builds the
 // outputs, hands over to run_receive; docs/cli.md is the user guide.
@@ -84,7 +85,7 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cli::parse_error_status(app, e);
     }
     av_log_set_level(verbose ? AV_LOG_INFO : AV_LOG_ERROR);
     return cli::exit_status_of("rdmarecv", [&] {

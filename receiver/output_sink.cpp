@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // OutputSink's control path: choose the muxer and the codec, open the file,
 // write the header at the first format, flush and close at the end. The
 // per-frame path is output_sink_frame.cpp.

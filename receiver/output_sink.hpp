@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // -o FILE [--codec NAME]: frames into any file FFmpeg can mux, the muxer
 // chosen by the file name. Three ways in, picked once per stream:
 //  - wrapped_avframe (.y4m): the muxer reads the planes through an AVFrame

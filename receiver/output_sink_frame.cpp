@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // OutputSink's per-frame path. Per frame: no allocation and no copy for
 // .y4m and for packed layouts; one row-by-row copy into a buffer sized once
 // per format for padded layouts in raw muxers (counted); for encoders, the

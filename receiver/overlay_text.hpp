@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The text rdmarecv --gst puts on an element named `rdmastats` (one with a
 // string property "text", e.g. textoverlay) for each frame. One function,
 // so that more per-frame facts are added in one place.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdmarecv's work: listen or connect, take frames off the ring, give each
 // to the sinks in place, release its slot (at once, or when the last sink
 // that kept it hands it back), report, stop at end of stream.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Slots that an output kept and finished with later: an encoder's worker
 // pushes from its free callback, GstSink from the receive loop when its
 // SlotBuffers gave the slot back (FrameSink::collect_freed). The receive

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "stream_layout.hpp"
 
 #include "rdmastream_cli/pixel_formats.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A stream format as rdmarecv's outputs read it, worked out once per format
 // before any of them sees a frame: GStreamer's checked layout (where the
 // planes are, how many bytes a frame must have; gstslots' FrameLayout, the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # RDMA to file, command-line half two: rdmarecv listens, writes what arrives
 # through FFmpeg's muxer for OUT's extension (.y4m, .nut, .mkv raw; for .mp4
 # give a codec) and ends at the sender's end of stream. Pair with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # File to RDMA, command-line half one: rdmasend decodes FILE straight into
 # registered memory and streams it, at its own pace (--realtime), to an
 # rdmarecv (or rdmasrc) listening on HOST. Pair with cli-receive-to-file.sh.

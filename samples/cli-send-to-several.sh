@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # One file to several receivers from the command line: rdmasend listens,
 # waits until N receivers have dialled in, then writes each frame to all of
 # them from the same registered memory (decoded in place: no copy, however

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The demo's receiving end on a desktop: rdmarecv listens, asks the sender
 # for the live policy, and feeds frames without a copy into a GStreamer
 # pipeline that draws each frame's number and one-way latency (the element

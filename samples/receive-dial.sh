@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The other way round: the sender listens (rdmasink role=listen, or
 # rdmasend --listen), the receiver dials it.
 #   samples/receive-dial.sh SENDER_HOST

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Waits for a sender on port 18515 and shows what it sends. The timestamps
 # are the sender's, so the display does not sync to this machine's clock.
 # Decodes as needed (raw video passes straight to videoconvert).

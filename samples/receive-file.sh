@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Waits for a sender and records what it sends to a Matroska file (raw
 # video or whatever the sender encoded). Stops at the sender's end of stream.
 #   samples/receive-file.sh OUT.mkv [PORT]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # A V4L2 camera to an rdmasrc listening on HOST; live policy: if the
 # receiver falls behind, old frames are dropped rather than the camera waiting.
 #   samples/send-camera.sh HOST [/dev/videoN]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # A video file, decoded, to an rdmasrc listening on HOST (raw frames: the
 # receiver needs no decoder).
 #   samples/send-file.sh HOST FILE

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Test video as JPEG to an rdmasrc listening on HOST: encoded streams travel
 # opaque (caps and buffers as they are; each frame is copied once).
 #   samples/send-jpeg.sh HOST

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Test video to an rdmasrc (or rdmarecv) listening on HOST. Zero-copy:
 # videotestsrc renders into rdmasink's registered buffer pool.
 #   samples/send-test-pattern.sh HOST [WIDTHxHEIGHT] [FORMAT]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # One source to several receivers: a tee with one rdmasink per receiver,
 # each its own connection, ring, credits and policy (live here: a slow or
 # missing receiver costs the others nothing). Each receiver runs, e.g.,

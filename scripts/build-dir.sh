@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Sourced by the scripts that use a build folder: rdmastream_build_dir
 # prints ${RDMASTREAM_BUILD_DIR:-build} as an absolute path. A relative
 # folder is taken from the project's root (ROOT, default the current

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Configures and builds rdmastream into ${RDMASTREAM_BUILD_DIR:-build}.
 # Warnings are errors under CI (CI=true).
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The main job: live HD video over RDMA, decoded straight into registered
 # memory. rdmasend decodes an H.264 clip of FFmpeg's testsrc2 pattern (its
 # running clock; made once with ffmpeg and cached) with its decoder writing
@@ -44,7 +45,7 @@ while [ $# -gt 0 ]; do
     --check) check=1; shift ;;
     --overlay) overlay=1; shift ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; /^# SPDX-/d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "demo: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

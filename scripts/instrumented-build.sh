@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # instrumented-build.sh BUILD [TARGET...]
 # The one instrumented tree of the test command: clang-16 with ASan + UBSan
 # and libFuzzer's coverage (-DRDMASTREAM_SANITIZE=ON -DRDMASTREAM_FUZZ=ON),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Builds the Debian package rdmastream_VERSION_ARCH.deb (VERSION: project()
 # in CMakeLists.txt) from the build tree ${RDMASTREAM_BUILD_DIR:-build},
 # with CPack's DEB generator: everything under /usr, the plugin in
@@ -20,7 +21,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --out) out=${2:?--out needs a folder}; shift 2 ;;
     --no-build) build_first=0; shift ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; /^# SPDX-/d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "package: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

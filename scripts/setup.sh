@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs everything rdmastream needs on Debian 12, from Debian packages only,
 # and prepares the Soft-RoCE test bed's guest kernel. Quick when all is there.
 # Usage: scripts/setup.sh            (as root, or with sudo available)

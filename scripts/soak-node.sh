@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # One node of scripts/soak.sh (run by rdmabed; see soak.sh for the plan).
 #   soak-node.sh send BINDIR CLIP MINUTES   node 0: the fan-out sender
 #   soak-node.sh recv BINDIR CLIP MINUTES   node 1: the receivers

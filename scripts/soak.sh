@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # soak.sh: one stream for a long time, with everything a long run meets,
 # in the Soft-RoCE bed (or on a host's RDMA device: rdmabed picks):
 #   - a fan-out rdmasend looping a clip whose picture size changes every
@@ -23,7 +24,7 @@ while [ $# -gt 0 ]; do
     --minutes) minutes=$2; shift 2 ;;
     --topology) topology=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; /^# SPDX-/d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "soak.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The sanitizer stage of the test command (scripts/test.sh runs it after the
 # normal tests): rdmastream built in the instrumented tree (clang-16, ASan +
 # UBSan, scripts/instrumented-build.sh; the fuzz test built its fuzz targets

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Runs every test: installs what is missing, builds, runs the unit tests
 # natively (two at a time) and the RDMA tests on an RDMA device (the host's,
 # or Soft-RoCE in QEMU guests that stay up for all of them: rdmabed serve,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """The test command's time table (scripts/test.sh prints it at the end).
 
 usage: time-table.py STAGES [BUILD:JUNIT ...]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Registered memory cut into equal chunks that FFmpeg holds as AVBuffers.
 //
 // A chunk goes back to the arena when FFmpeg drops its last reference to it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Decoding straight into registered memory: a get_buffer2 that hands the
 // decoder chunks of a BufferArena, all planes of a picture in one chunk, so
 // the decoded frame is the payload the NIC reads (Chromium's

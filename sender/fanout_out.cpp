@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // FrameOut over a FanoutSender: several receivers dial in; each frame goes
 // to all of them from the same registered memory (one registration on the
 // fan-out's PD: still no copy).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Where rdmasend's frames go: one receiver (a FrameSender, the classic
 // connection either side dials) or several that dial in (a FanoutSender,
 // --receivers). The session's decode/send loop is the same for both: it

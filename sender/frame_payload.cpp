@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "frame_payload.hpp"
 
 #include "rdmastream_cli/plane_geometry.hpp"

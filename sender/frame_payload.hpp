@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Where a picture's bytes are, as the wire describes them: one contiguous
 // payload in registered memory, each plane's offset in it and its stride.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "input_source.hpp"
 #include "decoder_pool.hpp"
 

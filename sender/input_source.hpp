@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The input: whatever FFmpeg opens (file, URL, or "lavfi:GRAPH"), one video
 // stream of it, decoded. Other streams are discarded at the demuxer.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdmasend: decode a video with FFmpeg and stream its frames over RDMA to
 // rdmarecv (or the rdmasrc GStreamer element). Parses flags, then hands
 // over to run_send; docs/cli.md is the user guide.
@@ -73,7 +74,7 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cli::parse_error_status(app, e);
     }
     o.slots_given = app.count("--slots") > 0;
     if (realtime && app.count("--fps") > 0) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // When to send the next frame: as fast as possible, at the stream's own
 // rate (--realtime, from the timestamps), or at a fixed rate (--fps).
 // While it waits it keeps the connection serviced (keepalives, credits).

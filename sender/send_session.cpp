@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "send_session.hpp"
 #include "decoder_pool.hpp"
 #include "frame_out.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdmasend's work: connect, decode the input, send every picture as a frame
 // (in place when it can), announce the format before the first frame and on
 // every change, pace, report, end the stream.

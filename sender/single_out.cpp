@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // FrameOut over one FrameSender: every call passes straight through.
 #include "frame_out.hpp"
 

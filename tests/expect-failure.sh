@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # expect-failure.sh REGEX CMD [ARGS...]
 # Passes when CMD fails AND its output matches REGEX: a deliberate fault must
 # be caught, and caught for the right reason. Output is passed through. A

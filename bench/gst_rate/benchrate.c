@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The "benchrate" GStreamer tracer (plugin libgstbenchrate.so): how fast
  * buffers reach the sinks of a pipeline, without changing the pipeline.
  *

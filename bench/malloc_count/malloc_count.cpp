@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // libmalloc_count.so: an LD_PRELOAD library that counts heap calls of a
 // process, for the per-frame budget (bench/budget.sh).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "rdmastream_cli/av_error.hpp"
 #include "rdmastream_cli/ff_ptr.hpp"
 

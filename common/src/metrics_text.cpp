@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The two text formats differ only where this file says: OpenMetrics names
 // a counter's family without its _total suffix and an info family without
 // _info, has an "info" type (Prometheus text: a gauge), and ends with # EOF.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // One table, read both ways. Full-range "J" formats map to the same
 // GStreamer name as their limited-range twins: the bytes are laid out the
 // same, the range belongs in colorimetry. The way back gives the non-J one.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "rdmastream_cli/raw_caps.hpp"
 #include "rdmastream_cli/pixel_formats.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "rdmastream_gst/frame_copies.hpp"
 
 #include "rdmastream_gst/video_meta.hpp"

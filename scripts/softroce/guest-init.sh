@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # guest-init.sh: PID 1 of an rdmabed guest, entered by the initramfs through
 # switch_root. / is this machine's root (read-only 9p under a RAM overlay), so
 # this script, the project's build tree and all tools are at their host paths.

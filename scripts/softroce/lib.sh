@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Helpers shared by rdmabed (host side) and guest-init.sh (guest side).
 
 # rdmabed_gid_index DEV IPV4

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # prepare-guest.sh CACHE_DIR
 #
 # Fills CACHE_DIR with what a Soft-RoCE guest needs, and nothing else:

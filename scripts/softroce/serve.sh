@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # rdmabed serve: guests that stay up and run one job after another, so that a
 # test suite pays for one boot per topology instead of one per test (a boot
 # is 6-10 s under TCG, and the suite runs ~100 RDMA tests). Sourced by

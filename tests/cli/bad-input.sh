@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Bad input that fails before any RDMA is needed: each must end in one line
 # naming the cause and the fix, with a non-zero exit status, and leave
 # nothing running. Usage: bad-input.sh BINDIR CLIPDIR
@@ -28,7 +29,7 @@ expect() {
 }
 
 S=$bin/rdmasend R=$bin/rdmarecv C=$clips/h264.mp4
-expect send_missing_input nonzero 'INPUT is required' -- "$S" --connect 192.0.2.1
+expect send_missing_input 2 'INPUT is required' -- "$S" --connect 192.0.2.1
 expect send_unreadable 2 'rdmasend: cannot open input /nonexistent/clip.mp4: No such file or directory: check the path' -- "$S" /nonexistent/clip.mp4 --connect 192.0.2.1
 expect send_not_media 2 'rdmasend: cannot (open input|read) .*bad-input.sh' -- "$S" "$0" --connect 192.0.2.1
 expect send_unknown_codec 2 'no decoder for video codec .*transcode it first' -- "$S" "$clips/unknown_codec.mkv" --connect 192.0.2.1
@@ -37,15 +38,15 @@ expect send_receivers_without_listen 2 '--receivers needs --listen: the receiver
 expect send_receivers_with_connect 2 '--receivers needs --listen' -- "$S" "$C" --connect 192.0.2.1 --receivers 2
 expect send_listen_and_connect 2 '--listen and --connect exclude each other' -- "$S" "$C" --listen --connect 192.0.2.1
 expect send_bad_port 2 "bad port '99999'" -- "$S" "$C" --connect 192.0.2.1:99999
-expect send_bad_policy nonzero 'policy' -- "$S" "$C" --connect 192.0.2.1 --policy fast
-expect recv_bad_poll nonzero 'poll: spin not in \{event,busy\}' -- "$R" --null --poll spin
-expect send_bad_slots nonzero 'slots' -- "$S" "$C" --connect 192.0.2.1 --slots 0
-expect send_bad_fps nonzero 'fps' -- "$S" "$C" --connect 192.0.2.1 --fps -3
+expect send_bad_policy 2 'policy' -- "$S" "$C" --connect 192.0.2.1 --policy fast
+expect recv_bad_poll 2 'poll: spin not in \{event,busy\}' -- "$R" --null --poll spin
+expect send_bad_slots 2 'slots' -- "$S" "$C" --connect 192.0.2.1 --slots 0
+expect send_bad_fps 2 'fps' -- "$S" "$C" --connect 192.0.2.1 --fps -3
 expect send_realtime_and_fps 2 '--realtime and --fps exclude each other' -- "$S" "$C" --connect 192.0.2.1 --realtime --fps 5
 expect send_bad_pix_fmt 2 '--pix-fmt nonsense: not an FFmpeg pixel format' -- "$S" "$C" --connect 192.0.2.1 --pix-fmt nonsense
 expect send_bad_stream 2 '--stream 3: .* has 1 video stream' -- "$S" "$C" --connect 192.0.2.1 --stream 3
 expect recv_no_output 2 'no output: give --framemd5 FILE' -- "$R"
-expect recv_bad_slot_size nonzero 'slot-size' -- "$R" --null --slot-size 10
+expect recv_bad_slot_size 2 'slot-size' -- "$R" --null --slot-size 10
 expect recv_unwritable_md5 2 'cannot write --framemd5 /nonexistent/x.md5' -- "$R" --framemd5 /nonexistent/x.md5
 expect recv_connect_no_addr 2 "--connect :5: the address is missing" -- "$R" --null --connect :5
 expect recv_codec_without_output 2 '--codec libx264 encodes what -o writes: add -o FILE' -- "$R" --codec libx264

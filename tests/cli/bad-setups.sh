@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Connection set-ups that cannot work, on one node of the test bed: each
 # must end within its timeout in one line naming the cause and the fix,
 # with a non-zero exit status, and leave nothing running.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The shared CLI code that needs no RDMA: caps both ways, the pixel format
 // table, plane geometry.
 #include "rdmastream_cli/pixel_formats.hpp"

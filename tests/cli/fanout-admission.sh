@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Admitting receivers costs a fan-out nothing per frame while nobody joins.
 # rdmasend --listen --receivers 1 -d DEVICE streams 500 frames to one
 # receiver under strace; the sender's syscalls must show

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # One rdmasend to several rdmarecv (--receivers): the sender listens and
 # waits for two lossless receivers, loops a 12-frame clip for 200 frames at
 # 20 frames/s; a third receiver with --policy live joins once it streams and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Both sides of the framemd5 interop check, one clip after another, each on
 # its own port so the two sides pair up whatever their timing.
 #   interop.sh recv BINDIR CLIPDIR CLIP[:REF] ...   receives each clip, compares with CLIP.ref.md5 (or REF)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Authentication with a pre-shared key (--key-file), both programs in the
 # test bed. Node 0 listens for each case in turn, node 1 dials (each case on
 # its own port, so the two sides pair up whatever their timing):

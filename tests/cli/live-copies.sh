@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The live policy decides before rdmasend copies: a source whose decoder
 # cannot write into registered memory (lavfi: no DR1) takes one copy per
 # frame, and a frame the live policy would drop must not cost one. A live

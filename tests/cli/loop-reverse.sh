@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The other direction and the looping sender: rdmasend listens, rdmarecv
 # connects; the sender loops a 12-frame clip for 30 frames with --fps
 # pacing. The receiver's hashes must be the clip's, lap after lap, and its

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Makes the tiny test clips the CLI tests stream, and FFmpeg's own framemd5
 # of each (the reference rdmarecv must match byte for byte). Runs on the
 # host before any guest boots (a ctest fixture). Usage: make-clips.sh DIR

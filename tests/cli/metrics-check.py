@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
 """Scrapes and checks the --metrics endpoints for tests/cli/metrics.sh.
 
   metrics-check.py scrape URL FILE [openmetrics]   GET URL into FILE

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # --metrics during a stream, in one guest (both programs on its loopback):
 # a fan-out rdmasend (--receivers 2, --metrics) streams a test source to two
 # rdmarecv --null, one of them with --metrics; a third receiver joins,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // --metrics without RDMA: the flag's parsing, the triple buffer between the
 // threads, the text both formats render, and the HTTP endpoint itself
 // (scraped with cpp-httplib's client; tests/cli/metrics.sh scrapes a real

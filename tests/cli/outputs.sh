@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # rdmarecv's outputs over a real connection, one clip each, each on its own
 # port: -o .y4m and -o .mkv (ffprobe's frame count and the written file's
 # framemd5 equal ffmpeg's decode of the source), --gst with zero copies in

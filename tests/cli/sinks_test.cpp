@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdmarecv's outputs driven without a connection: frames in slot-like
 // buffers with padded strides go through -o (y4m, mkv raw, ffv1) and --gst,
 // are read back with FFmpeg and compared byte for byte; every slot an

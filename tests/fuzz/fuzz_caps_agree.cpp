@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdmarecv reads a sender's caps twice (receiver/stream_layout.cpp): with
 // parse_caps_string, whose FFmpeg format and size -o and --framemd5 read
 // frames by, and with gst_caps_from_string + gst_video_info_from_caps

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // wire::decode_control on any immediate (a control message's SEND_WITH_IMM).
 // Input: 4 bytes, little endian. What it accepts is a known kind, and
 // encodes back to the same immediate.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // wire::decode_credits on any kCredits payload. Input: 2 bytes slot count
 // (little endian, taken modulo kMaxSlots + 1, so 0 is tried too), then the
 // payload. Like the sender, the output has room for slot_count entries.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // GStreamer for the fuzz targets that need it: initialised once, without a
 // plugin registry (caps and video info need no plugins, and a scan would
 // load every system plugin into the fuzzer).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A peer's caps string read the way rdmasrc adopts a format
 // (gst-plugin/rdmasrc_create.cpp, adopt_format): gst_caps_from_string,
 // fixed or refused, raw video through gst_video_info_from_caps, the frame

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What every fuzz target shares: the input as bytes, a reader that takes
 // little-endian fields off its front, and the check that turns a broken
 // property into a finding (libFuzzer reports the abort and saves the input).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // wire::decode_key_proof on any bytes (a kAuth message during the
 // handshake), as either end reads it. What it accepts claims the peer's
 // role and survives a round trip.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // common/src/raw_caps.cpp: parse_caps_string on any caps string, as rdmarecv
 // reads the sender's caps. Input: the caps, as the wire carries them.
 // Accepted caps name a pixel format and a positive size, their fractions

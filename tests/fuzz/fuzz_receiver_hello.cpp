@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // wire::decode_receiver_hello on any bytes (the private data of the
 // receiver's rdma_cm connect or accept). What it accepts must mean the same
 // after a round trip.

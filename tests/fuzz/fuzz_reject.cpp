@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // wire::decode_reject on any bytes (an rdma_reject's private data, which may
 // also be a CM's own). The text it returns goes to a terminal: printable
 // ASCII only, and no longer than a reject carries.

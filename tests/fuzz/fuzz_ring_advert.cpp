@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // wire::decode_ring_advert on any bytes (a kRing message). An accepted ring
 // is within the limits and its address range does not wrap; with memory
 // windows it has no ring rkey and a key per slot; it means the same after a

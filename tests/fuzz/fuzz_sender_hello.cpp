@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // wire::decode_sender_hello on any bytes (the rdma_cm connect request's
 // private data). What it accepts must mean the same after a round trip.
 #include "fuzz_input.hpp"

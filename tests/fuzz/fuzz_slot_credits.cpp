@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The slot bookkeeping of both ends (SenderCredits, ReceiverSlots) driven by
 // a byte stream of operations: honest ones, as the transport performs them,
 // and hostile ones, as a peer could forge them.

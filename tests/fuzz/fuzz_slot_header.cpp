@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // wire::decode_slot_header on any slot contents. Input: 4 bytes, the
 // immediate the completion carried (little endian), then the slot's bytes.
 // An accepted header's payload fits the slot behind the header, its

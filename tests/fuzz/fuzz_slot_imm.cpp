@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // wire::decode_slot_imm on any immediate and ring size (a frame's
 // WRITE_WITH_IMM). Input: 4 bytes immediate, 4 bytes slot count (little
 // endian, missing bytes are zero). An accepted slot is inside the ring.

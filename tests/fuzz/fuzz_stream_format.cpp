@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // wire::decode_stream_format on any kFormat payload. An accepted format has
 // a non-zero id, a frame size a slot can hold, at most kMaxPlanes planes
 // starting inside the frame and printable caps whose brackets nest at most

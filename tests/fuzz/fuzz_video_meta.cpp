@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The caps -> layout -> GstVideoMeta path of rdmasrc (and rdmarecv --gst):
 // a stream format off the wire read and checked by gstslots' FrameLayout
 // (as adopt_format and read_stream_layout do), a frame payload of any size

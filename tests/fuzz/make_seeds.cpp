@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // fuzz_make_seeds DIR: writes the seed corpus, DIR/TARGET/NAME, with the
 // project's own encoders, so every seed is a valid message of the current
 // protocol. Run after a wire change and commit the files:

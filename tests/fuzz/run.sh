@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Builds the libFuzzer targets of tests/fuzz in the instrumented tree
 # (scripts/instrumented-build.sh: clang-16, ASan + UBSan + libFuzzer; the
 # sanitizer stage builds and tests the rest of it) and runs each for SECONDS

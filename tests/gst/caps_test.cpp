@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The pure half of the plugin: caps and buffers to the wire and back.
 #include "rdmacaps.hpp"
 

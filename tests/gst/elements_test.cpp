@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdmasink and rdmasrc as users meet them, on a machine without an RDMA
 // device: registration, properties, caps, and state changes that fail with
 // a clear element error instead of hanging or crashing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // gst-rdma-check: runs one gst-launch style pipeline to its end and proves
 // what went through it. The RDMA tests run it on both nodes:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Every native test starts GStreamer the same way: our plugin from the build
 // tree, a registry of its own (not the user's cache).
 #pragma once

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Downstream elements that hold buffers (issue 12): each would stop the
 # stream without rdmasrc's copy-threshold (it held every ring slot, so the
 # sender waited for a credit that never came, gave up after its slot

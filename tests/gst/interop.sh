@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # One leg of an interop test between the GStreamer elements and the CLIs,
 # run on a test-bed node (the same protocol both ways).
 #

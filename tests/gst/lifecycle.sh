@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Both legs of the restart test of the GStreamer elements (a test-bed node each).
 #
 #   lifecycle.sh restart-recv          rdmasrc ! fakesink, PLAYING->NULL->PLAYING

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # One leg of an RDMA test of the GStreamer elements, run on a test-bed node.
 #
 #   loopback.sh receive NAME 'SOURCE' 'RDMASRC-OPTIONS'

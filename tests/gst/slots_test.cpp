@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // SlotBuffers (the recycled buffers of rdmasrc and rdmarecv --gst) on a
 // plain array standing in for the ring: a slot is freed exactly when the
 // last reference to its memory goes, shells and memories are re-used, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The elements' stats messages (stats-interval), natively: the ticker posts
 // the counters it is given as element messages at its interval and stops
 // with stop(); a started rdmasrc posts its "stats" structure on the bus.

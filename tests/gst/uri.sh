@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The RDMA test of rdma:// URIs (rdma.gst_uri), one leg per test-bed node:
 # both elements made or configured from URIs, in both roles, every frame
 # checked, and the stats messages (stats-interval) counted on both ends.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdma:// URIs, natively: both elements are found for the scheme (as
 // uridecodebin and gst_element_make_from_uri find them), a URI sets host,
 // port, role and properties, get_uri gives it back, and every bad URI is

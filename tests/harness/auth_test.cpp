@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Authentication with a pre-shared key, end to end over the in-memory
 // fabric: the real handshake (handshake.hpp) on both ends, each on its own
 // thread as two processes would run it, then the stream ends. The hellos,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The software ceiling: how fast FrameSender and FrameReceiver go when the
 // wire costs nothing. Both ends over the in-memory fabric, each on its own
 // thread; the receiver releases every frame at once. Prints one JSON line

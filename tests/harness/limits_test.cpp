@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The receiver decides what it pins (RingConfig::max_frame_bytes,
 // max_ring_bytes): a format asking for more is refused by name, and the
 // sender learns the receiver refused it. A large growth it allows does not

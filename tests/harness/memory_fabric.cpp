@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "memory_fabric.hpp"
 
 #include "rdmastream/error.hpp"

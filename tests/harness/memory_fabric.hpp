@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // An in-memory stand-in for one RC connection: two Datapaths in one
 // process, so FrameSender and FrameReceiver run against each other natively
 // (no NIC, no kernel) and every protocol state can be driven in

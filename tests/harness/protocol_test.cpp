@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The stream protocol end to end, FrameSender against FrameReceiver over the
 // in-memory fabric: every state in milliseconds, natively. The same code
 // runs over verbs on Soft-RoCE in tests/rdma/.

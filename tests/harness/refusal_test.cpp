@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Hostile peers over the in-memory fabric: a test plays one end by hand
 // (raw work requests on a fabric end of its own) against a genuine
 // FrameSender or FrameReceiver on the other, and sends what a correct peer

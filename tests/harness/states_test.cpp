@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Every transition of each stream end's state machine (stream_states.hpp),
 // driven through the in-memory fabric, and the table itself: what a caller
 // may do in each state, and what it is told when it may not.

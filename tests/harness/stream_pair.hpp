@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A FrameReceiver and a FrameSender joined by a MemoryFabric: what
 // connect/accept make over rdma_cm, minus the handshake (the receiver's ring
 // advert is handed to the sender directly).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # The README's by-hand install, into throw-away folders (DESTDIR): with
 # --prefix /usr the plugin lands in GStreamer's own plugin folder; with
 # --prefix /usr/local the install says exactly what to set, and with that

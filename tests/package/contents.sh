@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Checks the .deb scripts/package.sh wrote (the test package.build runs it),
 # from its control fields and file list alone: name and version, every file
 # under /usr and root's, the programs, the plugin in GStreamer's plugin
 # folder, the library, every header and rdmastream.pc with prefix /usr, man
-# pages for both programs, the docs, stripped ELF files with no build-tree
-# RUNPATH, and Depends / Recommends that pull what the installed tools need.
+# pages for both programs, the docs, the licence (copyright in Debian's
+# format naming LGPL-2.1+, LICENSE as in the source) and a Maintainer that is
+# the project's contact, stripped ELF files with no build-tree RUNPATH, and
+# Depends / Recommends that pull what the installed tools need.
 # Usage: contents.sh PACKAGE_DIR VERSION SOURCE_DIR
 set -euo pipefail
 dir=$1 version=$2 src=$3
@@ -47,7 +50,7 @@ libdir=/usr/lib/$multiarch
 expected=(/usr/bin/rdmasend /usr/bin/rdmarecv "$plugindir/libgstrdma.so"
   "$libdir/librdmastream.a" "$libdir/pkgconfig/rdmastream.pc"
   /usr/share/man/man1/rdmasend.1.gz /usr/share/man/man1/rdmarecv.1.gz
-  /usr/share/doc/rdmastream/README.md /usr/share/doc/rdmastream/copyright
+  /usr/share/doc/rdmastream/README.md /usr/share/doc/rdmastream/copyright /usr/share/doc/rdmastream/LICENSE
   /usr/share/doc/rdmastream/docs/cli.md /usr/share/doc/rdmastream/docs/gstreamer.md)
 for h in "$src"/transport/include/rdmastream/*.hpp; do
   expected+=("/usr/include/rdmastream/${h##*/}")
@@ -63,6 +66,22 @@ dpkg-deb -x "$deb" "$work"
 pc=$work$libdir/pkgconfig/rdmastream.pc
 grep -qx 'prefix=/usr' "$pc" || fail "rdmastream.pc's prefix is not /usr: $(grep '^prefix=' "$pc")"
 grep -qx "Version: $version" "$pc" || fail "rdmastream.pc's version is not $version"
+# The licence: Debian's copyright file (machine-readable format) says
+# LGPL-2.1+ for every file and points at the full text Debian ships; LICENSE
+# is the source's own copy. Maintainer: the contact the copyright file names.
+doc=$work/usr/share/doc/rdmastream
+if [ -f "$doc/copyright" ]; then
+  head -n 1 "$doc/copyright" | grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' ||
+    fail "copyright is not in Debian's machine-readable format: $(head -n 1 "$doc/copyright")"
+  grep -A 2 -x 'Files: \*' "$doc/copyright" | grep -qx 'License: LGPL-2.1+' || fail "copyright's Files: * has no License: LGPL-2.1+"
+  grep -Fq '"/usr/share/common-licenses/LGPL-2.1"' "$doc/copyright" ||
+    fail "copyright does not point at /usr/share/common-licenses/LGPL-2.1"
+  contact=$(sed -n 's/^Upstream-Contact: //p' "$doc/copyright")
+  [ "$(field Maintainer)" = "$contact" ] || fail "Maintainer is '$(field Maintainer)', not copyright's Upstream-Contact '$contact'"
+fi
+case $(field Maintainer) in *@*.invalid\>|'') fail "Maintainer is '$(field Maintainer)': not an address anyone reads" ;; esac
+[ ! -f "$doc/LICENSE" ] || cmp -s "$doc/LICENSE" "$src/LICENSE" || fail "/usr/share/doc/rdmastream/LICENSE is not the source's LICENSE"
+
 for prog in rdmasend rdmarecv; do
   page=$work/usr/share/man/man1/$prog.1.gz
   [ -f "$page" ] || continue

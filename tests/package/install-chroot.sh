@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # install.sh's part inside the overlay root (a chroot, started with an empty
 # environment: a fresh shell): apt-get install, what a user runs, apt-get
 # purge, and the package's paths all gone.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # install.sh's part inside the private mount namespace: builds the overlay
 # root, runs install-chroot.sh in it, then looks through the overlay's
 # writes for anything the purge left under /usr or /etc.

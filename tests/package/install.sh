@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs the .deb as a user would (apt-get install ./rdmastream_*.deb),
 # runs from a fresh shell with no environment what a user runs first
 # (gst-inspect-1.0 rdmasink, rdmasend --help, man rdmasend, pkg-config

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # --allow: a listening rdmarecv refuses a peer outside its list at the
 # connect request, in one line naming it, and serves a peer inside it.
 #   allow-list.sh listen BINDIR ROGUE   node 0

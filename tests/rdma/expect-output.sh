@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # expect-output.sh REGEX CMD [ARGS...]: runs CMD (its output passes through)
 # and fails unless it exits 0 and a line of its output matches REGEX
 # (grep -E): for a success that must also say something, as a fan-out

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # fabric-fault.sh DELAY remove-device|link-down|link-up|partition [DEVICE]
 # (link-up waits for the port to be ACTIVE again. Note: on the guests' 6.1
 # rxe, after a link goes down *under traffic* and comes back, new rdma_cm

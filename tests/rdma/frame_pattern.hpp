@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Deterministic frames for the RDMA checks: both ends compute the same size,
 // slot and bytes for frame N, so the receiver can verify in place without any
 // copy or side channel.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # held-slot.sh windows|no-windows 'RECEIVER' 'ROGUE'
 # A rogue sender writes into a slot the receiver's consumer still holds
 # (rdma-ring-check --hold-first against --fault held-slot), both on this

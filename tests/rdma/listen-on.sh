@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # listen-on.sh DONE-FILE LIMIT CMD [ARGS...]
 # For a listener that must refuse a hostile peer and listen on: runs CMD
 # (its output passes through) until the peer's command has ended (DONE-FILE,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # A listener outlives hostile peers. Node 0 listens (rdmarecv --listen or
 # rdmasrc); node 1 sends, in order: garbage private data, a hello of another
 # version, a silent sender, a half-open handshake, an abandoned request, a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # Lossy and flapping wires between two guests (tc netem on both ends' eth0,
 # so data and acknowledgements both suffer). Node 0 receives, node 1 sends;
 # each case on its own port, netem set by each node before its side of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdma-ring-check: the end-to-end RDMA check, and the smoke stream.
 //
 // receiver:  rdmastream::FrameReceiver; checks every frame on arrival: the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # A genuine sender against every fault of the rogue receiver
 # (tests/rdma/rogue_receiver.cpp), in one guest boot: fault i on port
 # PORT0 + i, so a sender can never reach the previous fault's rogue.

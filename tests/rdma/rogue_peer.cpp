@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // rdma-rogue-peer: one misbehaving peer at a listening rdmastream end, for
 // the tests that prove a listener refuses it, logs one line naming it and
 // serves the next peer. Role-agnostic modes work at the rdma_cm level

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A receiver that breaks the protocol on purpose, for tests only: the
 // counterpart of rogue_sender.hpp. It speaks the wire format by hand (not
 // through FrameReceiver), so it can send what a correct receiver never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 #include "rogue_sender.hpp"
 
 #include "frame_pattern.hpp"

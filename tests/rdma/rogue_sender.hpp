@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A sender that breaks the protocol on purpose, for tests only. It speaks
 // the wire format by hand (not through FrameSender), so it can send what a
 // correct sender never would, and doubles as a second, independent reading

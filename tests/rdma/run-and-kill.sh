@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # run-and-kill.sh SIGNAL PATTERN DELAY CMD [ARGS...]
 # Starts CMD, waits (at most 60 s) until its output shows PATTERN, lets it run
 # DELAY more seconds, then sends SIGNAL (KILL, STOP, ...) to it: the peer

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # together.sh 'CMD' 'CMD' ...
 # Runs each shell command at the same time and waits for all; fails (with
 # the first failure's status) if any fails. For tests with several peers on

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # when-file.sh FILE CMD [ARGS...]: runs CMD once FILE exists (at most 120 s
 # of waiting), for a peer that must start only after an event another
 # process marks with a file (run-and-kill.sh's SIGNALLED). A ';' cannot go

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # bed-jobs.sh RING_CHECK: the served bed (rdmabed serve) keeps one job's
 # breakage to that job. Three jobs in a row on the bed named by
 # RDMABED_SERVE (ctest's fixture):

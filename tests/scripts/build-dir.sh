@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
 # An absolute build folder must work wherever a relative one does: the
 # scripts that run programs in the test bed's guests once prefixed
 # RDMASTREAM_BUILD_DIR with $PWD, so an absolute folder named nothing there

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The device's async events reach the connection they concern, once: a QP
 // or CQ event its owner only, port and device events every connection, none
 // lost when another connection (or another thread) happens to read them.

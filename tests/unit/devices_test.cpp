@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The one device listing (devices.hpp) and its messages, and the ownership
 // rules of rdma_cm events (cm_event_channel.hpp). Native: no RDMA device is
 // needed; where this machine has one, the "none here" checks are skipped.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // FrameLayout (gstslots): a stream format off the wire read once through
 // GStreamer and checked against its max_frame_size, then each frame against
 // it in one comparison; set_video_meta writes the checked layout. What it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The RDMA check trusts these helpers to tell a good frame from a bad one.
 #include "../rdma/frame_pattern.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The handshake's messages of protocols 3 and 4 (hellos both ways, key proofs):
 // round trips, and every field a decoder checks refused; older peers
 // refused by their version, by name.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The pre-shared key: what a key file must be (and the message when it is
 // not), and the proofs made with it.
 #include "rdmastream/error.hpp"

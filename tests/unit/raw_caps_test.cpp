@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // parse_caps_string (common/) on caps off the wire: what rdmarecv accepts
 // it passes on to FFmpeg and to its plane checks, so a caps string is read
 // the way GStreamer reads it, or refused. Each case was a fuzz finding

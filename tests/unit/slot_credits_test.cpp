@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Credit bookkeeping: the sender never gets a slot twice, the receiver
 // refuses writes it gave no credit for, and release may come in any order.
 #include "rdmastream/error.hpp"

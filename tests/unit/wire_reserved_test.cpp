@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Reserved bits and bytes of every wire message must be zero: a decoder
 // refuses each one that is set, and says which field. (docs/protocol.md,
 // "What is checked".) Flipping one bit in an otherwise good message must be

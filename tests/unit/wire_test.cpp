@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The wire decoders are the first thing untrusted bytes meet: every field
 // they validate has a case here that must be refused.
 #include "rdmastream/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The steps the active side (rc_connection.cpp) and the listener
 // (listener.cpp) share on their way to a connection: name lookup, a fresh
 // rdma_cm id, and the check that an id is on the device the user asked for.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // FrameReceiver set-up, either direction: accept a sender that dials in, or
 // connect to a listening sender. The hellos travel in the rdma_cm private
 // data; then the handshake (handshake.hpp) checks the sender's key proof,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // FrameReceiver per-frame path: one batched CQ poll per up to 16 frames; no
 // allocation, no copy. Syscalls: none while completions are queued (busy
 // mode: none at all); in event mode one poll(2) per sleep, one read(2) when

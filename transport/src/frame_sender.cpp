@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // FrameSender set-up and shutdown, either direction: connect to a listening
 // receiver, or accept a receiver that dials in. The hellos travel in the
 // rdma_cm private data; then the handshake (handshake.hpp: key proofs, the

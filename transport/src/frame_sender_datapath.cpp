@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // FrameSender per-frame path: one ibv_post_send per frame, completions
 // polled in batches and signalled every slots/2 writes (or half the
 // caller's depth, SenderOptions::caller_depth); credits arrive

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // RLIMIT_MEMLOCK check before registration: the kernel pins registered pages
 // against this limit and the driver's ENOMEM does not say so.
 #include "rdmastream/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Both sides of a refusal. Passive: run a check on a connection request and,
 // if it fails, refuse the request with the reason (so the peer can print it
 // instead of timing out), then let the error go on to our caller. Active:

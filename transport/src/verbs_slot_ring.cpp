@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // SlotRing over verbs: the regions (and windows) on the connection's PD.
 #include "rdmastream/error.hpp"
 #include "rdmastream/registered_region.hpp"

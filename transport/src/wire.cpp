@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The stream's messages (docs/protocol.md): the ring advert, the
 // immediates, control messages, credits, the stream format and the slot
 // header. The handshake's are in wire_handshake.cpp.

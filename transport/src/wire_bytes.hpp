@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Shared by wire.cpp and wire_handshake.cpp: little-endian fields and the
 // checks every message's decoder makes first (magic, version, reserved
 // bytes). Private to the transport.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The handshake's messages (docs/protocol.md): the hellos in rdma_cm's
 // private data, the key proofs and the reject reason.
 #include "wire_bytes.hpp"

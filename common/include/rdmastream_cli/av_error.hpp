@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // FFmpeg error codes as text, and the exception that carries them.
 #pragma once
 

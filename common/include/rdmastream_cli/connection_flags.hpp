@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The flags both programs share: which side listens, where, which device,
 // how many slots, which policy. Parsing only; connecting is the transport's.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Owning pointers for FFmpeg objects: one deleter per free function, so no
 // context, frame or packet can leak on an early return or an exception (the
 // pattern of Chromium's media/ffmpeg/ffmpeg_deleters.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // --metrics [ADDR:]PORT, both programs' flag: where the metrics endpoint
 // listens. Parsing only; metrics_exporter.hpp binds it.
 #pragma once

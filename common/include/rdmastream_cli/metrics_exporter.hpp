@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // --metrics: an HTTP endpoint (cpp-httplib, on threads of its own) that
 // serves the stream's counters at /metrics while the program streams.
 //

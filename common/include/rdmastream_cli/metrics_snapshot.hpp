@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What --metrics serves: the program's counters at one moment, as the
 // stream's thread last published them (metrics_exporter.hpp), for the HTTP
 // thread to render (metrics_text.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A MetricsSnapshot as Prometheus' text exposition format (version 0.0.4)
 // or as OpenMetrics 1.0.0 text, whichever the scraper's Accept header asks
 // for. Pure functions: no I/O, no state.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // FFmpeg pixel formats <-> GStreamer video format names, the names the
 // stream's caps carry (docs/protocol.md: caps are GStreamer caps, whatever
 // produced the stream). Only formats whose memory layout is identical on both

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Which bytes of a raw video frame are picture: per plane, the bytes of one
 // visible row and the number of rows. Strides (padding) are not picture;
 // checksums and muxers see exactly these bytes, as FFmpeg's rawvideo

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What both programs say about themselves: --version, in the form help2man
 // reads (the man pages are made from --help and --version, packaging/).
 #pragma once

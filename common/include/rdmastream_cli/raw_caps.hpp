@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The caps string of a raw video stream, both ways: what rdmasend announces
 // and what rdmarecv (or the GStreamer elements) read back. Accepts what
 // gst_caps_to_string writes ("format=(string)I420, width=(int)320") as well

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The RDMA device check both programs do before any rdma_cm call, so "no
 // device" is one clear line instead of an address-resolution failure. The
 // listing and its messages live in transport/ (devices.hpp), shared with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Stats both programs print: a line a second on stderr while streaming, a
 // summary at the end, and the same numbers as JSON for --stats-json.
 #pragma once

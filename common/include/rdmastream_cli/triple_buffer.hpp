@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A triple buffer: one writer hands complete values to one reader, and
 // neither ever waits for the other, retries or takes a lock.
 //

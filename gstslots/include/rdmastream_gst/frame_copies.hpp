@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // FrameCopies: what rdmasrc and rdmarecv --gst do when downstream holds too
 // many ring slots: copy the frame out of its slot into a buffer of a plain
 // GstBufferPool (system memory), so the slot goes back to the sender at once.

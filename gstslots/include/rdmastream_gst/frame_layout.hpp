@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A stream format off the wire, read once and checked once: the one answer
 // to "where are this format's planes, and how many bytes must a frame have"
 // that rdmasrc and every rdmarecv output (--gst, -o, --framemd5) use.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // SlotBuffers: GstBuffers that wrap the slots of a receive ring, recycled
 // so the per-frame path allocates nothing once every slot has carried a
 // frame. rdmasrc pushes them downstream and rdmarecv --gst into its

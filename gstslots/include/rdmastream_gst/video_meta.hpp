@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The GstVideoMeta of a buffer that wraps a ring slot: the sender's plane
 // offsets and strides, which GStreamer cannot derive from the caps (decoders
 // pad rows and planes as they like).

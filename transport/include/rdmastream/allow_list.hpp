@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Who may connect to a listener: a list of addresses and prefixes
 // (`--allow ADDR[/PREFIX]`, the elements' `allow` property). Empty: everyone.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // While a listener serves one peer, every other peer that dials it is told
 // "busy" at once (a reject with RejectReason::kBusy, logged by the
 // listener) instead of waiting in the backlog for a handshake that never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The rdma_cm event channel: waits with a timeout, copies out what the caller
 // needs and acks every event at once (an unacked event blocks rdma_destroy_id),
 // handing a connect request's new id over in an owner of its own.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Per-frame completion handling for one connection: batched CQ polling, and
 // one wait that sleeps on the completion channel, the rdma_cm channel, the
 // device's async events and the caller's Waker at once, so a disconnect, a

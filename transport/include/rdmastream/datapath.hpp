@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The narrow interface between a stream end (FrameSender, FrameReceiver)
 // and what carries its messages: post a write with immediate or a send,
 // post receives, poll and wait for completions, look at connection events.

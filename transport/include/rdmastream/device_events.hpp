@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // A device's async events (ibv_get_async_event), read once and handed to
 // the connection each one concerns.
 //

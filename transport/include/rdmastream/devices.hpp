@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The machine's RDMA devices: listed in one place, with one message for
 // "there is none here" (which carries the Soft-RoCE recipe) and one for "not
 // that one" (which lists those there are).

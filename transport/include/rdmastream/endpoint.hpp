@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Where a peer is: a host and a port, and the one reader of "HOST:PORT"
 // text. The programs' --connect and --listen (parse_endpoint), their
 // --metrics address and the elements' rdma:// URIs all take their text

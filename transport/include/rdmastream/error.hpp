@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Errors of the transport library.
 //
 // Six kinds, kept apart so that callers can tell the user the right thing:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // One stream to many receivers: every receiver dials the sender's listener
 // and gets its own connection, ring, credits and policy; each frame is
 // written from the same registered memory to all of them (one registration

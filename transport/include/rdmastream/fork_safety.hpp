@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Registered memory and fork(2): the program's choice, made once at start.
 //
 // On kernels before 5.13 a fork() after memory is registered breaks it: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The receiving end of one stream: owns the ring, hands out frames as they
 // complete, takes them back in any order and returns their credits.
 //

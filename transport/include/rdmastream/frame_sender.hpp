@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The sending end of one stream: writes frames from the caller's registered
 // memory into ring slots it holds credits for.
 //

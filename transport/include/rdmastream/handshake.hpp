@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The connection handshake (since protocol 3; wire::kProtocolVersion is
 // the version spoken), one end's side (docs/protocol.md#handshake):
 //   1. a hello each way in the rdma_cm private data: the protocol version,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The passive side's listener: binds and listens with rdma_cm, screens each
 // connect request (allow list, private data, device) before anything is made
 // for it, and turns those that pass into RcConnections to accept.

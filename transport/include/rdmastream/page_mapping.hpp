@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Anonymous memory for the NIC: 2 MiB huge pages when the size allows and
 // the system has them, else 4 KiB pages. Registration is the owner's
 // (RegisteredRegion registers one mapping as one region, SlotRing each slot

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Authentication with a pre-shared key (since protocol 3): the key, read
 // once from a file, and the proof each end of a connection sends during the
 // handshake to show that it holds the same key. libsodium does the cryptography

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The network link under an RDMA port, for messages: a port that went down
 // is named by the netdev a user can look at ("eth0"), not only by the
 // device ("rxe0").

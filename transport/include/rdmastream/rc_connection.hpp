@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // One reliable-connected QP set up with rdma_cm (the passive side's
 // listener, which makes them from connect requests, is in listener.hpp).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Page-aligned memory registered with the NIC: the frame ring on the
 // receiver, the frame buffers on the sender.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Who may touch which ring slot, on each side. Pure bookkeeping, no verbs:
 // the sender and receiver data paths call these, and the unit tests drive
 // them with hostile input. Storage is sized once; nothing allocates per frame.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The receiver's ring: slot_count slots of slot_size bytes in one mapping,
 // made known to the NIC one of two ways.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The state machine of each stream end: one enum each, and the one table
 // of transitions each may take. FrameSender and FrameReceiver change state
 // only through step(), which refuses a transition the table does not list

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Per-stream counters, cheap to update on the hot path (plain integers, one
 // clock read per frame) and exported as JSON by the programs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // One owning handle per rdma_cm / verbs object.
 //
 // Each is a std::unique_ptr with a deleter that releases the object and never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // Wakes a thread that waits in the transport (for a frame, a credit, a
 // delivery) from another thread or a signal handler: a slot freed
 // downstream, GStreamer's unlock(), Ctrl-C. The waiter's wait returns

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // The wire format: what travels between sender and receiver, and the
 // decoders that validate it. docs/protocol.md is the normative description;
 // keep the two in step.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
 // What a work request's wr_id says: one encoding for every work request a
 // stream end posts on its QP, and one decoder that checks it.
 //

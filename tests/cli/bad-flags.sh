@@ -1,0 +1,51 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Flags the programs refuse (unknown, missing, out of range): exit status 2,
+# as for every mistake the user can fix, with CLI11's message, the usage
+# line and where to look on stderr, nothing on stdout. --help and --version
+# still exit 0 on stdout. No RDMA, no clips. Usage: bad-flags.sh RDMASEND RDMARECV
+set -u
+send=$1 recv=$2
+failures=0
+out=$(mktemp) err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+fail() { echo "FAIL $*"; sed 's/^/  stderr: /' "$err"; failures=$((failures + 1)); }
+
+# refused NAME PROGRAM MESSAGE-REGEX ARGS...: exit 2, stderr is the three lines.
+refused() {
+  name=$1 prog=$2 regex=$3
+  shift 3
+  timeout 20 "$@" >"$out" 2>"$err"
+  got=$?
+  [ "$got" -eq 2 ] || { fail "$name: exit status $got, expected 2"; return; }
+  [ ! -s "$out" ] || { fail "$name: wrote to stdout: $(head -1 "$out")"; return; }
+  sed -n 1p "$err" | grep -Eq "^$prog: $regex\$" || { fail "$name: first line is not '$prog: $regex'"; return; }
+  sed -n 2p "$err" | grep -Eq "^Usage: $prog \[OPTIONS\]" || { fail "$name: second line is not the usage line"; return; }
+  [ "$(sed -n 3p "$err")" = "try: $prog --help" ] || { fail "$name: third line is not 'try: $prog --help'"; return; }
+  [ "$(wc -l <"$err")" -eq 3 ] || { fail "$name: more than three lines on stderr"; return; }
+  echo "ok $name: $(head -1 "$err")"
+}
+
+# fine NAME REGEX ARGS...: exit 0, stdout matches REGEX.
+fine() {
+  name=$1 regex=$2
+  shift 2
+  timeout 20 "$@" >"$out" 2>"$err"
+  got=$?
+  [ "$got" -eq 0 ] || { fail "$name: exit status $got, expected 0"; return; }
+  grep -Eq "$regex" "$out" || { fail "$name: stdout does not match /$regex/"; return; }
+  echo "ok $name"
+}
+
+# Alone, rdmasend's first complaint is the missing INPUT (CLI11 checks that first).
+refused send_unknown_flag_alone rdmasend 'INPUT is required' "$send" --no-such-flag
+refused send_unknown_flag rdmasend 'The following argument was not expected: --no-such-flag' "$send" clip.mp4 --no-such-flag
+refused recv_unknown_flag rdmarecv 'The following argument was not expected: --no-such-flag' "$recv" --no-such-flag
+refused send_bad_fps rdmasend '--fps: Value -3 not in range .*' "$send" clip.mp4 --fps -3
+refused recv_bad_poll rdmarecv '--poll: spin not in \{event,busy\}' "$recv" --null --poll spin
+fine send_help '^Usage: rdmasend \[OPTIONS\] INPUT' "$send" --help
+fine recv_help '^Usage: rdmarecv \[OPTIONS\]' "$recv" --help
+fine send_version '^rdmasend [0-9]' "$send" --version
+fine recv_version '^rdmarecv [0-9]' "$recv" --version
+
+[ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
