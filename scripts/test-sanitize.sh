@@ -100,7 +100,7 @@ start=$SECONDS
 rstatus=0
 scripts/softroce/rdmabed prepare
 ASAN_OPTIONS=$common \
-  ctest --test-dir "$build" --output-on-failure --test-output-size-passed 10000000 -L rdma -R "$rdma_tests" $(junit rdma) || rstatus=1
+  ctest --test-dir "$build" --output-on-failure --test-output-size-passed 10000000 -L rdma -R "$rdma_tests" -j2 $(junit rdma) || rstatus=1
 reported_in_log rdma && rstatus=1
 record "sanitizer RDMA tests" "$start" "$rstatus"
 ((rstatus == 0)) || status=1

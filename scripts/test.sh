@@ -53,9 +53,10 @@ if ((status)); then
   exit 1
 fi
 stage "bed prepare" scripts/softroce/rdmabed prepare
-# Native first, two at a time (no RDMA test among them: those share one bed).
+# Native first, two at a time; then the one-guest RDMA tests two at a time
+# on two served beds, the two-guest ones one at a time (tests/CMakeLists.txt).
 ctest_stage "native tests (-j2)" -LE 'rdma|fuzz' -j2 "$@"
-ctest_stage "RDMA tests, one guest" -L rdma-one "$@"
+ctest_stage "RDMA tests, one guest (-j2)" -L rdma-one -j2 "$@"
 ctest_stage "RDMA tests, two guests" -L rdma-two "$@"
 ctest_stage fuzz -L fuzz "$@"
 if [ "${RDMASTREAM_SKIP_SANITIZE:-}" = 1 ]; then

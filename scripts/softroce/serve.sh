@@ -6,16 +6,18 @@
 # rdmabed, whose functions (prepare, boot_guests, write_boot_env,
 # write_job_env, teardown_failures, describe, ...) it uses.
 #
-#   rdmabed serve start --topology one|two --dir DIR   boot, wait until ready
+#   rdmabed serve start --topology one|two --dir DIR [--beds N]   boot, wait until ready
 #   rdmabed serve stop  --topology one|two --dir DIR   power the guests off
 #   rdmabed ... --node0 CMD   with env RDMABED_SERVE=DIR: run as a job there
 #
-# DIR/TOPOLOGY/ holds the daemon (daemon.pid, serve.log), one share per guest
+# --beds N: N beds of the topology side by side (DIR/TOPOLOGY, DIR/TOPOLOGY.1,
+# ...), each its own guest(s) and daemon; a job takes whichever bed is free,
+# so N tests can run at once (ctest -j N). Each bed folder holds the daemon (daemon.pid, serve.log), one share per guest
 # (gN/: job.sh for the boot, qemu.pid, console.log, ready once it serves,
 # go naming the next job, jobs/ID/ with that job's job.sh, nodeN.log,
 # status.nodeN, dmesg.txt, finished) and out/ID/, each job's $RDMABED_OUT
-# (mounted in the guests at the same path). One job at a time (flock on
-# DIR/TOPOLOGY/lock). The guest's side is guest-init.sh's serve_loop: before
+# (mounted in the guests at the same path). One job at a time per bed (flock
+# on its lock file). The guest's side is guest-init.sh's serve_loop: before
 # a job it re-creates rxe0 at the job's MTU on a fresh /tmp and HOME; after
 # it, it kills every process and removes netem and the device. A guest that
 # dies, or that a job leaves unusable, is booted anew by the daemon before
@@ -26,6 +28,23 @@ serve_idle_limit=${RDMABED_SERVE_IDLE:-1800} # s without a job: the daemon ends 
 serve_alive() { # DIR: its daemon runs
   local pid
   pid=$(cat "$1/daemon.pid" 2>/dev/null) && kill -0 "$pid" 2>/dev/null
+}
+
+serve_bed_dir() { # K: bed K's folder
+  if (($1 == 0)); then echo "$serve_dir/$topology"; else echo "$serve_dir/$topology.$1"; fi
+}
+
+serve_beds() { # the folders of this topology's beds that exist
+  local d
+  for d in "$serve_dir/$topology" "$serve_dir/$topology".[0-9]*; do
+    [[ -d $d ]] && echo "$d"
+  done
+}
+
+serve_any_alive() { # some bed of this topology serves
+  local d
+  for d in $(serve_beds); do serve_alive "$d" && return 0; done
+  return 1
 }
 
 serve_guests() { # the guest numbers of this topology
@@ -50,52 +69,61 @@ serve_wait_ready() {
 }
 
 serve_start() {
-  local d=$serve_dir/$topology
   if [[ $mode != guest ]] && { host_device >/dev/null || can_host_rxe; }; then
     log "host mode: there is an RDMA device here, so jobs run on it; nothing to serve"
     return 0
   fi
-  if serve_alive "$d"; then
-    log "already serving --topology $topology from $d"
-    return 0
-  fi
-  rm -rf "$d"
-  mkdir -p "$d/out"
-  local start=$SECONDS
-  setsid "$0" serve run --topology "$topology" --dir "$serve_dir" --mode guest </dev/null >"$d/serve.log" 2>&1 &
-  echo $! >"$d/daemon.pid"
-  if ! serve_wait_ready "$d" 300; then
-    log "error: the guests of --topology $topology did not come up within 300 s; $d/serve.log:"
-    tail -n 40 "$d/serve.log" >&2
-    local g
-    for g in $(serve_guests); do
-      [[ -s $d/g$g/console.log ]] && { log "---- guest $g console (last 40 lines) ----"; tail -n 40 "$d/g$g/console.log" >&2; }
-    done
-    serve_stop
-    exit 3
-  fi
-  log "serving --topology $topology from $d: booted in $((SECONDS - start)) s"
+  local k d start=$SECONDS dirs=()
+  for ((k = 0; k < serve_beds_wanted; k++)); do
+    d=$(serve_bed_dir "$k")
+    dirs+=("$d")
+    if serve_alive "$d"; then
+      log "already serving --topology $topology from $d"
+      continue
+    fi
+    rm -rf "$d"
+    mkdir -p "$d/out"
+    setsid "$0" serve run --topology "$topology" --dir "$serve_dir" --bed "$k" --mode guest </dev/null >"$d/serve.log" 2>&1 &
+    echo $! >"$d/daemon.pid"
+  done
+  for d in "${dirs[@]}"; do
+    if ! serve_wait_ready "$d" 300; then
+      log "error: the guests of --topology $topology ($d) did not come up within 300 s; $d/serve.log:"
+      tail -n 40 "$d/serve.log" >&2
+      local g
+      for g in $(serve_guests); do
+        [[ -s $d/g$g/console.log ]] && { log "---- guest $g console (last 40 lines) ----"; tail -n 40 "$d/g$g/console.log" >&2; }
+      done
+      serve_stop
+      exit 3
+    fi
+  done
+  log "serving --topology $topology from ${dirs[*]}: booted in $((SECONDS - start)) s"
 }
 
 serve_stop() {
-  local d=$serve_dir/$topology pid i
-  [[ -d $d ]] || { log "nothing serves --topology $topology from $serve_dir"; return 0; }
-  : >"$d/stop"
-  if pid=$(cat "$d/daemon.pid" 2>/dev/null) && kill -0 "$pid" 2>/dev/null; then
-    kill "$pid" 2>/dev/null
-    for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null || true
-  fi
-  local boots
-  boots=$(grep -c '^rdmabed: boot ' "$d/serve.log" 2>/dev/null || true)
-  log "stopped serving --topology $topology (${boots:-0} boot(s), $(find "$d/g0/jobs" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l) job(s))"
+  local d pid i any=0
+  for d in $(serve_beds); do
+    any=1
+    : >"$d/stop"
+    if pid=$(cat "$d/daemon.pid" 2>/dev/null) && kill -0 "$pid" 2>/dev/null; then
+      kill "$pid" 2>/dev/null
+      for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      kill -9 "$pid" 2>/dev/null || true
+    fi
+    local boots
+    boots=$(grep -c '^rdmabed: boot ' "$d/serve.log" 2>/dev/null || true)
+    log "stopped serving --topology $topology from $d (${boots:-0} boot(s), $(find "$d/g0/jobs" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l) job(s))"
+  done
+  ((any)) || log "nothing serves --topology $topology from $serve_dir"
 }
 
 # The daemon: boots the guests, and boots them again whenever one of them
 # ends (a crash, or a job that left it unusable), until `serve stop` or
 # serve_idle_limit seconds without a job.
 serve_daemon() {
-  local d=$serve_dir/$topology g boots=0
+  local d g boots=0
+  d=$(serve_bed_dir "$serve_bed")
   serving=1 guest_root=$d out_share=$d/out
   echo $$ >"$d/daemon.pid"
   prepare
@@ -137,11 +165,23 @@ serve_daemon() {
 
 # serve_job: this run's node commands as one job of the served guests.
 serve_job() {
-  local d=$serve_dir/$topology g n
-  mkdir -p "$d"
-  exec 8>"$d/lock"
-  flock 8
+  local d='' g n b
   local waited_from=$SECONDS
+  # The first bed free (one job at a time each, by its lock).
+  while [[ -z $d ]]; do
+    for b in $(serve_beds); do
+      serve_alive "$b" || continue
+      exec 8>"$b/lock"
+      if flock -n 8; then d=$b; break; fi
+      exec 8>&-
+    done
+    [[ -n $d ]] && break
+    if ((SECONDS - waited_from >= timeout)); then
+      fail_line "no bed of --topology $topology in $serve_dir came free within $timeout s"
+      return 1
+    fi
+    sleep 0.1
+  done
   if ! serve_wait_ready "$d" "$timeout"; then
     fail_line "the served guests of --topology $topology ($d) are not up; see $d/serve.log"
     return 1
@@ -234,7 +274,7 @@ serve_job() {
     rc=1
     fail_line "${summary[@]}"
   else
-    log "ok (guest mode, $topology, served: job $((SECONDS - job_start)) s, waited $boot_wait s for the guest$( ((${#qpid[@]} > 1)) && echo s))"
+    log "ok (guest mode, $topology, served: job $((SECONDS - job_start)) s, waited $boot_wait s for a free, booted bed)"
   fi
   # What the nodes wrote goes where the caller asked for it.
   if [[ -z $user_out ]]; then

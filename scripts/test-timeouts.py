@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Writes tests/timeouts.cmake from a test run's measured times.
+
+usage: scripts/test-timeouts.py BUILD [BUILD...] > tests/timeouts.cmake
+
+Reads each BUILD's Testing/Temporary/CTestCostData.txt (ctest's own record
+of every test's mean time) and gives every test that ran a timeout of three
+times that, rounded up, never below 30 s (60 s for a test of the RDMA bed,
+which may wait for a guest booted anew). gtests get theirs where they are
+discovered (tests/*/CMakeLists.txt), so the table holds add_test() tests
+only. Run it after a full scripts/test.sh and commit the result.
+"""
+import math
+import re
+import sys
+
+# Tests whose time is mostly a compile that may or may not have been done
+# (fuzz builds the instrumented tree's fuzz targets): they keep their own.
+KEEP = {"fuzz"}
+GTEST = re.compile(r"^[A-Za-z0-9_]+\.[A-Z][A-Za-z0-9_]*\.[A-Za-z0-9_/]+$")  # Suite.Case(.param)
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    seconds = {}
+    for build in sys.argv[1:]:
+        with open(f"{build}/Testing/Temporary/CTestCostData.txt") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) != 3 or parts[0] == "---":
+                    continue
+                name, _runs, cost = parts
+                seconds[name] = max(seconds.get(name, 0.0), float(cost))
+    print("# SPDX-License-Identifier: LGPL-2.1-or-later")
+    print("# Each add_test() test's timeout: three times what it took in a full")
+    print("# scripts/test.sh on a 2-core machine without KVM, at least 30 s (60 s on")
+    print("# the RDMA bed). Written by scripts/test-timeouts.py; rdmastream_timeouts()")
+    print("# (tests/CMakeLists.txt) applies it in each folder. A test not listed")
+    print("# keeps the timeout its own CMakeLists.txt gives it.")
+    print("set(RDMASTREAM_TEST_TIMEOUTS")
+    for name in sorted(seconds):
+        if GTEST.match(name) and not name.startswith(("rdma.", "rdmabed.")):
+            continue
+        if name in KEEP:
+            continue
+        floor = 60 if name.startswith(("rdma.", "rdmabed.")) else 30
+        print(f"  {name} {max(floor, math.ceil(3 * seconds[name]))}")
+    print(")")
+
+
+if __name__ == "__main__":
+    main()
