@@ -286,7 +286,9 @@ serve_loop() {
   while :; do
     until [[ -s $share/go ]]; do read -r -t 0.05 -u 7 idle; done
     read -r id <"$share/go"
-    rm -f "$share/go"
+    # Not ready again until this job's traces are gone: a job that left the
+    # guest unusable must not hand the next one a guest about to power off.
+    rm -f "$share/go" "$share/ready"
     jd=$share/jobs/$id
     [[ -r $jd/job.sh ]] || { say "job $id has no job.sh"; continue; }
     local fresh_tmp=0
@@ -315,6 +317,7 @@ serve_loop() {
       say "job $id left the guest unusable: powering off for a fresh one"
       finish
     fi
+    : >"$share/ready"
   done
 }
 
