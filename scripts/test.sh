@@ -11,7 +11,11 @@
 # for a quick local run; CI runs it. Any stage failing fails the command.
 # At the end: the time table (each stage's seconds, the 20 slowest tests,
 # seconds per label; scripts/time-table.py). CI's budget is 30 minutes.
+# --long (first argument): also the tests labelled long (a 15-minute soak),
+# which the default run leaves out for that budget.
 set -euo pipefail
+long=0
+if [ "${1:-}" = --long ]; then long=1; shift; fi
 cd "$(dirname "$0")/.."
 root=$(pwd)
 # shellcheck source=build-dir.sh
@@ -57,7 +61,8 @@ stage "bed prepare" scripts/softroce/rdmabed prepare
 # on two served beds, the two-guest ones one at a time (tests/CMakeLists.txt).
 ctest_stage "native tests (-j2)" -LE 'rdma|fuzz' -j2 "$@"
 ctest_stage "RDMA tests, one guest (-j2)" -L rdma-one -j2 "$@"
-ctest_stage "RDMA tests, two guests" -L rdma-two "$@"
+ctest_stage "RDMA tests, two guests" -L rdma-two -LE long "$@"
+if ((long)); then ctest_stage "long tests" -L long "$@"; fi
 ctest_stage fuzz -L fuzz "$@"
 if [ "${RDMASTREAM_SKIP_SANITIZE:-}" = 1 ]; then
   echo "test: sanitizer stage skipped (RDMASTREAM_SKIP_SANITIZE=1)"
