@@ -303,11 +303,22 @@ serve_loop() {
         sync_clock_to_host >/dev/null 2>&1 || say "could not set the clock from the host's"
       fi
       device_up "${RDMABED_MTU:?}" 2>"$jd/setup-error" || exit 3
+      # The caller's --out at its own path too, as a guest of its own has it.
+      if [[ -n ${RDMABED_OUT_AT:-} ]] && mkdir -p "$RDMABED_OUT_AT" &&
+        mount --bind "$RDMABED_OUT" "$RDMABED_OUT_AT"; then
+        echo "$RDMABED_OUT_AT" >/run/job-out-at
+        export RDMABED_OUT=$RDMABED_OUT_AT
+      fi
       : >"$jd/started"
       run_nodes "$jd" "$RDMABED_BUDGET"
     ) 2>/dev/console
-    local rc=$?
+    local rc=$? out_at=''
     kill -KILL -1 2>/dev/null # everything the job started (PID 1 survives)
+    if [[ -s /run/job-out-at ]]; then
+      read -r out_at </run/job-out-at
+      umount -l "$out_at"
+      rm -f /run/job-out-at
+    fi
     dmesg >"$jd/dmesg.txt" 2>&1
     ((rc == 3)) && : >"$jd/reboot"
     : >"$jd/finished" # the host has its verdict; the rest is ours

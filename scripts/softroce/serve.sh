@@ -197,7 +197,12 @@ serve_job() {
   for g in $(serve_guests); do
     mkdir -p "$d/g$g/jobs/$id"
     if [[ $topology == one ]]; then gnodes=("${nodes[@]}"); else gnodes=("$g"); fi
-    write_job_env "${gnodes[@]}" >"$d/g$g/jobs/$id/job.sh"
+    {
+      write_job_env "${gnodes[@]}"
+      # The caller's --out, which node commands may name by its path: the
+      # guest binds the job's out folder there (guest-init.sh, serve_loop).
+      [[ -n $user_out ]] && printf 'RDMABED_OUT_AT=%q\n' "$user_out"
+    } >"$d/g$g/jobs/$id/job.sh"
     qpid[$g]=$(cat "$d/g$g/qemu.pid")
   done
   : >"$d/last-job"
