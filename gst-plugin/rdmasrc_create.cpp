@@ -63,7 +63,7 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
         }
         try {
             if (st.listener) {
-                if (!wait_readable(st.listener->fd(), *ring.waker, std::chrono::milliseconds(s.connect_timeout_ms))) {
+                if (wait_readable(st.listener->fd(), *ring.waker, std::chrono::milliseconds(s.connect_timeout_ms)) != Readiness::kReadable) {
                     if (self->m.flushing.load()) return false;
                     continue; // a stale wake; a real timeout is the listener's own below
                 }

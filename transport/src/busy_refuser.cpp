@@ -21,7 +21,7 @@ BusyRefuser::~BusyRefuser() {
 void BusyRefuser::run() {
     while (!stopping_.load()) {
         try {
-            if (wait_readable(listener_.fd(), stop_, std::chrono::hours(1))) {
+            if (wait_readable(listener_.fd(), stop_, std::chrono::hours(1)) == Readiness::kReadable) {
                 listener_.refuse_waiting(wire::RejectReason::kBusy, text_);
             }
         } catch (const std::exception& e) {

@@ -210,12 +210,12 @@ bool FanoutSender::advance(Joiner& j) {
     return true;
 }
 
-void FanoutSender::wait_for_receivers(std::size_t count, std::chrono::milliseconds timeout) {
+bool FanoutSender::wait_for_receivers(std::size_t count, std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
         advance_joiners();
         if (members_.size() >= count) {
-            return;
+            return true;
         }
         if (std::chrono::steady_clock::now() >= deadline) {
             throw TimeoutError(fmt::format("only {} of {} receivers connected within {} ms", members_.size(), count,
@@ -223,8 +223,15 @@ void FanoutSender::wait_for_receivers(std::size_t count, std::chrono::millisecon
         }
         // Sleeps until a request comes; joiners on their way move on through
         // advance_joiners(), so look again soon while there are any.
+        const std::chrono::milliseconds look(joining_.empty() ? 100 : 1);
+        if (opts_.waker) {
+            const Readiness r = wait_readable(listener_.fd(), *opts_.waker, look);
+            if (r == Readiness::kWoken) return false;
+            if (r == Readiness::kReadable) accept_requests();
+            continue;
+        }
         pollfd pfd{listener_.fd(), POLLIN, 0};
-        if (::poll(&pfd, 1, joining_.empty() ? 100 : 1) > 0 && (pfd.revents & POLLIN) != 0) {
+        if (::poll(&pfd, 1, static_cast<int>(look.count())) > 0 && (pfd.revents & POLLIN) != 0) {
             accept_requests();
         }
     }
@@ -339,6 +346,11 @@ void FanoutSender::wait_done(std::uint64_t number, std::chrono::milliseconds tim
 
 void FanoutSender::finish(std::chrono::milliseconds timeout) {
     for_each_member([&](FrameSender& s) { s.finish(std::min(timeout, member_timeout_)); });
+}
+
+void FanoutSender::stop() noexcept {
+    joining_.clear();
+    members_.clear(); // each reports its undelivered frames through member_done
 }
 
 std::vector<FanoutSender::ReceiverStats> FanoutSender::receiver_stats() const {

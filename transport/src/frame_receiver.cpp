@@ -149,13 +149,17 @@ std::unique_ptr<FrameReceiver> FrameReceiver::accept(Listener& listener, const R
 std::unique_ptr<FrameReceiver> FrameReceiver::connect(const Endpoint& sender, const RingConfig& ring,
                                                       std::chrono::milliseconds patience) {
     check_config(ring);
-    Setup s = connect_or_explain_refusal(sender, "sender", [&] {
-        return retry_connect(sender, patience, [&] {
+    std::optional<Setup> dialled = connect_or_explain_refusal(sender, "sender", [&] {
+        return retry_connect(sender, patience, ring.waker.get(), [&] {
             Setup fresh = setup(RcConnection::resolve(sender, receiver_queues(ring)), ring);
             fresh.path->connection().connect(fresh.handshake->hello());
             return fresh;
         });
     });
+    if (!dialled) {
+        return nullptr; // woken between two tries
+    }
+    Setup& s = *dialled;
     try {
         take_hello(s, ring);
         s.handshake->run(Handshake::kPatience);

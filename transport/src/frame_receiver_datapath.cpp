@@ -256,7 +256,10 @@ ReceivedFrame FrameReceiver::hand_out(const ibv_wc& wc) {
     const auto slot = ring_->slot(imm.slot);
     ReceivedFrame f;
     f.slot = imm.slot;
-    f.header = wire::decode_slot_header(slot, imm);
+    const wire::SlotHeader h = wire::decode_slot_header(slot, imm);
+    f.header = FrameHeader{.sequence = h.sequence, .pts = h.pts, .duration = h.duration,
+                           .payload_size = h.payload_size, .flags = h.flags, .format_id = h.format_id,
+                           .sent_at_ns = h.sent_at_ns};
     // Frame numbers rise (a live sender's drops leave gaps; nothing goes back).
     if (stats_.frames != 0 && f.header.sequence <= last_sequence_) {
         throw ProtocolError(fmt::format("slot {} holds frame {}, but frame {} came already: frame numbers must "

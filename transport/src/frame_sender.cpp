@@ -83,13 +83,17 @@ std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, cons
     if (!opts.device.empty()) {
         check_device_exists(opts.device); // once; a passive side checks each request's device instead
     }
-    Setup s = connect_or_explain_refusal(receiver, "receiver", [&] {
-        return retry_connect(receiver, patience, [&] {
+    std::optional<Setup> dialled = connect_or_explain_refusal(receiver, "receiver", [&] {
+        return retry_connect(receiver, patience, opts.waker.get(), [&] {
             Setup fresh = setup(RcConnection::resolve(receiver, sender_queues(opts)), opts);
             fresh.path->connection().connect(fresh.handshake->hello());
             return fresh;
         });
     });
+    if (!dialled) {
+        return nullptr; // woken between two tries
+    }
+    Setup& s = *dialled;
     try {
         take_hello(s);
         s.handshake->run(Handshake::kPatience);

@@ -106,6 +106,12 @@ std::shared_ptr<const PresharedKey> PresharedKey::from_file(const std::string& p
     return key;
 }
 
+// PresharedKey's one reader: the proofs below.
+struct KeyBytes {
+    static const unsigned char* data(const PresharedKey& k) noexcept { return k.bytes_; }
+    static std::size_t size(const PresharedKey& k) noexcept { return k.size_; }
+};
+
 wire::Nonce fresh_nonce() {
     sodium_ready();
     wire::Nonce n;
@@ -119,7 +125,7 @@ wire::KeyProof make_key_proof(const PresharedKey& key, wire::Role role, std::spa
     const auto bytes = [](std::span<const std::byte> s) { return reinterpret_cast<const unsigned char*>(s.data()); };
     const auto role_byte = static_cast<unsigned char>(role);
     crypto_auth_hmacsha512256_state st;
-    crypto_auth_hmacsha512256_init(&st, key.bytes_, key.size_);
+    crypto_auth_hmacsha512256_init(&st, KeyBytes::data(key), KeyBytes::size(key));
     crypto_auth_hmacsha512256_update(&st, reinterpret_cast<const unsigned char*>(kProofLabel), sizeof kProofLabel);
     crypto_auth_hmacsha512256_update(&st, &role_byte, 1);
     crypto_auth_hmacsha512256_update(&st, bytes(sender_hello), sender_hello.size());

@@ -52,15 +52,15 @@ void Waker::sleep_end(bool fd_ready) noexcept {
     }
 }
 
-bool wait_readable(int fd, Waker& waker, std::chrono::milliseconds timeout) {
+Readiness wait_readable(int fd, Waker& waker, std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
         if (waker.take()) {
-            return false;
+            return Readiness::kWoken;
         }
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) {
-            return false;
+            return Readiness::kTimedOut;
         }
         if (!waker.sleep_begin()) {
             continue;
@@ -73,7 +73,7 @@ bool wait_readable(int fd, Waker& waker, std::chrono::milliseconds timeout) {
             throw SystemError("poll", err);
         }
         if (fds[0].revents & (POLLIN | POLLERR | POLLHUP)) {
-            return true;
+            return Readiness::kReadable;
         }
     }
 }

@@ -24,6 +24,7 @@
 #pragma once
 
 #include "rdmastream/cm_event_channel.hpp"
+#include "rdmastream/policy.hpp"
 #include "rdmastream/rc_connection.hpp"
 #include "rdmastream/waker.hpp"
 
@@ -35,10 +36,9 @@
 
 namespace rdmastream {
 
-// Event: sleep on the completion channel (low CPU, a wake-up per batch).
-// Busy: spin on the CQ (lowest latency, a core at 100 %), looking at the
-// connection and device events every millisecond.
-enum class PollMode { kEvent, kBusy };
+// PollMode (policy.hpp) kEvent: sleep on the completion channel (low CPU, a
+// wake-up per batch). kBusy: spin on the CQ (lowest latency, a core at
+// 100 %), looking at the connection and device events every millisecond.
 
 // What ended a wait.
 struct Waited {

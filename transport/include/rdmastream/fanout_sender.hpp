@@ -36,6 +36,7 @@ public:
 
     // Register frame memory here: every receiver's connection uses this PD.
     ibv_pd* pd() const noexcept { return pd_.get(); }
+    std::shared_ptr<ibv_pd> shared_pd() const noexcept { return pd_; }
 
     // Admits receivers waiting to join and moves joiners on (handshake,
     // format); never blocks. Returns how many joined the stream. With nobody
@@ -45,8 +46,8 @@ public:
     // the devices when one is named: once per joiner, not per frame).
     std::size_t admit();
     // Waits up to `timeout` until at least `count` receivers are connected;
-    // TimeoutError after it.
-    void wait_for_receivers(std::size_t count, std::chrono::milliseconds timeout);
+    // TimeoutError after it; false once the options' waker is woken first.
+    bool wait_for_receivers(std::size_t count, std::chrono::milliseconds timeout);
     std::size_t receivers() const noexcept { return members_.size(); }
     // At most this many receivers at once, joiners included (default:
     // kDefaultMaxReceivers); one more is refused "busy" at its connect
@@ -96,6 +97,10 @@ public:
     void wait_done(std::uint64_t number, std::chrono::milliseconds timeout);
     // Ends the stream for every receiver.
     void finish(std::chrono::milliseconds timeout);
+    // Stops every receiver's connection at once (joiners' too); frames still
+    // out come back through on_done as dropped. Nothing but the destructor
+    // may follow (the reports list only receivers dropped before).
+    void stop() noexcept;
 
     // Per-receiver stats, for reports.
     struct ReceiverStats {

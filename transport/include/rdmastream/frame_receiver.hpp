@@ -13,6 +13,8 @@
 #pragma once
 
 #include "rdmastream/datapath.hpp"
+#include "rdmastream/frame.hpp"
+#include "rdmastream/receiver.hpp" // the limits' defaults
 #include "rdmastream/handshake.hpp"
 #include "rdmastream/peer_auth.hpp"
 #include "rdmastream/rc_connection.hpp"
@@ -36,12 +38,6 @@
 #include <vector>
 
 namespace rdmastream {
-
-// What a receiver lets a sender make it pin, by default: a frame of up to
-// 256 MiB (an 8K picture of 16-bit RGBA is 265 MB: raise it for those), a
-// ring of up to 1 GiB.
-inline constexpr std::uint32_t kDefaultMaxFrameBytes = 256u << 20;
-inline constexpr std::uint64_t kDefaultMaxRingBytes = 1ull << 30;
 
 struct RingConfig {
     std::uint32_t slots = 8;
@@ -83,25 +79,14 @@ struct RingConfig {
     std::function<void(const std::string&)> warn;
 };
 
-// A frame in the ring; valid until release(slot).
-struct ReceivedFrame {
-    std::uint16_t slot = 0;
-    wire::SlotHeader header;
-    std::span<const std::byte> payload; // in registered memory, never copied
-    std::uint64_t arrived_at_ns = 0;     // wall_clock_ns() when the receiver took it
-    // The stream's format (nullptr until the sender announces one), and
-    // whether it changed since the previous frame (renegotiate downstream).
-    const wire::StreamFormat* format = nullptr;
-    bool format_changed = false;
-};
-
 class FrameReceiver {
 public:
     // Waits for one sender on `listener`, registers the ring on its
     // connection and accepts with the ring advert.
     static std::unique_ptr<FrameReceiver> accept(Listener& listener, const RingConfig& ring,
                                                  std::chrono::milliseconds timeout);
-    // Connects to a listening sender, retrying while it is not up yet.
+    // Connects to a listening sender, retrying while it is not up yet;
+    // nullptr once the config's waker is woken between two tries.
     static std::unique_ptr<FrameReceiver> connect(const Endpoint& sender, const RingConfig& ring,
                                                   std::chrono::milliseconds patience);
     // Registers the ring on `path` (over verbs: a connection through its

@@ -13,6 +13,8 @@
 #pragma once
 
 #include "rdmastream/datapath.hpp"
+#include "rdmastream/frame.hpp"
+#include "rdmastream/policy.hpp"
 #include "rdmastream/peer_auth.hpp"
 #include "rdmastream/rc_connection.hpp"
 #include "rdmastream/listener.hpp"
@@ -34,20 +36,6 @@
 #include <vector>
 
 namespace rdmastream {
-
-struct FrameMeta {
-    std::int64_t pts = 0;
-    std::int64_t duration = 0;
-    std::uint16_t flags = 0;
-};
-
-// What happens when the receiver holds every slot: lossless waits for a
-// credit; live keeps the newest frame pending and drops the one that was
-// pending before, so the stream stays live and the sender never stalls.
-enum class Policy { kLossless, kLive };
-
-enum class FrameFate { kDelivered, kDropped };
-using FrameDoneFn = std::function<void(std::uint64_t cookie, FrameFate fate)>;
 
 struct SenderOptions {
     Policy policy = Policy::kLossless;
@@ -88,7 +76,8 @@ public:
     // receiver's advert arrives).
     static constexpr std::uint32_t kMaxSlots = 256;
 
-    // Connects, retrying while the receiver is not up yet, for `patience`.
+    // Connects, retrying while the receiver is not up yet, for `patience`;
+    // nullptr once the options' waker is woken between two tries.
     static std::unique_ptr<FrameSender> connect(const Endpoint& receiver, const SenderOptions& opts,
                                                 std::chrono::milliseconds patience);
     // Waits for a receiver to dial in (its hello comes with the request,
@@ -143,6 +132,8 @@ public:
     std::uint32_t max_payload() const noexcept { return ring_.slot_size - std::uint32_t{wire::kSlotHeaderSize}; }
     // Register payload memory here (over verbs; nullptr over another datapath).
     ibv_pd* pd() const noexcept { return conn_ != nullptr ? conn_->pd() : nullptr; }
+    // The same, for memory that may outlive this sender (it keeps the PD).
+    std::shared_ptr<ibv_pd> shared_pd() const noexcept { return conn_ != nullptr ? conn_->shared_pd() : nullptr; }
     // Payload memory this sender's datapath can move, over any datapath.
     RegisteredRegion register_memory(std::size_t size, int access) { return path_->register_memory(size, access); }
 

@@ -15,10 +15,12 @@
 #include "rdmastream/devices.hpp" // check_device_exists, for the stream ends
 #include "rdmastream/endpoint.hpp"
 #include "rdmastream/verbs_owners.hpp"
+#include "rdmastream/waker.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <span>
 #include <string>
@@ -75,6 +77,8 @@ public:
     void disconnect() noexcept;
 
     ibv_pd* pd() const noexcept { return pd_.get(); }
+    // The same, for memory that may outlive the connection (it keeps the PD).
+    std::shared_ptr<ibv_pd> shared_pd() const noexcept { return pd_; }
     // Moves the QP to the error state, then waits (up to a second) until
     // the NIC has completed every send posted before: only then has it let
     // go of the memory they name, and the caller may reuse, deregister or
@@ -128,13 +132,16 @@ private:
 // deliberate reject by the peer's application is final.
 bool worth_retrying(const CmEventError& e) noexcept;
 
-// Runs `attempt` (which resolves and connects a fresh connection each time)
-// until it succeeds, fails for good, or `patience` runs out; tries every
-// 200 ms. The error at the end names the peer and the last failure.
+// The error at the end of retry_connect: names the peer and the last failure.
 std::string describe_connect_failure(const Endpoint& peer, std::chrono::milliseconds patience, const CmEventError& e);
 
+// Runs `attempt` (which resolves and connects a fresh connection each time)
+// until it succeeds, fails for good, or `patience` runs out; tries every
+// 200 ms. Interruptible: nullopt once `waker` (may be null) is woken
+// between two tries.
 template <typename Attempt>
-auto retry_connect(const Endpoint& peer, std::chrono::milliseconds patience, Attempt&& attempt) -> decltype(attempt()) {
+auto retry_connect(const Endpoint& peer, std::chrono::milliseconds patience, Waker* waker, Attempt&& attempt)
+    -> std::optional<decltype(attempt())> {
     const auto deadline = std::chrono::steady_clock::now() + patience;
     for (;;) {
         try {
@@ -144,8 +151,19 @@ auto retry_connect(const Endpoint& peer, std::chrono::milliseconds patience, Att
                 throw CmEventError(describe_connect_failure(peer, patience, e), e);
             }
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        constexpr std::chrono::milliseconds kPause{200};
+        if (waker == nullptr) {
+            std::this_thread::sleep_for(kPause);
+        } else if (wait_readable(-1, *waker, kPause) == Readiness::kWoken) {
+            return std::nullopt;
+        }
     }
+}
+
+// The same for a caller that nothing interrupts.
+template <typename Attempt>
+auto retry_connect(const Endpoint& peer, std::chrono::milliseconds patience, Attempt&& attempt) -> decltype(attempt()) {
+    return *retry_connect(peer, patience, nullptr, std::forward<Attempt>(attempt));
 }
 
 // retry_connect for a bare connection carrying `private_data`.

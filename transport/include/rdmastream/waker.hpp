@@ -45,9 +45,12 @@ private:
     int fd_;
 };
 
-// Waits until `fd` is readable (true), or `waker` is woken or `timeout`
-// passes (false; the wake is taken). For set-up waits that must stay
-// interruptible, e.g. a listener's fd while GStreamer may call unlock().
-bool wait_readable(int fd, Waker& waker, std::chrono::milliseconds timeout);
+// What ended a wait_readable().
+enum class Readiness { kReadable, kWoken, kTimedOut };
+// Waits until `fd` is readable, `waker` is woken (the wake is taken) or
+// `timeout` passes; fd -1 waits for the other two only. For set-up waits
+// that must stay interruptible, e.g. a listener's fd while GStreamer may
+// call unlock(), or the pause between two dials.
+Readiness wait_readable(int fd, Waker& waker, std::chrono::milliseconds timeout);
 
 } // namespace rdmastream

@@ -8,6 +8,9 @@
 // it refuses, naming the field; reserved bits and bytes must be zero.
 #pragma once
 
+#include "rdmastream/format.hpp"
+#include "rdmastream/frame.hpp"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -182,38 +185,22 @@ std::size_t encode_credits(std::span<const Credit> credits, std::span<std::byte>
 // of range. Ownership, generations and keys are the caller's to check.
 std::size_t decode_credits(std::span<const std::byte> bytes, std::uint32_t slot_count, std::span<Credit> out);
 
-// How the frames of a stream look. The transport does not interpret the
-// caps (a GStreamer caps string, e.g. "video/x-raw,format=I420,width=1920,
-// height=1080,framerate=60/1"), only carries and checks them; the plane
-// layout says where each plane of a raw video frame starts in the payload
-// and its stride, so no side has to guess alignment.
-struct PlaneLayout {
-    std::uint32_t offset = 0;
-    std::uint32_t stride = 0;
-};
-inline constexpr std::size_t kMaxPlanes = 4;
-inline constexpr std::size_t kMaxCapsLength = 900;
-// Brackets ((), [], {}, <>) in the caps nest at most this deep: GStreamer's
-// caps parser takes time and memory exponential in the nesting of
-// structures (1.22: 20 levels of "[", 175 bytes, 18 s and 175 MB).
-inline constexpr std::size_t kMaxCapsNesting = 8;
+// How the frames of a stream look: format.hpp (public), named here too.
+using rdmastream::kMaxCapsLength;
+using rdmastream::kMaxCapsNesting;
+using rdmastream::kMaxPlanes;
+using rdmastream::PlaneLayout;
+using rdmastream::StreamFormat;
 inline constexpr std::size_t kControlPayloadMax = 1024; // receive buffer per control message
-struct StreamFormat {
-    std::uint16_t id = 0;              // non-zero, changes with every new format
-    std::uint32_t max_frame_size = 0;  // payload bytes a frame may need
-    std::array<PlaneLayout, kMaxPlanes> planes{};
-    std::uint8_t plane_count = 0;
-    std::string caps;
-};
 // Into `out` (kControlPayloadMax bytes); returns the bytes used.
 std::size_t encode(const StreamFormat& format, std::span<std::byte, kControlPayloadMax> out);
 StreamFormat decode_stream_format(std::span<const std::byte> bytes);
 
 // The header at the start of every slot, written by the same RDMA write as
 // the payload that follows it at offset kSlotHeaderSize.
-// Frame flags (SlotHeader::flags): bit 0 discont, 1 delta unit, 2 header,
-// 3 corrupted. The other bits are reserved: sent as zero, refused if set.
-inline constexpr std::uint16_t kFrameFlagsDefined = 0x000f;
+// Frame flags (SlotHeader::flags): frame.hpp's kFrame* bits. The other
+// bits are reserved: sent as zero, refused if set.
+using rdmastream::kFrameFlagsDefined;
 struct SlotHeader {
     std::uint64_t sequence = 0;
     std::int64_t pts = 0;

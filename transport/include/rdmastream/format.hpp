@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// How the frames of a stream look, as the sender announces it. The
+// transport does not interpret the caps (a GStreamer caps string, e.g.
+// "video/x-raw,format=I420,width=1920,height=1080,framerate=60/1"), only
+// carries and checks them; the plane layout says where each plane of a raw
+// video frame starts in the payload and its stride, so no side has to guess
+// alignment. A receiver refuses a format outside the limits below.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace rdmastream {
+
+struct PlaneLayout {
+    std::uint32_t offset = 0;
+    std::uint32_t stride = 0;
+};
+inline constexpr std::size_t kMaxPlanes = 4;
+inline constexpr std::size_t kMaxCapsLength = 900;
+// Brackets ((), [], {}, <>) in the caps nest at most this deep: GStreamer's
+// caps parser takes time and memory exponential in the nesting of
+// structures (1.22: 20 levels of "[", 175 bytes, 18 s and 175 MB).
+inline constexpr std::size_t kMaxCapsNesting = 8;
+
+struct StreamFormat {
+    std::uint16_t id = 0;              // non-zero, changes with every new format
+    std::uint32_t max_frame_size = 0;  // payload bytes a frame may need
+    std::array<PlaneLayout, kMaxPlanes> planes{};
+    std::uint8_t plane_count = 0;
+    std::string caps;
+};
+
+} // namespace rdmastream

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The sending end of a stream: writes each frame, from the caller's
+// registered memory and without a copy, into a receiver's ring slot it
+// holds a credit for, with one RDMA WRITE_WITH_IMM. One receiver (either end
+// dials) or a fan-out to several that dial in: the same calls for both.
+//
+//   Door door = Door::dial(Endpoint::parse("198.18.0.2:7000"));
+//   auto tx = Sender::open(door, SenderConfig{});
+//   FrameMemory mem = tx->memory().allocate(frame_bytes);
+//   tx->set_format(format, timeout);
+//   ... fill mem.bytes() ...; auto n = tx->send(mem, mem.bytes(), meta, cookie, timeout);
+//   tx->wait_done(*n, timeout);   // or learn it through SenderConfig::on_done
+//   tx->finish(timeout);
+//
+// Thread rule: one thread drives a Sender; on_done and log run on it.
+// SenderConfig::waker may be woken from any thread: it interrupts open(),
+// send() and wait_done().
+#pragma once
+
+#include "rdmastream/door.hpp"
+#include "rdmastream/frame.hpp"
+#include "rdmastream/key.hpp"
+#include "rdmastream/memory.hpp"
+#include "rdmastream/policy.hpp"
+#include "rdmastream/stream_states.hpp"
+#include "rdmastream/stream_stats.hpp"
+#include "rdmastream/waker.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rdmastream {
+
+struct SenderConfig {
+    Policy policy = Policy::kLossless;
+    FrameDoneFn on_done;                       // may be empty
+    PollMode poll_mode = PollMode::kEvent;
+    std::string device; // RDMA device by name; empty: the one the route picks
+    // Interrupts open(), send() and wait_done(); empty: only their timeouts
+    // end them.
+    std::shared_ptr<Waker> waker;
+    // A pre-shared key both ends must prove; null: none, and a receiver with
+    // a key refuses this sender.
+    std::shared_ptr<const PresharedKey> key;
+    // Frames the caller keeps out at most before it waits for the oldest
+    // (wait_done); 0: as many as the receiver's ring has slots.
+    std::uint32_t max_in_flight = 0;
+    // Dialing: how long to keep trying. Listening: how long to wait for the
+    // receiver(s).
+    std::chrono::milliseconds open_timeout{60000};
+    std::chrono::milliseconds keepalive{1000}; // idle time before a keepalive goes out
+    // A control message the receiver's NIC has not acknowledged within this
+    // means the receiver stopped taking messages: the sender gives up.
+    std::chrono::milliseconds ack_limit{5000};
+    // A fan-out (listening Door only): 0, one receiver; N, open() waits for
+    // N receivers to dial in, and more may join while it streams, each with
+    // its own ring, credits and policy, each frame written to all of them
+    // from the same memory.
+    std::size_t receivers = 0;
+    std::size_t max_receivers = 64; // a fan-out's receivers at once; one more is refused "busy"
+    // How long one fan-out receiver may hold the others back (no credit, no
+    // acknowledgement) before it is cut, with a message naming it.
+    std::chrono::milliseconds member_timeout{5000};
+    // Where a fan-out's messages go (joins, receivers dropped); empty: stderr.
+    std::function<void(const std::string&)> log;
+};
+
+// One receiver of a fan-out, for reports.
+struct ReceiverReport {
+    std::string peer;
+    StreamStats stats;
+    Policy policy = Policy::kLossless;
+    bool left = false; // dropped mid-stream (failed, left or stuck): stats up to then
+};
+
+class Sender {
+public:
+    // Opens the sending end through `door`: dials the receiver (retrying
+    // while it is not listening yet) or waits for it (or, with
+    // SenderConfig::receivers, for that many) to dial in; keys proven both
+    // ways, the receiver's ring in hand. nullptr when the config's waker
+    // interrupted the wait; TimeoutError after open_timeout.
+    static std::unique_ptr<Sender> open(Door& door, const SenderConfig& config);
+    Sender(const Sender&) = delete;
+    Sender& operator=(const Sender&) = delete;
+    // stop(), then the connections go.
+    ~Sender();
+
+    // Where frame memory for this sender is registered.
+    MemoryDomain memory() const;
+    // Frames the caller may have out at once (the receiver's ring, or
+    // max_in_flight), plus the one a live sender keeps pending.
+    std::size_t depth() const noexcept;
+    // The largest payload every receiver's slots take now.
+    std::uint32_t max_payload() const noexcept;
+
+    // Offers one frame: `payload` lies in `memory` and stays unchanged until
+    // on_done(cookie, ...) fires for it (or wait_done returns). Lossless:
+    // waits up to `timeout` for a free slot (TimeoutError after it). Live:
+    // never waits. Returns the frame's number (dropped frames count too), or
+    // nullopt when the waker interrupted the wait: then the frame was not
+    // taken and may be offered again. UserError if it does not fit a slot;
+    // ConnectionError when the connection failed; PeerLeft once the
+    // receiver said it wants no more. A fan-out never throws for one
+    // receiver: it drops that one, with a message.
+    std::optional<std::uint64_t> send(const FrameMemory& memory, std::span<const std::byte> payload,
+                                      const FrameMeta& meta, std::uint64_t cookie,
+                                      std::chrono::milliseconds timeout);
+    // Announces the stream's format; frames sent after it carry its id.
+    // Returns once the receiver(s) took it (and grew the ring if they had to).
+    void set_format(const StreamFormat& format, std::chrono::milliseconds timeout);
+    // Credits, completions, keepalives, receivers joining; never blocks.
+    void progress();
+    // Whether send() would post a frame now rather than keep it pending
+    // (where the live policy may drop it): a caller that must write a frame
+    // first (a copy) asks, so that it never writes one that is thrown away.
+    bool takes_frame_now();
+    // A frame the caller dropped without offering it (takes_frame_now() said
+    // no): counted as offered and dropped, and receivers see its number as a
+    // gap. No on_done.
+    void skip_frame() noexcept;
+    // Waits until frame `number`'s memory is free (delivered or dropped);
+    // false when the waker interrupted the wait first; TimeoutError after
+    // `timeout`.
+    bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout);
+    // Waits until every frame is delivered, sends the end of the stream,
+    // waits for its acknowledgement and hangs up. Returns at once if the
+    // receiver had left already (state() kLeft).
+    void finish(std::chrono::milliseconds timeout);
+    // Stops every connection at once; frames still out come back through
+    // on_done as dropped. Only the destructor may follow.
+    void stop() noexcept;
+
+    StreamStats stats() const noexcept;
+    // One entry per fan-out receiver, those dropped included; empty for a
+    // single receiver (stats() is its).
+    std::vector<ReceiverReport> receivers() const;
+    // A single receiver's stream state; a fan-out's is kStreaming until
+    // finish() or stop().
+    SenderState state() const noexcept;
+    // In force: live if this sender or (a single) receiver asked for it.
+    Policy policy() const noexcept;
+    // The receiver's address, or the fan-out's listening one.
+    std::string peer() const;
+    // A single receiver's ring (slots, bytes per slot); 0, 0 for a fan-out.
+    std::uint32_t ring_slots() const noexcept;
+    std::uint32_t ring_slot_size() const noexcept;
+
+    struct Impl;
+
+private:
+    explicit Sender(std::unique_ptr<Impl> impl) noexcept;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace rdmastream

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// Receiver (receiver.hpp): opening the receiving end through a Door, the
+// one way every adapter does it, and a FrameReceiver under it.
+//
+// Listening, a new sender is on probation until its first frame: whatever
+// goes wrong before that (silence, a bad format, a first frame the caller's
+// check refuses, a hang-up) is that peer's doing, costs one line in the
+// log, and the next sender is served. Once admitted, every other sender
+// that dials is told "busy" (BusyRefuser) until the Receiver goes.
+#include "rdmastream/receiver.hpp"
+
+#include "door_impl.hpp"
+
+#include "rdmastream/busy_refuser.hpp"
+#include "rdmastream/error.hpp"
+#include "rdmastream/frame_receiver.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace rdmastream {
+
+struct Receiver::Impl {
+    std::unique_ptr<DoorClaim> door; // listening: the listener, held while this receiver lives
+    std::unique_ptr<FrameReceiver> rx;
+    std::optional<ReceivedFrame> first; // the admitted sender's first frame, not yet handed out
+    std::optional<BusyRefuser> busy;    // last: stops before the rest goes
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::chrono::milliseconds until(Clock::time_point deadline) {
+    return std::max(std::chrono::milliseconds(0),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+}
+
+RingConfig ring_config(const ReceiverConfig& c) {
+    RingConfig r;
+    r.slots = c.slots;
+    r.slot_size = c.slot_size;
+    r.poll_mode = c.poll_mode;
+    r.device = c.device;
+    r.live = c.live;
+    r.waker = c.waker;
+    r.max_frame_bytes = c.max_frame_bytes;
+    r.max_ring_bytes = c.max_ring_bytes;
+    r.key = c.key;
+    r.handshake_timeout = c.handshake_timeout;
+    r.memory_windows = c.memory_windows;
+    r.warn = c.warn;
+    return r;
+}
+
+// The sender on probation sends its first frame, with a format, within the
+// handshake timeout, and the caller's check passes it: the frame, held for
+// the first wait_frame(). nullopt when the waker was woken; throws (the
+// sender's refusal) otherwise.
+std::optional<ReceivedFrame> first_frame(FrameReceiver& rx, const ReceiverConfig& c) {
+    rx.first_frame_by(Clock::now() + c.handshake_timeout);
+    for (;;) {
+        FrameReceiver::Arrival a = rx.wait_frame(c.handshake_timeout);
+        if (a.kind == FrameReceiver::Arrival::kWoken) return std::nullopt;
+        if (a.kind == FrameReceiver::Arrival::kEnd) {
+            throw ProtocolError("it ended the stream before its first frame");
+        }
+        if (a.frame.format == nullptr) {
+            throw ProtocolError("it sent a frame before announcing its format");
+        }
+        if (c.check_first_frame) c.check_first_frame(a.frame, rx.peer());
+        return std::move(a.frame);
+    }
+}
+
+} // namespace
+
+Receiver::Receiver(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+Receiver::~Receiver() = default;
+
+std::unique_ptr<Receiver> Receiver::open(Door& door, const ReceiverConfig& config) {
+    const RingConfig ring = ring_config(config);
+    auto impl = std::make_unique<Impl>();
+    Door::Impl& d = door.impl();
+    if (!d.listener) {
+        impl->rx = FrameReceiver::connect(d.endpoint, ring, config.open_timeout);
+        if (!impl->rx) return nullptr; // woken
+        return std::unique_ptr<Receiver>(new Receiver(std::move(impl)));
+    }
+    impl->door = std::make_unique<DoorClaim>(door.impl_);
+    Listener& listener = impl->door->listener();
+    const auto deadline = Clock::now() + config.open_timeout;
+    for (;;) {
+        if (config.waker) {
+            // Wait for a connect request where a wake can end the wait.
+            const Readiness r = wait_readable(listener.fd(), *config.waker, until(deadline));
+            if (r == Readiness::kWoken) return nullptr;
+            if (r == Readiness::kTimedOut) {
+                throw TimeoutError(fmt::format("no sender connected to {} within {} ms", door.describe(),
+                                               config.open_timeout.count()));
+            }
+        }
+        std::unique_ptr<FrameReceiver> rx;
+        try {
+            // With a waker, only the requests waiting now: a sender refused
+            // here (the listener logs it) sends us back to the wait above.
+            rx = FrameReceiver::accept(listener, ring, config.waker ? std::chrono::milliseconds(0) : until(deadline));
+        } catch (const CmEventError& e) {
+            if (e.event() || !config.waker) throw; // the listener's own event, or the wait's end
+            continue;                              // every waiting request was refused: listen on
+        }
+        try {
+            impl->first = first_frame(*rx, config);
+            if (!impl->first) return nullptr; // woken: the sender goes with rx
+        } catch (const std::exception& e) {
+            listener.log_refusal(rx->peer(), e.what());
+            continue; // its ring and connection go with rx
+        }
+        impl->rx = std::move(rx);
+        impl->busy.emplace(listener, "sender " + impl->rx->peer());
+        return std::unique_ptr<Receiver>(new Receiver(std::move(impl)));
+    }
+}
+
+Receiver::Arrival Receiver::wait_frame(std::chrono::milliseconds idle) {
+    if (impl_->first) {
+        Arrival a{Arrival::kFrame, std::move(*impl_->first)};
+        impl_->first.reset();
+        return a;
+    }
+    FrameReceiver::Arrival a = impl_->rx->wait_frame(idle);
+    return Arrival{static_cast<Arrival::Kind>(a.kind), std::move(a.frame)};
+}
+
+std::optional<ReceivedFrame> Receiver::next(std::chrono::milliseconds idle) {
+    for (;;) {
+        Arrival a = wait_frame(idle);
+        if (a.kind == Arrival::kFrame) return std::move(a.frame);
+        if (a.kind == Arrival::kEnd) return std::nullopt;
+    }
+}
+
+void Receiver::release(std::uint16_t slot) { impl_->rx->release(slot); }
+void Receiver::leave() noexcept { impl_->rx->leave(); }
+const StreamStats& Receiver::stats() const noexcept { return impl_->rx->stats(); }
+ReceiverState Receiver::state() const noexcept { return impl_->rx->state(); }
+std::string Receiver::peer() const { return impl_->rx->peer(); }
+std::uint32_t Receiver::slots() const noexcept { return impl_->rx->ring().slots; }
+std::uint32_t Receiver::slot_size() const noexcept { return impl_->rx->ring().slot_size; }
+std::uint32_t Receiver::max_payload() const noexcept { return slot_size() - std::uint32_t{wire::kSlotHeaderSize}; }
+bool Receiver::huge_pages() const noexcept { return impl_->rx->huge_pages(); }
+bool Receiver::memory_windows() const noexcept { return impl_->rx->memory_windows(); }
+
+} // namespace rdmastream
