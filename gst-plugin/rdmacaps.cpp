@@ -32,7 +32,7 @@ bool PlaneSet::operator==(const PlaneSet& other) const noexcept {
 PlaneSet planes_of(const GstVideoInfo& info) {
     PlaneSet p;
     p.count = static_cast<std::uint8_t>(GST_VIDEO_INFO_N_PLANES(&info));
-    for (std::size_t i = 0; i < p.count && i < wire::kMaxPlanes; ++i) {
+    for (std::size_t i = 0; i < p.count && i < kMaxPlanes; ++i) {
         p.planes[i] = {static_cast<std::uint32_t>(info.offset[i]), static_cast<std::uint32_t>(info.stride[i])};
     }
     return p;
@@ -41,20 +41,20 @@ PlaneSet planes_of(const GstVideoInfo& info) {
 PlaneSet planes_of(const GstVideoMeta& meta) {
     PlaneSet p;
     p.count = static_cast<std::uint8_t>(meta.n_planes);
-    for (std::size_t i = 0; i < p.count && i < wire::kMaxPlanes; ++i) {
+    for (std::size_t i = 0; i < p.count && i < kMaxPlanes; ++i) {
         p.planes[i] = {static_cast<std::uint32_t>(meta.offset[i]), static_cast<std::uint32_t>(meta.stride[i])};
     }
     return p;
 }
 
-wire::StreamFormat stream_format(const std::string& caps, const PlaneSet& planes, std::uint32_t max_frame_size,
+StreamFormat stream_format(const std::string& caps, const PlaneSet& planes, std::uint32_t max_frame_size,
                                  std::uint16_t id) {
-    if (caps.size() > wire::kMaxCapsLength) {
+    if (caps.size() > kMaxCapsLength) {
         throw UserError(fmt::format("the caps are {} characters long, the wire carries at most {}: drop fields "
                                     "such as streamheader or codec_data upstream (e.g. send a byte-stream)",
-                                    caps.size(), wire::kMaxCapsLength));
+                                    caps.size(), kMaxCapsLength));
     }
-    wire::StreamFormat f;
+    StreamFormat f;
     f.id = id;
     f.max_frame_size = max_frame_size;
     f.planes = planes.planes;
@@ -93,7 +93,7 @@ GstClockTime clock_time(std::int64_t wire) noexcept {
 
 std::uint32_t opaque_frame_budget(std::size_t size) {
     const std::size_t budget = std::bit_ceil(std::max<std::size_t>(size, 64 * 1024));
-    if (budget > wire::kMaxSlotSize) {
+    if (budget > kMaxSlotBytes) {
         throw UserError(fmt::format("a {}-byte frame is larger than any ring slot can be", size));
     }
     return static_cast<std::uint32_t>(budget);

@@ -5,7 +5,7 @@
 // docs/protocol.md ("Stream format", "Slot header") is the wire side.
 #pragma once
 
-#include "rdmastream/wire.hpp"
+#include "rdmastream/format.hpp"
 
 #include <gst/gst.h>
 #include <gst/video/video.h>
@@ -18,7 +18,7 @@ namespace rdmastream::gst {
 
 // The plane layout of a raw video frame, as the wire carries it.
 struct PlaneSet {
-    std::array<wire::PlaneLayout, wire::kMaxPlanes> planes{};
+    std::array<PlaneLayout, kMaxPlanes> planes{};
     std::uint8_t count = 0;
     bool operator==(const PlaneSet& other) const noexcept;
 };
@@ -31,7 +31,7 @@ PlaneSet planes_of(const GstVideoMeta& meta);
 // The stream format announcing `caps` (the string rdmasrc will output) with
 // `planes` (empty for opaque caps) and frames of up to `max_frame_size`
 // bytes. Throws UserError when the caps string is too long for the wire.
-wire::StreamFormat stream_format(const std::string& caps, const PlaneSet& planes, std::uint32_t max_frame_size,
+StreamFormat stream_format(const std::string& caps, const PlaneSet& planes, std::uint32_t max_frame_size,
                                  std::uint16_t id);
 
 // GstBuffer flags <-> wire flags (bit0 DISCONT, bit1 DELTA_UNIT, bit2 HEADER, bit3 CORRUPTED).

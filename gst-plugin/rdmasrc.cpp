@@ -103,15 +103,16 @@ static gboolean gst_rdma_src_start(GstBaseSrc* bsrc) {
         if (s.role == Role::kListen) {
             AllowList allow;
             allow.add(s.allow);
-            st->listener.emplace(Endpoint{s.host, static_cast<std::uint16_t>(s.port)});
-            st->listener->set_allow(std::move(allow));
             // One warning per refused sender; the element goes on listening.
-            st->listener->set_log([self](const std::string& line) {
-                GST_ELEMENT_WARNING(self, RESOURCE, READ, ("%s", line.c_str()), (nullptr));
-            });
-            GST_INFO_OBJECT(self, "listening on %s:%u", s.host.empty() ? "*" : s.host.c_str(), s.port);
+            st->door.emplace(Door::listen(Endpoint{s.host, static_cast<std::uint16_t>(s.port)}, std::move(allow),
+                                          [self](const std::string& line) {
+                                              GST_ELEMENT_WARNING(self, RESOURCE, READ, ("%s", line.c_str()), (nullptr));
+                                          }));
+            GST_INFO_OBJECT(self, "listening on %s", st->door->describe().c_str());
         } else if (s.host.empty()) {
             throw UserError("role=connect needs the sender's address: set the host property");
+        } else {
+            st->door.emplace(Door::dial(Endpoint{s.host, static_cast<std::uint16_t>(s.port)}));
         }
     } catch (const std::exception& e) {
         GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,
@@ -217,7 +218,7 @@ static gboolean gst_rdma_src_decide_allocation(GstBaseSrc* bsrc, GstQuery* query
         return TRUE; // before the sender: no caps yet, nothing to compare
     }
     st->downstream_min = need;
-    const guint slots = st->receiver->ring().slots;
+    const guint slots = st->receiver->slots();
     const guint keep = st->settings.copy_threshold;
     const guint lendable = FrameCopies::lendable(slots, keep);
     if (need > lendable) {

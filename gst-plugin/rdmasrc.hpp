@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// rdmasrc: a live source that receives frames over RDMA (a FrameReceiver)
+// rdmasrc: a live source that receives frames over RDMA (a Receiver)
 // and pushes buffers that wrap the ring slots, without copying.
 //
 // rdmasrc.cpp is the control path (properties, start/stop, queries);
@@ -12,8 +12,7 @@
 #include "rdmaprops.hpp"
 #include "rdmastatsticker.hpp"
 
-#include "rdmastream/busy_refuser.hpp"
-#include "rdmastream/frame_receiver.hpp"
+#include "rdmastream/receiver.hpp"
 #include "rdmastream_gst/frame_copies.hpp"
 #include "rdmastream_gst/frame_layout.hpp"
 #include "rdmastream_gst/slot_buffers.hpp"
@@ -68,12 +67,14 @@ struct SrcCounters {
 // What exists only between start() and stop() (streaming thread).
 struct SrcState {
     SrcSettings settings; // copied at start
-    std::optional<Listener> listener; // role=listen: bound in start(), so a bad address fails early
-    std::optional<BusyRefuser> busy;  // while a sender streams: others are told "busy"
+    // Where the sender is met; role=listen binds in start(), so a bad
+    // address fails early. While a sender streams, the library tells
+    // others "busy".
+    std::optional<Door> door;
     // The buffers that wrap the ring; they own the receiver (via its ring),
     // so it outlives stop() while buffers are still downstream.
     std::optional<SlotBuffers> buffers;
-    FrameReceiver* receiver = nullptr; // lives as long as `buffers`
+    Receiver* receiver = nullptr; // lives as long as `buffers`
     bool ended = false; // the sender ended the stream: nobody to tell that we leave
     GstCaps* caps = nullptr;  // what we output (the sender's caps)
     // The current format, read and checked once (FrameLayout::check); every

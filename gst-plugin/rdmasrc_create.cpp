@@ -26,9 +26,6 @@ using namespace rdmastream::gst;
 
 namespace {
 
-// How often a connecting source dials a sender that is not listening yet.
-constexpr std::chrono::milliseconds kRedial{200};
-
 // Returns the slots downstream freed since the last call to the sender.
 void release_freed(SrcState& st) {
     for (const std::uint16_t slot : st.buffers->take_freed_st()) {
@@ -36,76 +33,60 @@ void release_freed(SrcState& st) {
     }
 }
 
-// Makes the connection: waits for the sender (listen: on the listener's fd,
-// which unlock() interrupts through the waker) or dials it (connect: every
-// kRedial until it answers). False when flushing; throws on failure.
+// Opens the stream through the Door made in start(): the library dials
+// (retrying until connect-timeout) or listens (as long as the element runs),
+// holds a listened-for sender on probation until its first frame, and tells
+// others "busy" meanwhile; unlock() interrupts every wait through the
+// waker. False when flushing; throws on failure.
 bool connect(GstRdmaSrc* self, SrcState& st) {
     const SrcSettings& s = st.settings;
-    RingConfig ring;
-    ring.slots = s.slots;
-    ring.slot_size = s.slot_size;
-    ring.poll_mode = s.poll_mode;
-    ring.device = s.device;
-    ring.max_frame_bytes = s.max_frame_bytes;
-    ring.max_ring_bytes = s.max_ring_bytes;
-    ring.waker = self->m.waker;
-    ring.key = load_key_file(GST_ELEMENT(self), s.key_file);
-    ring.handshake_timeout = std::chrono::milliseconds(s.handshake_timeout_ms);
-    ring.memory_windows = s.memory_windows;
-    ring.warn = [self](const std::string& text) {
+    ReceiverConfig c;
+    c.slots = s.slots;
+    c.slot_size = s.slot_size;
+    c.poll_mode = s.poll_mode;
+    c.device = s.device;
+    c.max_frame_bytes = s.max_frame_bytes;
+    c.max_ring_bytes = s.max_ring_bytes;
+    c.waker = self->m.waker;
+    c.key = load_key_file(GST_ELEMENT(self), s.key_file);
+    c.handshake_timeout = std::chrono::milliseconds(s.handshake_timeout_ms);
+    c.memory_windows = s.memory_windows;
+    c.warn = [self](const std::string& text) {
         GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS, ("No memory windows on this RDMA device"), ("%s", text.c_str()));
     };
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.connect_timeout_ms);
-    std::unique_ptr<FrameReceiver> r;
+    const bool listening = st.door->listening();
+    // role=listen waits for a sender as long as the element runs.
+    c.open_timeout = listening ? std::chrono::hours(24) : std::chrono::milliseconds(s.connect_timeout_ms);
+    // A sender on probation: its format and first frame checked here, where
+    // a refusal (a ProtocolError) is the peer's doing and the element goes on
+    // listening, where adopt_format would end the pipeline.
+    c.check_first_frame = [](const ReceivedFrame& f, const std::string& peer) {
+        FrameLayout::check(*f.format, peer).check_frame(f.header.sequence, f.payload.size());
+    };
+    std::unique_ptr<Receiver> r;
     while (!r) {
         if (self->m.flushing.load()) {
             return false;
         }
         try {
-            if (st.listener) {
-                if (wait_readable(st.listener->fd(), *ring.waker, std::chrono::milliseconds(s.connect_timeout_ms)) != Readiness::kReadable) {
-                    if (self->m.flushing.load()) return false;
-                    continue; // a stale wake; a real timeout is the listener's own below
-                }
-                // Only the request(s) waiting now: a sender refused here (the
-                // listener warns, naming it) sends us back to the wait
-                // above, which unlock() interrupts.
-                r = FrameReceiver::accept(*st.listener, ring, std::chrono::milliseconds(0));
-            } else {
-                // One attempt each time (patience 0), so flushing is seen
-                // between attempts.
-                r = FrameReceiver::connect(Endpoint{s.host, static_cast<std::uint16_t>(s.port)}, ring,
-                                           std::chrono::milliseconds(0));
-            }
-        } catch (const CmEventError& e) {
-            if (st.listener) {
-                if (e.event()) throw; // the listener's own event (its device went): nothing more will come
-                continue;             // every waiting request was refused: listen on
-            }
-            if (!worth_retrying(e) || std::chrono::steady_clock::now() >= deadline) {
-                throw;
-            }
-            // The sender's listener is not up yet; unlock() cuts the pause short.
-            wait_readable(-1, *ring.waker, kRedial);
+            r = Receiver::open(*st.door, c); // nullptr: woken (unlock, or a stray wake)
+        } catch (const TimeoutError&) {
+            if (!listening) throw;
         }
     }
-    GST_INFO_OBJECT(self, "sender connected; ring of %u slots of %u bytes%s", ring.slots, ring.slot_size,
-                    r->huge_pages() ? " (huge pages)" : "");
-    if (st.listener) {
-        // On probation until its first frame (see on_probation).
-        r->first_frame_by(std::chrono::steady_clock::now() + std::chrono::milliseconds(s.handshake_timeout_ms));
-    }
-    auto receiver = std::shared_ptr<FrameReceiver>(std::move(r));
+    GST_INFO_OBJECT(self, "sender connected from %s; ring of %u slots of %u bytes%s", r->peer().c_str(), r->slots(),
+                    r->slot_size(), r->huge_pages() ? " (huge pages)" : "");
+    auto receiver = std::shared_ptr<Receiver>(std::move(r));
     st.receiver = receiver.get();
-    const std::uint32_t slots = receiver->ring().slots;
-    st.buffers.emplace(slots, std::move(receiver), ring.waker); // a freed slot wakes create()
+    const std::uint32_t slots = receiver->slots();
+    st.buffers.emplace(slots, std::move(receiver), c.waker); // a freed slot wakes create()
     return true;
 }
 
 // The sender announced a format: check it once (FrameLayout), then output
 // its caps from this frame on. False, with an element error posted, when
 // the format is refused or downstream refuses its caps.
-bool adopt_format(GstRdmaSrc* self, SrcState& st, const wire::StreamFormat& format, FrameReceiver& receiver) {
+bool adopt_format(GstRdmaSrc* self, SrcState& st, const StreamFormat& format, Receiver& receiver) {
     try {
         st.layout.emplace(FrameLayout::check(format, receiver.peer()));
     } catch (const ProtocolError& e) {
@@ -172,30 +153,11 @@ void note_copying(GstRdmaSrc* self, SrcState& st, bool copy, std::uint32_t slots
     }
 }
 
-// A listening source's sender is on probation until its first frame is
-// pushed: whatever goes wrong before that (silence, a bad format, caps
-// GStreamer cannot use, a frame without a format, a hang-up) is the peer's
-// doing, and costs the pipeline nothing but a warning.
-bool on_probation(const SrcState& st) { return st.listener && st.counters.frames == 0 && st.caps == nullptr; }
-
-// Refuses the sender on probation: one warning naming it, its connection and
-// ring released (nothing of it is downstream), and the next one served.
-void refuse_sender(SrcState& st, const std::string& reason) {
-    st.listener->log_refusal(st.receiver->peer(), reason);
-    st.receiver = nullptr;
-    st.buffers.reset();
-}
-
-// The stream failed with `e`: a sender on probation is refused (false: the
-// next one is served); any other failure is the element's error (true),
-// `hint` after the cause.
-bool gave_up(GstRdmaSrc* self, SrcState& st, const std::exception& e, const char* hint) {
-    if (st.receiver != nullptr && on_probation(st) && !st.busy) {
-        refuse_sender(st, e.what());
-        return false;
-    }
+// The stream failed with `e`: the element's error, `hint` after the cause.
+// (A sender on probation never gets here: the library refused it and
+// served the next.)
+void gave_up(GstRdmaSrc* self, const std::exception& e, const char* hint) {
     GST_ELEMENT_ERROR(self, RESOURCE, READ, ("Lost the RDMA stream"), ("%s%s", e.what(), hint));
-    return true;
 }
 
 } // namespace
@@ -203,111 +165,94 @@ bool gave_up(GstRdmaSrc* self, SrcState& st, const std::exception& e, const char
 GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
     auto* self = GST_RDMA_SRC(src);
     SrcState& st = *self->m.state;
-    for (;;) {
-        try {
-            if (!st.buffers && !connect(self, st)) {
+    try {
+        if (!st.buffers && !connect(self, st)) {
+            return GST_FLOW_FLUSHING;
+        }
+        Receiver& receiver = *st.receiver;
+        // One wait, woken by a slot downstream freed (its credit goes back
+        // at once), by unlock(), or by the sender; the timeout counts from
+        // the sender's last frame or keepalive.
+        std::optional<ReceivedFrame> f;
+        for (;;) {
+            release_freed(st);
+            if (self->m.flushing.load()) {
                 return GST_FLOW_FLUSHING;
             }
-            FrameReceiver& receiver = *st.receiver;
-            // One wait, woken by a slot downstream freed (its credit goes back
-            // at once), by unlock(), or by the sender; the timeout counts from
-            // the sender's last frame or keepalive.
-            std::optional<ReceivedFrame> f;
-            for (;;) {
-                release_freed(st);
-                if (self->m.flushing.load()) {
-                    return GST_FLOW_FLUSHING;
-                }
-                FrameReceiver::Arrival a = receiver.wait_frame(std::chrono::milliseconds(st.settings.timeout_ms));
-                if (a.kind == FrameReceiver::Arrival::kFrame) {
-                    f = std::move(a.frame);
-                    break;
-                }
-                if (a.kind == FrameReceiver::Arrival::kEnd) {
-                    break;
-                }
+            Receiver::Arrival a = receiver.wait_frame(std::chrono::milliseconds(st.settings.timeout_ms));
+            if (a.kind == Receiver::Arrival::kFrame) {
+                f = std::move(a.frame);
+                break;
             }
-            if (!f && on_probation(st)) {
-                throw ProtocolError("it ended the stream before its first frame");
+            if (a.kind == Receiver::Arrival::kEnd) {
+                break;
             }
-            if (!f) {
-                st.ended = true;
-                GST_INFO_OBJECT(self, "end of stream after %" G_GUINT64_FORMAT " frames", st.counters.frames);
-                return GST_FLOW_EOS;
-            }
-            if (f->format == nullptr && on_probation(st)) {
-                throw ProtocolError("it sent a frame before announcing its format");
-            }
-            if (f->format == nullptr) {
-                receiver.release(f->slot);
-                GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("The sender sent a frame before announcing its format"),
-                                  ("frame %" G_GUINT64_FORMAT ": without caps there is nothing to push",
-                                   f->header.sequence));
-                return GST_FLOW_ERROR;
-            }
-            if (on_probation(st)) {
-                // Its format and first frame checked here, where a refusal (a
-                // ProtocolError) is the peer's doing: the catch below refuses the
-                // sender and listens on, where adopt_format would end the pipeline.
-                const FrameLayout layout = FrameLayout::check(*f->format, receiver.peer());
-                layout.check_frame(f->header.sequence, f->payload.size());
-                // Admitted: from here on it is the stream, and any other sender is told "busy".
-                st.busy.emplace(*st.listener, "sender " + receiver.peer());
-            }
-            if ((f->format_changed || !st.layout) && !adopt_format(self, st, *f->format, receiver)) {
-                receiver.release(f->slot);
-                return GST_FLOW_NOT_NEGOTIATED;
-            }
-            try {
-                st.layout->check_frame(f->header.sequence, f->payload.size()); // one comparison
-            } catch (const ProtocolError& e) {
-                receiver.release(f->slot);
-                GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("The sender sent a frame shorter than its format"),
-                                  ("%s", e.what()));
-                return GST_FLOW_ERROR;
-            }
-
-            // Checked: the buffer goes out. Lent (the slot itself) while
-            // downstream leaves the sender enough slots, else copied.
-            const std::uint32_t slots = receiver.ring().slots;
-            const bool copy = FrameCopies::needed(slots, st.buffers->lent_st(), st.settings.copy_threshold);
-            note_copying(self, st, copy, slots, f->header.sequence);
-            GstBuffer* buffer = nullptr;
-            if (copy) {
-                buffer = st.copies.copy(f->payload, *st.layout);
-                receiver.release(f->slot); // its credit goes back now
-            } else {
-                buffer = st.buffers->wrap_st(f->slot, f->payload, receiver.ring().slot_size - wire::kSlotHeaderSize);
-                set_video_meta(buffer, *st.layout);
-            }
-            GST_BUFFER_PTS(buffer) = clock_time(f->header.pts);
-            GST_BUFFER_DURATION(buffer) = clock_time(f->header.duration);
-            GST_BUFFER_FLAG_SET(buffer, buffer_flags(f->header.flags));
-
-            // Frame numbers count every frame the sender was offered: a gap is
-            // what its live policy dropped.
-            if (f->header.sequence > st.next_sequence) {
-                st.counters.drops += f->header.sequence - st.next_sequence;
-            }
-            st.next_sequence = f->header.sequence + 1;
-            const StreamStats& t = receiver.stats();
-            st.counters.frames = t.frames;
-            st.counters.bytes = t.bytes;
-            st.counters.copies = st.copies.count();
-            GST_OBJECT_LOCK(self);
-            self->m.published = st.counters;
-            GST_OBJECT_UNLOCK(self);
-            GST_LOG_OBJECT(self, "frame %" G_GUINT64_FORMAT " in slot %u%s: %zu bytes, pts %" GST_TIME_FORMAT,
-                           f->header.sequence, f->slot, copy ? " (copied)" : "", f->payload.size(),
-                           GST_TIME_ARGS(GST_BUFFER_PTS(buffer)));
-            *buf = buffer;
-            return GST_FLOW_OK;
-        } catch (const TimeoutError& e) {
-            if (!gave_up(self, st, e, " (raise the timeout property if the sender is only slow)")) continue;
-            return GST_FLOW_ERROR;
-        } catch (const std::exception& e) {
-            if (!gave_up(self, st, e, "")) continue;
+        }
+        if (!f) {
+            st.ended = true;
+            GST_INFO_OBJECT(self, "end of stream after %" G_GUINT64_FORMAT " frames", st.counters.frames);
+            return GST_FLOW_EOS;
+        }
+        if (f->format == nullptr) {
+            receiver.release(f->slot);
+            GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("The sender sent a frame before announcing its format"),
+                              ("frame %" G_GUINT64_FORMAT ": without caps there is nothing to push",
+                               f->header.sequence));
             return GST_FLOW_ERROR;
         }
+        if ((f->format_changed || !st.layout) && !adopt_format(self, st, *f->format, receiver)) {
+            receiver.release(f->slot);
+            return GST_FLOW_NOT_NEGOTIATED;
+        }
+        try {
+            st.layout->check_frame(f->header.sequence, f->payload.size()); // one comparison
+        } catch (const ProtocolError& e) {
+            receiver.release(f->slot);
+            GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("The sender sent a frame shorter than its format"),
+                              ("%s", e.what()));
+            return GST_FLOW_ERROR;
+        }
+
+        // Checked: the buffer goes out. Lent (the slot itself) while
+        // downstream leaves the sender enough slots, else copied.
+        const std::uint32_t slots = receiver.slots();
+        const bool copy = FrameCopies::needed(slots, st.buffers->lent_st(), st.settings.copy_threshold);
+        note_copying(self, st, copy, slots, f->header.sequence);
+        GstBuffer* buffer = nullptr;
+        if (copy) {
+            buffer = st.copies.copy(f->payload, *st.layout);
+            receiver.release(f->slot); // its credit goes back now
+        } else {
+            buffer = st.buffers->wrap_st(f->slot, f->payload, receiver.max_payload());
+            set_video_meta(buffer, *st.layout);
+        }
+        GST_BUFFER_PTS(buffer) = clock_time(f->header.pts);
+        GST_BUFFER_DURATION(buffer) = clock_time(f->header.duration);
+        GST_BUFFER_FLAG_SET(buffer, buffer_flags(f->header.flags));
+
+        // Frame numbers count every frame the sender was offered: a gap is
+        // what its live policy dropped.
+        if (f->header.sequence > st.next_sequence) {
+            st.counters.drops += f->header.sequence - st.next_sequence;
+        }
+        st.next_sequence = f->header.sequence + 1;
+        const StreamStats& t = receiver.stats();
+        st.counters.frames = t.frames;
+        st.counters.bytes = t.bytes;
+        st.counters.copies = st.copies.count();
+        GST_OBJECT_LOCK(self);
+        self->m.published = st.counters;
+        GST_OBJECT_UNLOCK(self);
+        GST_LOG_OBJECT(self, "frame %" G_GUINT64_FORMAT " in slot %u%s: %zu bytes, pts %" GST_TIME_FORMAT,
+                       f->header.sequence, f->slot, copy ? " (copied)" : "", f->payload.size(),
+                       GST_TIME_ARGS(GST_BUFFER_PTS(buffer)));
+        *buf = buffer;
+        return GST_FLOW_OK;
+    } catch (const TimeoutError& e) {
+        gave_up(self, e, " (raise the timeout property if the sender is only slow)");
+        return GST_FLOW_ERROR;
+    } catch (const std::exception& e) {
+        gave_up(self, e, "");
+        return GST_FLOW_ERROR;
     }
 }

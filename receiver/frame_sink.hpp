@@ -5,7 +5,7 @@
 
 #include "stream_layout.hpp"
 
-#include "rdmastream/frame_receiver.hpp"
+#include "rdmastream/frame.hpp"
 
 namespace rdmastream::cli {
 

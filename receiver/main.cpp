@@ -13,7 +13,7 @@
 
 #include "rdmastream/error.hpp"
 #include "rdmastream/fork_safety.hpp"
-#include "rdmastream/wire.hpp"
+#include "rdmastream/format.hpp"
 
 extern "C" {
 #include <libavutil/log.h>
@@ -62,11 +62,11 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--slot-size", o.slot_size,
                    "bytes per ring slot to start with; the ring grows when the sender's frames need more")
-        ->check(CLI::Range(static_cast<std::uint32_t>(rdmastream::wire::kSlotHeaderSize + 1), 1u << 30))
+        ->check(CLI::Range(static_cast<std::uint32_t>(rdmastream::kSlotHeaderBytes + 1), 1u << 30))
         ->capture_default_str();
     app.add_option("--max-frame-bytes", o.max_frame_bytes,
                    "the largest frame (payload bytes) a sender may announce; a stream format above it is refused")
-        ->check(CLI::Range(1u, (1u << 30) - static_cast<std::uint32_t>(rdmastream::wire::kSlotHeaderSize)))
+        ->check(CLI::Range(1u, (1u << 30) - static_cast<std::uint32_t>(rdmastream::kSlotHeaderBytes)))
         ->capture_default_str();
     app.add_option("--max-ring-bytes", o.max_ring_bytes,
                    "the most memory the ring (slots x slot size) may pin when a sender's frames make it grow; a "

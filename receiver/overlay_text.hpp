@@ -4,7 +4,7 @@
 // so that more per-frame facts are added in one place.
 #pragma once
 
-#include "rdmastream/frame_receiver.hpp"
+#include "rdmastream/frame.hpp"
 
 #include <cstddef>
 #include <span>

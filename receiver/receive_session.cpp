@@ -5,8 +5,8 @@
 #include "rdmastream_cli/rdma_device.hpp"
 #include "rdmastream_cli/stats_report.hpp"
 
-#include "rdmastream/busy_refuser.hpp"
 #include "rdmastream/error.hpp"
+#include "rdmastream/receiver.hpp"
 
 #include <fmt/format.h>
 #include <gst/gst.h>
@@ -30,92 +30,48 @@ extern "C" void on_interrupt(int) {
     if (g_waker != nullptr) g_waker->wake(); // async-signal-safe
 }
 
-RingConfig ring_config(const ReceiveOptions& o, std::shared_ptr<Waker> waker) {
-    RingConfig ring;
-    ring.slots = o.connection.slots;
-    ring.slot_size = o.slot_size;
-    ring.device = o.connection.device;
-    ring.poll_mode = poll_mode(o.connection);
-    ring.max_frame_bytes = o.max_frame_bytes;
-    ring.max_ring_bytes = o.max_ring_bytes;
-    ring.memory_windows = o.memory_windows;
-    ring.live = o.connection.policy == "live"; // the sender drops frames rather than wait for us
-    ring.waker = std::move(waker);
-    ring.key = load_key(o.connection, "rdmarecv");
-    ring.handshake_timeout = to_ms(o.connection.handshake_timeout);
-    return ring;
+ReceiverConfig receiver_config(const ReceiveOptions& o, std::shared_ptr<Waker> waker) {
+    ReceiverConfig c;
+    c.slots = o.connection.slots;
+    c.slot_size = o.slot_size;
+    c.device = o.connection.device;
+    c.poll_mode = poll_mode(o.connection);
+    c.max_frame_bytes = o.max_frame_bytes;
+    c.max_ring_bytes = o.max_ring_bytes;
+    c.memory_windows = o.memory_windows;
+    c.live = o.connection.policy == "live"; // the sender drops frames rather than wait for us
+    c.waker = std::move(waker);
+    c.key = load_key(o.connection, "rdmarecv");
+    c.open_timeout = to_ms(o.connection.connect_timeout);
+    c.handshake_timeout = to_ms(o.connection.handshake_timeout);
+    // A listener's new sender is on probation until its first frame, which
+    // must carry a format rdmarecv can read (read_stream_layout) and a
+    // payload that format's planes fit: the checks the receive loop makes
+    // (it makes them again: once per stream), here where a refusal is the
+    // peer's and the listener goes on.
+    c.check_first_frame = [](const ReceivedFrame& f, const std::string& peer) {
+        read_stream_layout(*f.format, peer).layout.check_frame(f.header.sequence, f.payload.size());
+    };
+    return c;
 }
 
-// The stream rdmarecv serves, and (listening) the listener, which refuses
-// other senders "busy" while it streams.
-struct Served {
-    std::optional<Listener> listener;
-    std::unique_ptr<FrameReceiver> rx;
-    std::optional<ReceivedFrame> first; // a listener's admitted sender's first frame, not yet consumed
-};
-
-// A listener's new sender is on probation until its first frame, which must
-// come within --handshake-timeout and carry a format rdmarecv can read
-// (read_stream_layout) and a payload that format's planes fit.
-// One that fails (silent, a bad format, a frame without one, gone) is
-// refused with one line naming it, and the next one is served; nullopt only
-// on Ctrl-C. The wait for a sender at all is --connect-timeout, as before.
-std::optional<ReceivedFrame> admit(FrameReceiver& rx, const ReceiveOptions& o) {
-    rx.first_frame_by(std::chrono::steady_clock::now() + to_ms(o.connection.handshake_timeout));
-    for (;;) {
-        if (g_stop) return std::nullopt;
-        FrameReceiver::Arrival a = rx.wait_frame(to_ms(o.connection.idle_timeout));
-        if (a.kind == FrameReceiver::Arrival::kEnd) {
-            throw ProtocolError("it ended the stream before its first frame");
-        }
-        if (a.kind != FrameReceiver::Arrival::kFrame) continue; // woken: look at Ctrl-C
-        if (a.frame.format == nullptr) {
-            throw ProtocolError("it sent a frame before announcing its format");
-        }
-        // The checks the receive loop makes (it makes them again: once per
-        // stream), here where a refusal is the peer's and the listener goes on.
-        read_stream_layout(*a.frame.format, rx.peer()).layout.check_frame(a.frame.header.sequence,
-                                                                           a.frame.payload.size());
-        return std::move(a.frame);
-    }
-}
-
-Served open_receiver(const ReceiveOptions& o, const ConnectionPlan& plan, std::shared_ptr<Waker> waker) {
-    const RingConfig ring = ring_config(o, std::move(waker));
-    Served s;
-    if (!plan.listen) {
-        s.rx = FrameReceiver::connect(plan.endpoint, ring, to_ms(o.connection.connect_timeout));
-        return s;
-    }
-    Listener& listener = s.listener.emplace(plan.endpoint);
-    listener.set_allow(allow_list(o.connection, plan));
-    listener.set_log([](const std::string& line) { std::fprintf(stderr, "rdmarecv: %s\n", line.c_str()); });
-    std::fprintf(stderr, "rdmarecv: listening on %s:%u, %u slots of %u bytes%s%s\n",
-                 plan.endpoint.host.empty() ? "*" : plan.endpoint.host.c_str(), listener.port(), ring.slots,
-                 ring.slot_size, listener.allow().empty() ? "" : "; allowed: ",
-                 listener.allow().empty() ? "" : listener.allow().describe().c_str());
-    // The wait for a sender worth serving is --connect-timeout in all.
-    const auto deadline = std::chrono::steady_clock::now() + to_ms(o.connection.connect_timeout);
-    while (!g_stop) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        auto rx = FrameReceiver::accept(listener, ring, std::max(left, std::chrono::milliseconds(0)));
-        try {
-            s.first = admit(*rx, o);
-        } catch (const std::exception& e) {
-            listener.log_refusal(rx->peer(), e.what());
-            continue; // its ring and connection go with rx
-        }
-        s.rx = std::move(rx);
-        break;
-    }
-    return s;
+// Where the sender is met: dialled, or listened for (refusals logged as
+// rdmarecv's lines).
+Door open_door(const ReceiveOptions& o, const ConnectionPlan& plan) {
+    if (!plan.listen) return Door::dial(plan.endpoint);
+    Door door = Door::listen(plan.endpoint, allow_list(o.connection, plan),
+                             [](const std::string& line) { std::fprintf(stderr, "rdmarecv: %s\n", line.c_str()); });
+    std::fprintf(stderr, "rdmarecv: listening on %s, %u slots of %u bytes%s%s\n", door.describe().c_str(),
+                 o.connection.slots, o.slot_size, door.allow().empty() ? "" : "; allowed: ",
+                 door.allow().empty() ? "" : door.allow().describe().c_str());
+    return door;
 }
 
 // Who still holds each slot: the sinks that kept its frame. A slot's credit
 // goes back when the count reaches zero. Receive loop's thread only.
 class SlotHolds {
 public:
-    SlotHolds(FrameReceiver& rx, SlotReleaseQueue& released)
+    SlotHolds(Receiver& rx, SlotReleaseQueue& released)
         : rx_(rx), released_(released), holders_(released.slots(), 0) {}
 
     // Gives the frame to every sink; releases the slot unless one kept it.
@@ -147,7 +103,7 @@ private:
         }
     }
 
-    FrameReceiver& rx_;
+    Receiver& rx_;
     SlotReleaseQueue& released_;
     std::vector<std::uint32_t> holders_;
     std::uint32_t held_ = 0; // slots with a non-zero count
@@ -158,14 +114,14 @@ private:
 // out at once), a pipeline message, Ctrl-C. The idle timeout counts from
 // the sender's last frame or keepalive, so a held slot never hides a stuck
 // sender and a slow output never looks like one.
-std::optional<ReceivedFrame> next_frame(FrameReceiver& rx, SlotHolds& holds, std::chrono::milliseconds idle,
+std::optional<ReceivedFrame> next_frame(Receiver& rx, SlotHolds& holds, std::chrono::milliseconds idle,
                                        const std::vector<std::unique_ptr<FrameSink>>& sinks) {
     for (;;) {
         holds.drain(sinks);
         if (g_stop) return std::nullopt;
-        FrameReceiver::Arrival a = rx.wait_frame(idle);
-        if (a.kind == FrameReceiver::Arrival::kFrame) return std::move(a.frame);
-        if (a.kind == FrameReceiver::Arrival::kEnd) return std::nullopt;
+        Receiver::Arrival a = rx.wait_frame(idle);
+        if (a.kind == Receiver::Arrival::kFrame) return std::move(a.frame);
+        if (a.kind == Receiver::Arrival::kEnd) return std::nullopt;
         for (const auto& s : sinks) s->check(); // woken: an output may have failed
     }
 }
@@ -196,17 +152,18 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
     // plugin scan (seconds in a fresh guest) kept rdmarecv from its CQ so
     // long that a fast sender's keepalives found no receive posted (RNR).
     if (!gst_is_initialized()) gst_init(nullptr, nullptr);
-    Served served = open_receiver(o, plan, released.waker());
-    if (!served.rx) { // Ctrl-C before any sender was admitted
+    Door door = open_door(o, plan);
+    // Probation, busy refusals and the wait for a sender worth serving
+    // (--connect-timeout in all) are the library's; Ctrl-C ends the wait.
+    const ReceiverConfig config = receiver_config(o, released.waker());
+    std::unique_ptr<Receiver> rx;
+    while (!rx && !g_stop) rx = Receiver::open(door, config); // nullptr: woken (Ctrl-C, or a stray wake)
+    if (!rx) { // Ctrl-C before any sender was admitted
         std::signal(SIGINT, old);
         g_waker = nullptr;
         std::fprintf(stderr, "rdmarecv: interrupted before a sender connected\n");
         return 130;
     }
-    const auto& rx = served.rx;
-    // While this sender streams, any other is told "busy" at once.
-    std::optional<BusyRefuser> busy;
-    if (served.listener) busy.emplace(*served.listener, "sender " + rx->peer());
     // Declared after the ring: on any exit the outputs (and buffers still
     // pointing into slots) go first.
     const auto outputs = std::move(sinks);
@@ -232,7 +189,7 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
     bool ended = false;
     std::chrono::steady_clock::time_point first_arrival;
     while (!g_stop && (o.frames == 0 || taken < o.frames)) {
-        auto f = served.first ? std::exchange(served.first, std::nullopt) : next_frame(*rx, holds, idle, outputs);
+        auto f = next_frame(*rx, holds, idle, outputs);
         if (!f) {
             ended = !g_stop;
             break;

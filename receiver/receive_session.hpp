@@ -10,6 +10,8 @@
 #include "rdmastream_cli/connection_flags.hpp"
 #include "rdmastream_cli/metrics_address.hpp"
 
+#include "rdmastream/receiver.hpp"
+
 #include <cstdint>
 #include <memory>
 #include <optional>

@@ -2,13 +2,13 @@
 // Slots that an output kept and finished with later: an encoder's worker
 // pushes from its free callback, GstSink from the receive loop when its
 // SlotBuffers gave the slot back (FrameSink::collect_freed). The receive
-// loop, the one thread that may drive the FrameReceiver, takes them off and
+// loop, the one thread that may drive the Receiver, takes them off and
 // returns the credits.
 //
 // Lock-free and allocation-free per frame: one counter per slot (a slot can
 // come back more than once when several outputs held it) and one flag that
 // says "look". push() may run on any thread and wakes the receive loop's
-// wait (waker(), given to the FrameReceiver), so a credit goes back at
+// wait (waker(), given to the Receiver), so a credit goes back at
 // once; drain() on the receive loop's thread only.
 #pragma once
 

@@ -9,7 +9,7 @@
 
 namespace rdmastream::cli {
 
-StreamLayout read_stream_layout(const wire::StreamFormat& format, std::string_view sender) {
+StreamLayout read_stream_layout(const StreamFormat& format, std::string_view sender) {
     gst::FrameLayout layout = gst::FrameLayout::check(format, sender);
     const std::string what = fmt::format("stream format {} from the sender at {}", format.id, sender);
     if (!layout.raw_video()) {

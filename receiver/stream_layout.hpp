@@ -26,6 +26,6 @@ struct StreamLayout {
 // Throws ProtocolError (naming `sender`, the format and the numbers) for a
 // format FrameLayout refuses, caps that are not raw video, or caps that
 // GStreamer and FFmpeg would read as different pictures.
-StreamLayout read_stream_layout(const wire::StreamFormat& format, std::string_view sender);
+StreamLayout read_stream_layout(const StreamFormat& format, std::string_view sender);
 
 } // namespace rdmastream::cli

@@ -12,7 +12,7 @@ namespace rdmastream::gst {
 namespace {
 
 // What a format's messages start with.
-std::string who(const wire::StreamFormat& format, std::string_view sender) {
+std::string who(const StreamFormat& format, std::string_view sender) {
     return fmt::format("stream format {} from the sender at {}", format.id, sender);
 }
 
@@ -73,7 +73,7 @@ PlaneExtent measure(const GstVideoInfo& info, guint plane, std::uint32_t offset,
 
 } // namespace
 
-FrameLayout FrameLayout::check(const wire::StreamFormat& format, std::string_view sender) {
+FrameLayout FrameLayout::check(const StreamFormat& format, std::string_view sender) {
     FrameLayout l;
     l.format_ = format;
     l.sender_ = sender;

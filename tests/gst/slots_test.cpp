@@ -9,6 +9,8 @@
 
 #include "gst_test_env.hpp"
 
+#include "rdmastream/wire.hpp"
+
 #include <gst/video/video.h>
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@ extern "C" {
 #include <libavutil/pixfmt.h>
 }
 
-#include "rdmastream/wire.hpp"
+#include "rdmastream/format.hpp"
 
 #include <array>
 #include <cstddef>

@@ -13,7 +13,7 @@
 // allocation, no copy, no syscall per frame.
 #pragma once
 
-#include "rdmastream/wire.hpp"
+#include "rdmastream/format.hpp"
 
 #include <gst/gst.h>
 #include <gst/video/video.h>
@@ -45,7 +45,7 @@ public:
     // video with fewer planes than its format has, a stride shorter than a
     // row or longer than GStreamer takes, a tiled plane not in the caps' own
     // tiling, or a plane that reaches past max_frame_size.
-    static FrameLayout check(const wire::StreamFormat& format, std::string_view sender);
+    static FrameLayout check(const StreamFormat& format, std::string_view sender);
 
     // The sender's caps, as GStreamer read them (owned by the layout).
     GstCaps* caps() const noexcept { return caps_.get(); }
@@ -64,7 +64,7 @@ public:
     // The payload bytes a frame must have: the furthest plane end. Never more
     // than the format's max_frame_size.
     std::uint64_t min_payload() const noexcept { return min_payload_; }
-    const wire::StreamFormat& format() const noexcept { return format_; }
+    const StreamFormat& format() const noexcept { return format_; }
     const std::string& sender() const noexcept { return sender_; }
 
     // A frame of this format: throws ProtocolError naming the sender, the
@@ -88,7 +88,7 @@ private:
     std::array<PlaneExtent, GST_VIDEO_MAX_PLANES> planes_{};
     bool sender_layout_ = false;
     std::uint64_t min_payload_ = 0;
-    wire::StreamFormat format_;
+    StreamFormat format_;
     std::string sender_;
 };
 

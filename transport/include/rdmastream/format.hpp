@@ -14,6 +14,11 @@
 
 namespace rdmastream {
 
+// Every ring slot starts with a header of this size; the payload follows.
+inline constexpr std::uint32_t kSlotHeaderBytes = 64;
+// The largest slot a receiver accepts (header included).
+inline constexpr std::uint64_t kMaxSlotBytes = 1ull << 30;
+
 struct PlaneLayout {
     std::uint32_t offset = 0;
     std::uint32_t stride = 0;

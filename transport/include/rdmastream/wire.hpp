@@ -38,8 +38,8 @@ inline constexpr std::uint16_t kProtocolVersion = 4;
 
 // Limits a decoder enforces; a peer advertising more is refused.
 inline constexpr std::uint32_t kMaxSlots = 4096;        // slot index fits 16 bits with room
-inline constexpr std::uint64_t kMaxSlotSize = 1ull << 30; // 1 GiB
-inline constexpr std::size_t kSlotHeaderSize = 64;
+inline constexpr std::uint64_t kMaxSlotSize = kMaxSlotBytes; // 1 GiB
+inline constexpr std::size_t kSlotHeaderSize = kSlotHeaderBytes;
 
 // The two ends of a stream, as the handshake names them (the byte that
 // key proofs bind, so that one end's proof never passes for the other's).
