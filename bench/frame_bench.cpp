@@ -11,8 +11,8 @@
 // work in its thread included) per frame, with or without memory windows
 // (--no-memory-windows), for bench/mw-cost.sh.
 #include "rdmastream/error.hpp"
-#include "rdmastream/frame_receiver.hpp"
-#include "rdmastream/frame_sender.hpp"
+#include "stream/frame_receiver.hpp"
+#include "stream/frame_sender.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

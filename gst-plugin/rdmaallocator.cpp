@@ -2,7 +2,7 @@
 #include "rdmaallocator.hpp"
 
 #include "rdmaenums.hpp"
-#include "rdmastream/registered_region.hpp"
+#include "memory/registered_region.hpp"
 
 #include <memory>
 #include <new>

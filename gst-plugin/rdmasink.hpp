@@ -11,9 +11,9 @@
 #include "rdmaprops.hpp"
 #include "rdmastatsticker.hpp"
 
-#include "rdmastream/busy_refuser.hpp"
+#include "setup/busy_refuser.hpp"
 #include "rdmastream/error.hpp"
-#include "rdmastream/frame_sender.hpp"
+#include "stream/frame_sender.hpp"
 
 #include <gst/base/gstbasesink.h>
 

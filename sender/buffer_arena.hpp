@@ -9,7 +9,7 @@
 // deregistered) when its last frame goes, on whichever thread that is.
 #pragma once
 
-#include "rdmastream/registered_region.hpp"
+#include "memory/registered_region.hpp"
 
 extern "C" {
 #include <libavutil/buffer.h>

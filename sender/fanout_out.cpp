@@ -9,7 +9,7 @@
 #include "frame_out.hpp"
 
 #include "rdmastream/error.hpp"
-#include "rdmastream/fanout_sender.hpp"
+#include "stream/fanout_sender.hpp"
 
 #include <fmt/format.h>
 

@@ -10,7 +10,7 @@
 
 #include "rdmastream_cli/stats_report.hpp"
 
-#include "rdmastream/frame_sender.hpp"
+#include "stream/frame_sender.hpp"
 
 #include <chrono>
 #include <cstdint>

@@ -7,7 +7,7 @@
 // (the fallback), or converted by libswscale into one (--pix-fmt).
 #pragma once
 
-#include "rdmastream/wire.hpp"
+#include "wire/wire.hpp"
 
 extern "C" {
 #include <libavutil/frame.h>

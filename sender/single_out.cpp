@@ -2,7 +2,7 @@
 // FrameOut over one FrameSender: every call passes straight through.
 #include "frame_out.hpp"
 
-#include "rdmastream/busy_refuser.hpp"
+#include "setup/busy_refuser.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -14,7 +14,7 @@
 #include "rdmastream_cli/raw_caps.hpp"
 
 #include "rdmastream/error.hpp"
-#include "rdmastream/wire.hpp"
+#include "wire/wire.hpp"
 
 extern "C" {
 #include <libavutil/imgutils.h>

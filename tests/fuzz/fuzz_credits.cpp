@@ -6,7 +6,7 @@
 // rkey its entry's second word gave (a round trip gives the same bytes).
 #include "fuzz_input.hpp"
 
-#include "rdmastream/wire.hpp"
+#include "wire/wire.hpp"
 
 #include <algorithm>
 #include <vector>

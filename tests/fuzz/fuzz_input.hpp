@@ -19,7 +19,7 @@
 #include <string_view>
 
 #include "rdmastream/error.hpp"
-#include "rdmastream/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace rdmastream::fuzz {
 

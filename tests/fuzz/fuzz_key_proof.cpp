@@ -4,7 +4,7 @@
 // role and survives a round trip.
 #include "fuzz_input.hpp"
 
-#include "rdmastream/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace wire = rdmastream::wire;
 using rdmastream::fuzz::accepted;

@@ -4,7 +4,7 @@
 // ASCII only, and no longer than a reject carries.
 #include "fuzz_input.hpp"
 
-#include "rdmastream/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace wire = rdmastream::wire;
 

@@ -5,7 +5,7 @@
 // round trip.
 #include "fuzz_input.hpp"
 
-#include "rdmastream/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace wire = rdmastream::wire;
 using rdmastream::fuzz::accepted;

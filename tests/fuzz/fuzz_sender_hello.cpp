@@ -3,7 +3,7 @@
 // private data). What it accepts must mean the same after a round trip.
 #include "fuzz_input.hpp"
 
-#include "rdmastream/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace wire = rdmastream::wire;
 using rdmastream::fuzz::accepted;

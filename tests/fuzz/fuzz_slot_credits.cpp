@@ -16,7 +16,7 @@
 // every operation so far was honest, nothing honest is refused.
 #include "fuzz_input.hpp"
 
-#include "rdmastream/slot_credits.hpp"
+#include "datapath/slot_credits.hpp"
 
 #include <vector>
 

@@ -5,7 +5,7 @@
 // immediate is the completion's, and it means the same after a round trip.
 #include "fuzz_input.hpp"
 
-#include "rdmastream/wire.hpp"
+#include "wire/wire.hpp"
 
 #include <vector>
 

@@ -4,7 +4,7 @@
 // endian, missing bytes are zero). An accepted slot is inside the ring.
 #include "fuzz_input.hpp"
 
-#include "rdmastream/wire.hpp"
+#include "wire/wire.hpp"
 
 namespace wire = rdmastream::wire;
 using rdmastream::fuzz::accepted;

@@ -5,7 +5,7 @@
 // kMaxCapsNesting deep; it means the same after a round trip.
 #include "fuzz_input.hpp"
 
-#include "rdmastream/wire.hpp"
+#include "wire/wire.hpp"
 
 #include <array>
 

@@ -14,7 +14,7 @@
 #include "fuzz_gst.hpp"
 #include "fuzz_input.hpp"
 
-#include "rdmastream/wire.hpp"
+#include "wire/wire.hpp"
 #include "rdmastream_gst/frame_layout.hpp"
 #include "rdmastream_gst/video_meta.hpp"
 

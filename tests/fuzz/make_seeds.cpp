@@ -3,7 +3,7 @@
 // project's own encoders, so every seed is a valid message of the current
 // protocol. Run after a wire change and commit the files:
 //   build-fuzz/tests/fuzz/fuzz_make_seeds tests/fuzz/corpus
-#include "rdmastream/wire.hpp"
+#include "wire/wire.hpp"
 
 #include <gst/video/video.h>
 

@@ -2,7 +2,7 @@
 // The pure half of the plugin: caps and buffers to the wire and back.
 #include "rdmacaps.hpp"
 
-#include "rdmastream/wire.hpp"
+#include "wire/wire.hpp"
 #include "rdmastream/error.hpp"
 #include "rdmastream/no_time.hpp"
 

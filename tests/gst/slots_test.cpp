@@ -9,7 +9,7 @@
 
 #include "gst_test_env.hpp"
 
-#include "rdmastream/wire.hpp"
+#include "wire/wire.hpp"
 
 #include <gst/video/video.h>
 #include <gtest/gtest.h>

@@ -9,9 +9,9 @@
 #include "memory_fabric.hpp"
 
 #include "rdmastream/error.hpp"
-#include "rdmastream/frame_receiver.hpp"
-#include "rdmastream/frame_sender.hpp"
-#include "rdmastream/handshake.hpp"
+#include "stream/frame_receiver.hpp"
+#include "stream/frame_sender.hpp"
+#include "wire/handshake.hpp"
 
 #include <gtest/gtest.h>
 

@@ -24,7 +24,7 @@
 // memcpy on the posting thread).
 #pragma once
 
-#include "rdmastream/datapath.hpp"
+#include "datapath/datapath.hpp"
 
 #include <chrono>
 #include <cstdint>

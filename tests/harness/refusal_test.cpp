@@ -7,8 +7,8 @@
 #include "memory_fabric.hpp"
 
 #include "rdmastream/error.hpp"
-#include "rdmastream/frame_receiver.hpp"
-#include "rdmastream/frame_sender.hpp"
+#include "stream/frame_receiver.hpp"
+#include "stream/frame_sender.hpp"
 
 #include <arpa/inet.h>
 

@@ -19,9 +19,9 @@
 #include "rogue_sender.hpp"
 
 #include "rdmastream/error.hpp"
-#include "rdmastream/fanout_sender.hpp"
-#include "rdmastream/frame_receiver.hpp"
-#include "rdmastream/frame_sender.hpp"
+#include "stream/fanout_sender.hpp"
+#include "stream/frame_receiver.hpp"
+#include "stream/frame_sender.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

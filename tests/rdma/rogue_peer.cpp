@@ -24,10 +24,11 @@
 // Exits 0 once it has misbehaved as asked (the listener's reaction is what
 // the tests check), non-zero when it could not even try.
 #include "rdmastream/error.hpp"
-#include "rdmastream/frame_sender.hpp"
-#include "rdmastream/registered_region.hpp"
-#include "rdmastream/verbs_owners.hpp"
-#include "rdmastream/wire.hpp"
+#include "call_checks.hpp"
+#include "stream/frame_sender.hpp"
+#include "memory/registered_region.hpp"
+#include "setup/verbs_owners.hpp"
+#include "wire/wire.hpp"
 
 #include <CLI/CLI.hpp>
 #include <netdb.h>

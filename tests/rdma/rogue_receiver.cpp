@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "rogue_receiver.hpp"
 
-#include "rdmastream/completion_poller.hpp"
+#include "datapath/completion_poller.hpp"
 #include "rdmastream/error.hpp"
-#include "rdmastream/registered_region.hpp"
-#include "rdmastream/wire.hpp"
+#include "call_checks.hpp"
+#include "memory/registered_region.hpp"
+#include "wire/wire.hpp"
 
 #include <arpa/inet.h>
 

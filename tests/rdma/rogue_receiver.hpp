@@ -7,7 +7,7 @@
 // crash nor hang.
 #pragma once
 
-#include "rdmastream/listener.hpp"
+#include "setup/listener.hpp"
 
 #include <chrono>
 #include <cstdint>

@@ -3,11 +3,12 @@
 
 #include "frame_pattern.hpp"
 
-#include "rdmastream/completion_poller.hpp"
+#include "datapath/completion_poller.hpp"
 #include "rdmastream/error.hpp"
-#include "rdmastream/registered_region.hpp"
-#include "rdmastream/slot_credits.hpp"
-#include "rdmastream/wire.hpp"
+#include "call_checks.hpp"
+#include "memory/registered_region.hpp"
+#include "datapath/slot_credits.hpp"
+#include "wire/wire.hpp"
 
 #include <arpa/inet.h>
 

@@ -5,7 +5,7 @@
 // of docs/protocol.md.
 #pragma once
 
-#include "rdmastream/rc_connection.hpp"
+#include "setup/rc_connection.hpp"
 
 #include <chrono>
 #include <cstdint>

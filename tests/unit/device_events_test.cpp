@@ -4,7 +4,7 @@
 // lost when another connection (or another thread) happens to read them.
 // The dispatcher runs as in the transport; only the device under it is a
 // queue of events (ibv_get_async_event needs a NIC that fails on request).
-#include "rdmastream/device_events.hpp"
+#include "setup/device_events.hpp"
 
 #include <poll.h>
 

@@ -2,7 +2,7 @@
 // The one device listing (devices.hpp) and its messages, and the ownership
 // rules of rdma_cm events (cm_event_channel.hpp). Native: no RDMA device is
 // needed; where this machine has one, the "none here" checks are skipped.
-#include "rdmastream/cm_event_channel.hpp"
+#include "setup/cm_event_channel.hpp"
 #include "rdmastream/devices.hpp"
 #include "rdmastream/error.hpp"
 

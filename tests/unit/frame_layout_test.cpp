@@ -5,7 +5,7 @@
 // refuses, downstream would otherwise have read past the frame. The cases
 // marked fuzz_video_meta were that fuzzer's findings (tests/fuzz/).
 #include "rdmastream/error.hpp"
-#include "rdmastream/wire.hpp"
+#include "wire/wire.hpp"
 #include "rdmastream_gst/frame_layout.hpp"
 #include "rdmastream_gst/video_meta.hpp"
 

@@ -3,7 +3,7 @@
 // round trips, and every field a decoder checks refused; older peers
 // refused by their version, by name.
 #include "rdmastream/error.hpp"
-#include "rdmastream/wire.hpp"
+#include "wire/wire.hpp"
 
 #include <gtest/gtest.h>
 

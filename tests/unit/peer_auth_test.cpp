@@ -2,7 +2,7 @@
 // The pre-shared key: what a key file must be (and the message when it is
 // not), and the proofs made with it.
 #include "rdmastream/error.hpp"
-#include "rdmastream/peer_auth.hpp"
+#include "wire/peer_auth.hpp"
 
 #include <gtest/gtest.h>
 

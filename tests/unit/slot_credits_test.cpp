@@ -2,7 +2,7 @@
 // Credit bookkeeping: the sender never gets a slot twice, the receiver
 // refuses writes it gave no credit for, and release may come in any order.
 #include "rdmastream/error.hpp"
-#include "rdmastream/slot_credits.hpp"
+#include "datapath/slot_credits.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 // "What is checked".) Flipping one bit in an otherwise good message must be
 // refused; the good message itself must pass.
 #include "rdmastream/error.hpp"
-#include "rdmastream/wire.hpp"
+#include "wire/wire.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // The wire decoders are the first thing untrusted bytes meet: every field
 // they validate has a case here that must be refused.
 #include "rdmastream/error.hpp"
-#include "rdmastream/wire.hpp"
+#include "wire/wire.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // wr_id's encoding: every kind and index comes back as it went, and a value
 // no work request of ours carries is refused by name.
-#include "rdmastream/work_id.hpp"
+#include "wire/work_id.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "rdmastream/error.hpp"
+#include "call_checks.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -4,8 +4,6 @@
 // that one" (which lists those there are).
 #pragma once
 
-#include <rdma/rdma_cma.h>
-
 #include <string>
 #include <vector>
 
@@ -26,11 +24,5 @@ std::string no_device_message(const std::string& how);
 // those it has. Done once before connecting or listening, so that "no such
 // device" is one clear line rather than an address-resolution failure.
 void check_device_exists(const std::string& name);
-
-// librdmacm's open context of device `name`, or, `name` empty, of the only
-// device there is (several: UserError asking for a name or an address).
-// The context stays open for the process (librdmacm keeps it). For a
-// listener bound to every address, which has no device of its own.
-ibv_context* find_cm_device(const std::string& name);
 
 } // namespace rdmastream

@@ -15,12 +15,8 @@
 //  - PeerLeft:    the receiver ended the stream on purpose: not a failure.
 // (Listener's own ListenerError, listener.hpp, says a listener can take
 // no more requests.)
-//
-// verbs and rdma_cm report failures in three conventions; one helper each
-// turns them into a SystemError (the model is rdmapp's error.h).
 #pragma once
 
-#include <cerrno>
 #include <stdexcept>
 #include <string>
 
@@ -73,20 +69,5 @@ class PeerLeft : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
-
-// ibv_reg_mr & co: NULL on failure, errno set.
-template <typename T>
-T* check_ptr(T* p, const char* call) {
-    if (p == nullptr) {
-        throw SystemError(call, errno);
-    }
-    return p;
-}
-
-// ibv_post_send & co: 0 or the errno value itself.
-void check_rc(int rc, const char* call);
-
-// rdma_connect & co: 0 or -1 with errno set.
-void check_errno(int rc, const char* call);
 
 } // namespace rdmastream

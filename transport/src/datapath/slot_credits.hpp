@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// Who may touch which ring slot, on each side. Pure bookkeeping, no verbs:
+// the sender and receiver data paths call these, and the unit tests drive
+// them with hostile input. Storage is sized once; nothing allocates per frame.
+#pragma once
+
+#include "wire/wire.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace rdmastream {
+
+// Sender side: the credits it holds, used in the order they came home.
+class SenderCredits {
+public:
+    explicit SenderCredits(std::uint32_t slot_count);
+
+    // A slot to write the next frame into, with the generation to stamp on
+    // it; nullopt when the receiver holds every slot (wait for a credit).
+    std::optional<wire::SlotImm> take() noexcept;
+    // What take() would give, left in place: a write is made with it and
+    // the credit taken only once the write is posted (a refused post
+    // keeps it).
+    std::optional<wire::SlotImm> next() const noexcept;
+    // A credit the receiver sent back. Refuses (ProtocolError) a slot the
+    // sender already holds, or a generation that is not the slot's next one.
+    void give_back(wire::SlotImm credit);
+
+    std::uint32_t available() const noexcept { return count_; }
+    std::uint32_t slot_count() const noexcept { return static_cast<std::uint32_t>(held_.size()); }
+    bool all_home() const noexcept { return count_ == held_.size(); }
+
+private:
+    std::vector<std::uint16_t> fifo_; // ring buffer of credited slots
+    std::uint32_t head_ = 0;
+    std::uint32_t count_ = 0;
+    std::vector<bool> held_;
+    std::vector<std::uint16_t> generation_; // next generation to stamp per slot
+};
+
+// Receiver side: who owns each slot. The sender, from the start and again
+// once the slot's credit has gone out; the consumer, from a frame's arrival
+// until release; nobody in between (released, its credit not sent yet). A
+// write completing in between was made without a credit; over an RC QP its
+// bytes also spoil the slot header the earlier frame was checked by, so the
+// header check would catch it too: this keeps the bookkeeping exact anyway.
+class ReceiverSlots {
+public:
+    explicit ReceiverSlots(std::uint32_t slot_count);
+
+    // A frame's immediate. Refuses an index out of range, a slot the sender
+    // does not own (the consumer holds it, or its credit has not gone out),
+    // or a stale generation.
+    wire::SlotImm arrive(std::uint32_t imm_value);
+    // The consumer is done with `slot` (any order). Returns the credit to
+    // send: the slot and the generation its next frame must carry.
+    wire::SlotImm release(std::uint16_t slot);
+    // The credit release() returned for `slot` went out: the sender owns it.
+    void credit_sent(std::uint16_t slot) noexcept;
+
+    bool held(std::uint16_t slot) const noexcept { return slot < owner_.size() && owner_[slot] == kConsumer; }
+    std::uint32_t slot_count() const noexcept { return static_cast<std::uint32_t>(owner_.size()); }
+
+private:
+    enum Owner : std::uint8_t { kSender, kConsumer, kCreditPending };
+    std::vector<Owner> owner_;
+    std::vector<std::uint16_t> generation_; // generation the next frame in the slot carries
+};
+
+} // namespace rdmastream

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "stream/fanout_sender.hpp"
+
+#include "setup/cm_devices.hpp"
+
+#include "rdmastream/devices.hpp"
+#include "rdmastream/error.hpp"
+
+#include <poll.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace rdmastream {
+
+namespace {
+// The device the fan-out's memory lives on: the listener's, if it is bound
+// to an address; else the named one; else the only one there is. A named
+// device is checked here, once: a wrong one fails at start, not per joiner.
+ibv_context* pick_device(const Listener& listener, const std::string& name) {
+    if (ibv_context* bound = listener.device(); bound != nullptr) {
+        const std::string got = ibv_get_device_name(bound->device);
+        if (!name.empty() && name != got) {
+            throw UserError(fmt::format("the listening address is on RDMA device {}, not {}: listen on an address "
+                                        "of {} (see `rdma link show`), or drop the device option",
+                                        got, name, name));
+        }
+        return bound;
+    }
+    return find_cm_device(name); // every address: the device named, or the only one
+}
+} // namespace
+
+FanoutSender::FanoutSender(Listener& listener, const SenderOptions& opts, LogFn log)
+    : listener_(listener),
+      opts_(opts),
+      log_(std::move(log)),
+      pd_(make_shared_pd(pick_device(listener, opts.device))),
+      member_opts_(member_options()),
+      shared_(kSharedFrames) {}
+
+FanoutSender::~FanoutSender() {
+    members_.clear(); // each reports its undelivered frames through member_done
+}
+
+SenderOptions FanoutSender::member_options() {
+    SenderOptions o = opts_;
+    o.shared_pd = pd_;
+    o.on_done = [this](std::uint64_t token, FrameFate fate) { member_done(token, fate); };
+    return o;
+}
+
+bool FanoutSender::frame_free(std::uint64_t number) const noexcept {
+    const SharedFrame& f = shared_[number % kSharedFrames];
+    return f.number != number || f.holders == 0;
+}
+
+void FanoutSender::member_done(std::uint64_t number, FrameFate fate) {
+    SharedFrame& o = shared_[number % kSharedFrames];
+    o.delivered = o.delivered || fate == FrameFate::kDelivered;
+    if (--o.holders != 0) {
+        return;
+    }
+    if (!o.delivered) {
+        ++stats_.drops;
+    }
+    if (opts_.on_done) {
+        opts_.on_done(o.cookie, o.delivered ? FrameFate::kDelivered : FrameFate::kDropped);
+    }
+}
+
+template <typename Fn>
+void FanoutSender::for_each_member(Fn&& fn) {
+    for (auto it = members_.begin(); it != members_.end();) {
+        try {
+            fn(*(*it)->sender);
+            ++it;
+        } catch (const PeerLeft& e) { // it has what it wanted: it goes, with no complaint
+            if (log_) log_(e.what());
+            departed_.push_back({(*it)->peer, (*it)->sender->stats(), (*it)->sender->policy(), true});
+            it = members_.erase(it);
+        } catch (const TimeoutError& e) { // stuck past the member timeout: it goes, the others need not wait
+            if (log_) log_(fmt::format("receiver {} cut: it held the others back: {}", (*it)->peer, e.what()));
+            departed_.push_back({(*it)->peer, (*it)->sender->stats(), (*it)->sender->policy(), true});
+            it = members_.erase(it);
+        } catch (const std::exception& e) {
+            if (log_) log_(fmt::format("receiver {} left: {}", (*it)->peer, e.what()));
+            departed_.push_back({(*it)->peer, (*it)->sender->stats(), (*it)->sender->policy(), true});
+            it = members_.erase(it); // its undelivered frames come back as dropped
+        }
+    }
+}
+
+std::size_t FanoutSender::admit() {
+    if (request_seen()) {
+        accept_requests();
+    }
+    return joining_.empty() ? 0 : advance_joiners();
+}
+
+bool FanoutSender::request_seen() {
+    // admit() runs for every frame, and nobody joining is the common case:
+    // a clock read (vDSO, no syscall) decides whether to look at all.
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_listener_look_) {
+        return false;
+    }
+    next_listener_look_ = now + kListenerLook;
+    return listener_readable();
+}
+
+bool FanoutSender::listener_readable() {
+    pollfd pfd{listener_.fd(), POLLIN, 0};
+    return ::poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN) != 0;
+}
+
+void FanoutSender::accept_requests() {
+    // Only while the listener holds an event: each accept_waiting() costs
+    // syscalls (and, with a device named, a device listing), so it is never
+    // called to find out that there is nothing. New requests are accepted at
+    // once; the handshake and the format then complete over later admit()
+    // calls, so a joiner costs the others no wait.
+    // Limits are checked on the request itself, before its QP, CQ and
+    // memory regions exist: a refused receiver costs nothing but its reject.
+    const auto admission = [this](std::span<const std::byte>, const std::string&) {
+        if (members_.size() + joining_.size() >= max_receivers_) {
+            throw PeerRefused(wire::RejectReason::kBusy,
+                              fmt::format("busy: this sender takes at most {} receivers at once (--max-receivers)",
+                                          max_receivers_));
+        }
+        if (joining_.size() >= kMaxJoining) {
+            throw PeerRefused(wire::RejectReason::kBusy,
+                              fmt::format("busy: {} receivers are joining already; try again", kMaxJoining));
+        }
+    };
+    // At most kRequestsPerLook per call, so that however the listener
+    // behaves this returns; the rest wait for the next look. A failure of
+    // the listener itself (ListenerError: its device removed, its channel
+    // broken) is not one receiver's and ends the fan-out's admitting: it
+    // goes to the caller. Any other failure came after its request was read
+    // (so the loop moves on) and costs only that receiver.
+    for (std::size_t n = 0; n < kRequestsPerLook; ++n) {
+        std::unique_ptr<FrameSender::Joining> s;
+        try {
+            s = FrameSender::accept_waiting(listener_, member_opts_, admission);
+        } catch (const ListenerError&) {
+            throw;
+        } catch (const std::exception& e) {
+            if (log_) log_(fmt::format("a receiver could not join: {}", e.what()));
+        }
+        if (s) { // else: refused, failed, or an event that was not a connect request
+            auto j = std::make_unique<Joiner>();
+            j->peer = s->peer();
+            j->joining = std::move(s);
+            j->deadline = std::chrono::steady_clock::now() + kJoinPatience;
+            joining_.push_back(std::move(j));
+        }
+        if (!listener_readable()) break;
+    }
+}
+
+std::size_t FanoutSender::advance_joiners() {
+    std::size_t joined = 0;
+    for (auto it = joining_.begin(); it != joining_.end();) {
+        Joiner& j = **it;
+        try {
+            if (!advance(j)) {
+                if (std::chrono::steady_clock::now() >= j.deadline) {
+                    throw TimeoutError(fmt::format("it did not finish joining within {} ms",
+                                                   std::chrono::duration_cast<std::chrono::milliseconds>(kJoinPatience)
+                                                       .count()));
+                }
+                ++it;
+                continue;
+            }
+        } catch (const std::exception& e) {
+            if (log_) log_(fmt::format("receiver {} could not join: {}", j.peer, e.what()));
+            it = joining_.erase(it);
+            continue;
+        }
+        j.sender->start_numbering_at(next_token_); // frame numbers are the stream's
+        auto m = std::make_unique<Member>();
+        m->peer = std::move(j.peer);
+        m->sender = std::move(j.sender);
+        if (log_) {
+            log_(fmt::format("receiver {} joined ({} slots of {} bytes, {} policy); {} receiver(s) now", m->peer,
+                             m->sender->ring().slot_count, m->sender->ring().slot_size,
+                             m->sender->policy() == Policy::kLive ? "live" : "lossless", members_.size() + 1));
+        }
+        members_.push_back(std::move(m));
+        it = joining_.erase(it);
+        ++joined;
+    }
+    return joined;
+}
+
+bool FanoutSender::advance(Joiner& j) {
+    if (!j.sender) {
+        j.sender = j.joining->finish(); // the handshake: key proofs, the receiver's ring
+        if (!j.sender) return false;
+        j.joining.reset();
+    }
+    // A late joiner learns the stream's format (the latest, if it changed
+    // while this one was on its way) before its first frame.
+    if (j.format_id != 0 && !j.sender->format_settled()) return false;
+    if (format_ && j.format_id != format_->id) {
+        j.sender->begin_format(*format_);
+        j.format_id = format_->id;
+        return false;
+    }
+    return true;
+}
+
+bool FanoutSender::wait_for_receivers(std::size_t count, std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        advance_joiners();
+        if (members_.size() >= count) {
+            return true;
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            throw TimeoutError(fmt::format("only {} of {} receivers connected within {} ms", members_.size(), count,
+                                           timeout.count()));
+        }
+        // Sleeps until a request comes; joiners on their way move on through
+        // advance_joiners(), so look again soon while there are any.
+        const std::chrono::milliseconds look(joining_.empty() ? 100 : 1);
+        if (opts_.waker) {
+            const Readiness r = wait_readable(listener_.fd(), *opts_.waker, look);
+            if (r == Readiness::kWoken) return false;
+            if (r == Readiness::kReadable) accept_requests();
+            continue;
+        }
+        pollfd pfd{listener_.fd(), POLLIN, 0};
+        if (::poll(&pfd, 1, static_cast<int>(look.count())) > 0 && (pfd.revents & POLLIN) != 0) {
+            accept_requests();
+        }
+    }
+}
+
+std::uint32_t FanoutSender::max_payload() const noexcept {
+    std::uint32_t m = UINT32_MAX;
+    for (const auto& member : members_) m = std::min(m, member->sender->max_payload());
+    return members_.empty() ? 0 : m;
+}
+
+std::uint64_t FanoutSender::send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
+                                 std::uint64_t cookie, std::chrono::milliseconds timeout) {
+    admit();
+    const std::uint64_t token = next_token_++;
+    SharedFrame& o = shared_[token % kSharedFrames];
+    if (o.holders != 0) {
+        throw std::logic_error("fan-out: more frames in flight than its table holds: wait_done() the oldest first");
+    }
+    // One hold per receiver that takes the frame, plus our own while we
+    // hand it out. FrameSender::send either takes a frame or throws.
+    o = SharedFrame{token, cookie, 1, false};
+    for_each_member([&](FrameSender& s) {
+        if (payload.size() > s.max_payload()) {
+            throw UserError(fmt::format("a {}-byte frame does not fit its {}-byte slots", payload.size(),
+                                        s.ring().slot_size));
+        }
+        s.send(payload, lkey, meta, token, std::min(timeout, member_timeout_));
+        ++o.holders;
+    });
+    ++stats_.frames;
+    stats_.bytes += payload.size();
+    member_done(token, FrameFate::kDropped); // our own hold
+    return token;
+}
+
+void FanoutSender::set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout) {
+    format_ = format;
+    for_each_member([&](FrameSender& s) { s.set_format(format, std::min(timeout, member_timeout_)); });
+}
+
+void FanoutSender::progress() {
+    admit(); // joiners move on while the caller only services the stream (pacing, waiting, dropping)
+    for_each_member([](FrameSender& s) { s.progress(); });
+}
+
+bool FanoutSender::has_lossless_member() const noexcept {
+    return std::any_of(members_.begin(), members_.end(), [](const std::unique_ptr<Member>& m) {
+        return m->sender->policy() == Policy::kLossless;
+    });
+}
+
+bool FanoutSender::member_has_free_slot() const noexcept {
+    return std::any_of(members_.begin(), members_.end(),
+                       [](const std::unique_ptr<Member>& m) { return m->sender->credits_available() > 0; });
+}
+
+void FanoutSender::drop_unoffered() noexcept {
+    ++stats_.drops;
+    ++next_token_; // frame numbers are the stream's: a joiner starts at the next one
+    for (const auto& m : members_) m->sender->skip_frame();
+}
+
+bool FanoutSender::can_take_frame() {
+    if (has_lossless_member()) {
+        return true; // send() waits for its slot: it takes every frame
+    }
+    // Live credits are current only after progress(), which also posts a
+    // frame a member kept pending (it takes the slot before a new one could)
+    // and may admit a lossless joiner.
+    progress();
+    return has_lossless_member() || member_has_free_slot();
+}
+
+void FanoutSender::wait_done(std::uint64_t number, std::chrono::milliseconds timeout) {
+    if (number >= next_token_) {
+        throw std::logic_error(fmt::format("fan-out: wait_done({}): that frame was never sent", number));
+    }
+    using Clock = std::chrono::steady_clock;
+    const auto started = Clock::now();
+    const auto deadline = started + timeout;
+    while (!frame_free(number)) {
+        const auto now = Clock::now();
+        if (now >= deadline) {
+            throw TimeoutError(fmt::format("fan-out: frame {} is still held by a receiver after {} ms", number,
+                                           timeout.count()));
+        }
+        // Members number frames as the stream does; one that joined after
+        // this frame, or is done with it, returns at once. A wait on one
+        // member (woken by its completions) lasts at most a keepalive
+        // period, so the others' keepalives and credits are serviced below
+        // while one holds the frame; one that holds it for the member
+        // timeout is cut (for_each_member drops it on the TimeoutError).
+        for_each_member([&](FrameSender& s) {
+            if (frame_free(number)) return;
+            const auto held = Clock::now() - started;
+            const auto cut_in = std::chrono::ceil<std::chrono::milliseconds>(member_timeout_ - held);
+            const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+            const auto wait = std::max(std::chrono::milliseconds(0), std::min({left, cut_in, opts_.keepalive}));
+            try {
+                s.wait_done(number, wait);
+            } catch (const TimeoutError&) {
+                if (Clock::now() - started >= member_timeout_) { // held too long: cut, saying for how long
+                    throw TimeoutError(fmt::format("sender: it held frame {} for {} ms, the member timeout", number,
+                                                   member_timeout_.count()));
+                }
+            }
+        });
+        progress(); // joiners, and every member's credits and keepalives
+    }
+}
+
+void FanoutSender::finish(std::chrono::milliseconds timeout) {
+    for_each_member([&](FrameSender& s) { s.finish(std::min(timeout, member_timeout_)); });
+}
+
+void FanoutSender::stop() noexcept {
+    joining_.clear();
+    members_.clear(); // each reports its undelivered frames through member_done
+}
+
+std::vector<FanoutSender::ReceiverStats> FanoutSender::receiver_stats() const {
+    std::vector<ReceiverStats> out = departed_;
+    for (const auto& m : members_) out.push_back({m->peer, m->sender->stats(), m->sender->policy(), false});
+    return out;
+}
+
+} // namespace rdmastream

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// One stream to many receivers: every receiver dials the sender's listener
+// and gets its own connection, ring, credits and policy; each frame is
+// written from the same registered memory to all of them (one registration
+// on a protection domain they share: still no copy).
+//
+// A receiver may join at any time and gets the stream's format, then the
+// next frame. A receiver that fails, leaves or stays stuck past the member
+// timeout is dropped with a message naming it; the others go on. A live receiver (its own ask,
+// or the sender's policy) never holds the others back; a lossless one paces
+// the stream, by definition.
+//
+// Thread rule: one thread drives a FanoutSender; on_done and the log run on it.
+#pragma once
+
+#include "stream/frame_sender.hpp"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rdmastream {
+
+class FanoutSender {
+public:
+    using LogFn = std::function<void(const std::string&)>;
+
+    // `opts.on_done` fires once per frame, when no receiver needs its memory
+    // any more (kDelivered if at least one receiver got it).
+    FanoutSender(Listener& listener, const SenderOptions& opts, LogFn log);
+    ~FanoutSender();
+    FanoutSender(const FanoutSender&) = delete;
+    FanoutSender& operator=(const FanoutSender&) = delete;
+
+    // Register frame memory here: every receiver's connection uses this PD.
+    ibv_pd* pd() const noexcept { return pd_.get(); }
+    std::shared_ptr<ibv_pd> shared_pd() const noexcept { return pd_; }
+
+    // Admits receivers waiting to join and moves joiners on (handshake,
+    // format); never blocks. Returns how many joined the stream. With nobody
+    // joining it costs a clock read (vDSO), and one poll(2) of the listener
+    // every kListenerLook: no syscall per frame at rates above 100 frames/s.
+    // The listener is only read when it holds a request (each accept lists
+    // the devices when one is named: once per joiner, not per frame).
+    std::size_t admit();
+    // Waits up to `timeout` until at least `count` receivers are connected;
+    // TimeoutError after it; false once the options' waker is woken first.
+    bool wait_for_receivers(std::size_t count, std::chrono::milliseconds timeout);
+    std::size_t receivers() const noexcept { return members_.size(); }
+    // At most this many receivers at once, joiners included (default:
+    // kDefaultMaxReceivers); one more is refused "busy" at its connect
+    // request, before anything is allocated for it.
+    void set_max_receivers(std::size_t n) noexcept { max_receivers_ = n; }
+    static constexpr std::size_t kDefaultMaxReceivers = 64;
+    // How long one receiver may hold the stream back: a lossless receiver
+    // that returns no credit (or a live one that acknowledges nothing) for
+    // this long is cut, with a message naming it, and the others go on at
+    // their own rate. send(), set_format() and finish() wait at most this
+    // long for any one receiver, whatever their own timeout.
+    void set_member_timeout(std::chrono::milliseconds t) noexcept { member_timeout_ = t; }
+    static constexpr std::chrono::milliseconds kDefaultMemberTimeout{5000};
+    // Handshakes in progress at once: a flood of connect requests that never
+    // finish joining cannot make the fan-out hold more connections than this.
+    static constexpr std::size_t kMaxJoining = 8;
+    // The largest frame every receiver's ring takes now.
+    std::uint32_t max_payload() const noexcept;
+
+    // Offers the frame to every receiver (admitting new ones first). With no
+    // receiver connected the frame is dropped at once. Returns the frame's
+    // number. A receiver whose slots the frame does not fit is dropped, as
+    // one that fails (the log names both sizes): a frame that fits no
+    // receiver's slots leaves none, and is dropped. Receivers' errors never
+    // reach the caller (each costs only its receiver).
+    std::uint64_t send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
+                       std::uint64_t cookie, std::chrono::milliseconds timeout);
+    void set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout);
+    // Admits joiners, then services every receiver (credits, completions,
+    // keepalives). Never blocks.
+    void progress();
+    // Whether send() would post a frame now to at least one receiver: a
+    // lossless one (send() waits for its slot) or a live one with a free
+    // slot. Services the receivers first when it must look at credits. A
+    // caller that has to write a frame before offering it (a copy) asks
+    // first, so that it never writes a frame every receiver would drop.
+    bool can_take_frame();
+    // Counts a frame the caller dropped without offering it, because
+    // can_take_frame() said no: it is in stats().drops, and every receiver
+    // sees its number as a gap.
+    void drop_unoffered() noexcept;
+    // Returns once frame `number`'s memory is free: every receiver it went
+    // to is done with it, and on_done has fired. Waits on the receivers
+    // that still hold it (each wait woken by its own completions, at most
+    // the member timeout: a stuck receiver is cut and the frame is free of
+    // it); TimeoutError after `timeout`.
+    void wait_done(std::uint64_t number, std::chrono::milliseconds timeout);
+    // Ends the stream for every receiver.
+    void finish(std::chrono::milliseconds timeout);
+    // Stops every receiver's connection at once (joiners' too); frames still
+    // out come back through on_done as dropped. Nothing but the destructor
+    // may follow (the reports list only receivers dropped before).
+    void stop() noexcept;
+
+    // Per-receiver stats, for reports.
+    struct ReceiverStats {
+        std::string peer;
+        StreamStats stats;
+        Policy policy;
+        bool left = false; // dropped mid-stream (failed, left or stuck): stats up to then
+    };
+    std::vector<ReceiverStats> receiver_stats() const;
+    // Frames offered; drops: frames no receiver got (every one dropped it,
+    // or none was connected, or the caller dropped it unoffered).
+    const StreamStats& stats() const noexcept { return stats_; }
+
+private:
+    struct Member {
+        std::unique_ptr<FrameSender> sender;
+        std::string peer;
+    };
+    // A receiver on its way in: accepted, not yet established or not yet
+    // holding the stream's format. Gets no frames until it is a Member.
+    struct Joiner {
+        std::unique_ptr<FrameSender::Joining> joining; // until the handshake is through
+        std::unique_ptr<FrameSender> sender;           // then
+        std::string peer;
+        std::chrono::steady_clock::time_point deadline;
+        std::uint16_t format_id = 0; // the format posted to it, 0: none yet
+    };
+    static constexpr std::chrono::seconds kJoinPatience{5};
+    // How often admit() looks at the listener for a connect request: a
+    // joiner waits at most this long to be noticed, against a handshake of
+    // several round trips; the same period FrameSender looks for hang-ups.
+    static constexpr std::chrono::milliseconds kListenerLook{10};
+    // Connect requests one admit() reads at most: a flood is served over
+    // several looks, and admit() always returns.
+    static constexpr std::size_t kRequestsPerLook = 2 * kMaxJoining;
+    bool request_seen();      // a look at the listener (at most every kListenerLook) found a request
+    bool listener_readable(); // one poll(2), no wait
+    void accept_requests();   // every request the listener holds becomes a Joiner
+    std::size_t advance_joiners(); // returns how many joined the stream
+    bool advance(Joiner& j); // true once j may take frames; throws if it failed
+    bool has_lossless_member() const noexcept;
+    bool member_has_free_slot() const noexcept; // current after progress()
+    // The fan-out's one table of frames in flight: a frame's memory is free
+    // once every receiver it went to is done with it (each member's own
+    // FrameSender tracks its writes; the caller's cookie lives only here).
+    struct SharedFrame {
+        std::uint64_t number = 0;
+        std::uint64_t cookie = 0;
+        std::uint32_t holders = 0; // receivers still holding it, plus send()'s own hold while it hands it out
+        bool delivered = false;
+    };
+    static constexpr std::size_t kSharedFrames = 2 * FrameSender::kMaxSlots + 4;
+    bool frame_free(std::uint64_t number) const noexcept;
+
+    template <typename Fn>
+    void for_each_member(Fn&& fn); // runs fn on each, dropping any that throws
+    void member_done(std::uint64_t number, FrameFate fate); // one holder let go of frame `number`
+    SenderOptions member_options(); // once, for member_opts_
+
+    Listener& listener_;
+    SenderOptions opts_;
+    LogFn log_;
+    std::shared_ptr<ibv_pd> pd_;
+    SenderOptions member_opts_; // made once: admit() must not copy options per frame
+    std::chrono::steady_clock::time_point next_listener_look_{};
+    std::vector<SharedFrame> shared_; // by number % kSharedFrames
+    std::vector<std::unique_ptr<Member>> members_;
+    std::vector<std::unique_ptr<Joiner>> joining_;
+    std::vector<ReceiverStats> departed_; // members dropped so far, for the reports
+    std::optional<wire::StreamFormat> format_;
+    std::uint64_t next_token_ = 0;
+    std::size_t max_receivers_ = kDefaultMaxReceivers;
+    std::chrono::milliseconds member_timeout_ = kDefaultMemberTimeout;
+    StreamStats stats_;
+};
+
+} // namespace rdmastream

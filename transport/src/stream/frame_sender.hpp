@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The sending end of one stream: writes frames from the caller's registered
+// memory into ring slots it holds credits for.
+//
+// Each frame is one WRITE_WITH_IMM with two SGEs: the 64-byte slot header
+// from the sender's own small header region, then the caller's payload, in
+// place. No copy. The caller learns through `on_done` when a frame's memory
+// is free again: delivered (the receiver has it) or dropped (live policy).
+//
+// Thread rule: one thread drives a FrameSender; on_done runs on it, inside
+// send(), progress(), wait_done() or finish(). SenderOptions::waker may be
+// woken from any thread: it interrupts send() and wait_done().
+#pragma once
+
+#include "datapath/datapath.hpp"
+#include "rdmastream/frame.hpp"
+#include "rdmastream/policy.hpp"
+#include "rdmastream/sender.hpp" // kMaxSenderSlots
+#include "wire/peer_auth.hpp"
+#include "setup/rc_connection.hpp"
+#include "setup/listener.hpp"
+#include "memory/registered_region.hpp"
+#include "datapath/slot_credits.hpp"
+#include "rdmastream/stream_states.hpp"
+#include "rdmastream/stream_stats.hpp"
+#include "rdmastream/waker.hpp"
+#include "wire/wire.hpp"
+#include "wire/work_id.hpp"
+
+#include <array>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rdmastream {
+
+struct SenderOptions {
+    Policy policy = Policy::kLossless;
+    FrameDoneFn on_done;                         // may be empty
+    std::chrono::milliseconds keepalive{1000};   // idle time before a keepalive goes out
+    // A control message (keepalive, format, end of stream) the receiver's
+    // NIC has not acknowledged within this means the receiver stopped taking
+    // messages (its NIC retries a receiver-not-ready forever: rnr_retry 7)
+    // or the path is gone even if our NIC reports nothing: the sender gives
+    // up. Acks take microseconds; RC retry reports a lost peer in ~2 s.
+    std::chrono::milliseconds ack_limit{5000};
+    PollMode poll_mode = PollMode::kEvent;
+    std::string device; // RDMA device by name; empty: the one the route picks
+    // Memory registered once for several senders (a fan-out); empty: the
+    // connection's own PD.
+    std::shared_ptr<ibv_pd> shared_pd;
+    // Interrupts a send() or wait_done() that waits (GStreamer's unlock);
+    // empty: only the timeout ends a wait. set_format() and finish() wait
+    // through wakes (they are bounded by their timeouts).
+    std::shared_ptr<Waker> waker;
+    // A pre-shared key both ends must prove before the receiver's ring is
+    // sent (handshake.hpp); null: no authentication, and a receiver with a
+    // key refuses this sender.
+    std::shared_ptr<const PresharedKey> key;
+    // Frames the caller keeps in flight at most before it waits for the
+    // oldest (wait_done); 0: as many as the ring has slots. Writes are
+    // signalled at least every half of it: else a caller keeping fewer than
+    // slots/2 frames out, facing a receiver that holds its frames (so no
+    // credit comes back), waits for the next keepalive to retire them.
+    std::uint32_t caller_depth = 0;
+};
+
+class Handshake;
+
+class FrameSender {
+public:
+    // The largest ring a sender accepts (its queues are sized before the
+    // receiver's advert arrives).
+    static constexpr std::uint32_t kMaxSlots = kMaxSenderSlots;
+
+    // Connects, retrying while the receiver is not up yet, for `patience`;
+    // nullptr once the options' waker is woken between two tries.
+    static std::unique_ptr<FrameSender> connect(const Endpoint& receiver, const SenderOptions& opts,
+                                                std::chrono::milliseconds patience);
+    // Waits for a receiver to dial in (its hello comes with the request,
+    // its ring advert over the connection once it is up, after the key
+    // proofs if there is a key: handshake.hpp); receivers refused meanwhile
+    // (the listener logs them) do not end the wait.
+    static std::unique_ptr<FrameSender> accept(Listener& listener, const SenderOptions& opts,
+                                               std::chrono::milliseconds timeout);
+    // A receiver accepted but not through the handshake yet (a fan-out's
+    // joiner): finish() gives the FrameSender once it is.
+    class Joining {
+    public:
+        // nullptr until the connection is up, the key proven both ways and
+        // the receiver's ring advert in; throws if the handshake failed.
+        // Never blocks.
+        std::unique_ptr<FrameSender> finish();
+        std::string peer() const { return peer_; }
+        ~Joining();
+
+    private:
+        friend class FrameSender;
+        Joining(std::unique_ptr<VerbsDatapath> path, std::unique_ptr<Handshake> handshake, const SenderOptions& opts);
+        SenderOptions opts_;
+        std::string peer_;
+        std::unique_ptr<VerbsDatapath> path_;
+        std::unique_ptr<Handshake> handshake_; // after path_: goes first
+        bool established_ = false;
+    };
+    // A receiver already waiting (nullptr if none is, or it was refused:
+    // the listener logs that), accepted without waiting for the handshake to
+    // finish (a few round trips). For a fan-out that must not stall the
+    // others while someone joins. Never blocks. `screen` refuses a request
+    // before anything is made for it (the fan-out's admission limits).
+    static std::unique_ptr<Joining> accept_waiting(Listener& listener, const SenderOptions& opts,
+                                                   const Listener::Screen& screen = {});
+    // Over any datapath (the in-memory fabric of the tests, for one), with
+    // the receiver's ring already known.
+    FrameSender(std::unique_ptr<Datapath> path, const wire::RingAdvert& ring, const SenderOptions& opts);
+    FrameSender(const FrameSender&) = delete;
+    FrameSender& operator=(const FrameSender&) = delete;
+    // stop(), then the rest goes.
+    ~FrameSender();
+    // Stops the QP and waits until the NIC has let go of every payload,
+    // then reports every frame not yet delivered as dropped (on_done fires
+    // exactly once per frame, whatever happens). The sender is done after
+    // it (nothing but the destructor may follow), but what it owns stays:
+    // pd() and memory registered on it remain valid until the destructor,
+    // for an owner whose buffers (rdmasink's pool) outlive the stream.
+    void stop() noexcept;
+
+    const wire::RingAdvert& ring() const noexcept { return ring_; }
+    std::uint32_t max_payload() const noexcept { return ring_.slot_size - std::uint32_t{wire::kSlotHeaderSize}; }
+    // Register payload memory here (over verbs; nullptr over another datapath).
+    ibv_pd* pd() const noexcept { return conn_ != nullptr ? conn_->pd() : nullptr; }
+    // The same, for memory that may outlive this sender (it keeps the PD).
+    std::shared_ptr<ibv_pd> shared_pd() const noexcept { return conn_ != nullptr ? conn_->shared_pd() : nullptr; }
+    // Payload memory this sender's datapath can move, over any datapath.
+    RegisteredRegion register_memory(std::size_t size, int access) { return path_->register_memory(size, access); }
+
+    // Offers one frame. `payload` must lie in memory registered on pd() with
+    // `lkey` and stay unchanged until on_done(cookie, ...) fires. Lossless:
+    // waits up to `timeout` for a free slot (TimeoutError after it). Live:
+    // never waits. Returns the frame's number (counting dropped frames too),
+    // or nullopt when the waker interrupted the wait: then the frame was not
+    // taken (no number used, no on_done), and the caller may offer it again.
+    // Throws UserError if it does not fit a slot, ConnectionError when the
+    // connection failed, and PeerLeft once the receiver said it wants no
+    // more (as every other call that waits). A post the device refuses
+    // (SystemError) takes nothing either: no number, no credit, no on_done.
+    std::optional<std::uint64_t> send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
+                                      std::uint64_t cookie, std::chrono::milliseconds timeout);
+    // Handles whatever completions and credits are ready, posts the pending
+    // frame if a slot came free, sends a keepalive when idle. Never blocks.
+    void progress();
+    // Announces the stream's format; frames sent after it carry its id.
+    // Posts the pending frame first (it is in the old format), then waits
+    // (up to `timeout` per step) for the control message in flight, if any;
+    // frames in flight may stay held downstream (the format follows them in
+    // order), unless the new frames outgrow the slots: then it waits for
+    // every frame to be released (every credit home). Returns once the
+    // format's message is acknowledged and, if the ring had to grow, the
+    // receiver's new ring has come: the connection stays up.
+    void set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout);
+    // set_format for a sender that has sent nothing yet (a receiver joining
+    // a running fan-out), without waiting: posts the format;
+    // format_settled() says when frames may follow (the receiver took it,
+    // and grew its ring if it had to). Neither blocks.
+    void begin_format(const wire::StreamFormat& format);
+    bool format_settled();
+    // A frame the caller dropped without offering it (live, no free slot,
+    // and it would have had to copy the frame first): counted as offered and
+    // dropped, so the next frame's number leaves the gap a receiver counts.
+    // No on_done: nothing was handed over.
+    void skip_frame() noexcept {
+        ++next_number_;
+        ++stats_.drops;
+    }
+    // Numbers this sender's frames from `first` on (a receiver joining a
+    // running stream sees the stream's frame numbers). Before the first send.
+    void start_numbering_at(std::uint64_t first);
+    // Waits until frame `number`'s memory is free (delivered or dropped);
+    // false when the waker interrupted the wait first.
+    bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout);
+    // Posts the pending frame, waits until every frame is delivered (not
+    // released: downstream may keep the last ones as long as it likes) and a
+    // format on its way is settled, sends end of stream, waits for its
+    // acknowledgement, and disconnects. Returns at once if the receiver
+    // had left already (state() kLeft); one that leaves meanwhile ends it
+    // with PeerLeft.
+    void finish(std::chrono::milliseconds timeout);
+
+    // Free slots the sender holds credits for now (call progress() first for
+    // an up-to-date answer): send() posts at once when this is non-zero. A
+    // live caller can skip preparing a frame (a copy) that would only be
+    // dropped.
+    std::uint32_t credits_available() const noexcept { return credits_.available(); }
+
+    const StreamStats& stats() const noexcept { return stats_; }
+    // Where the stream is (stream_states.hpp): tests, and messages.
+    SenderState state() const noexcept { return state_; }
+    // Live if this sender or the receiver asked for it.
+    Policy policy() const noexcept { return policy_; }
+    // The receiver's address, for messages.
+    std::string peer() const { return path_->peer_name(); }
+
+private:
+    // A FrameSender over verbs, once `handshake` on `path` is through.
+    static std::unique_ptr<FrameSender> over(std::unique_ptr<VerbsDatapath> path, std::unique_ptr<Handshake> handshake,
+                                             const SenderOptions& opts);
+
+    struct InFlight {
+        std::uint64_t cookie = 0;
+        std::uint64_t number = 0; // frame number (what the caller saw)
+        std::chrono::steady_clock::time_point posted;
+    };
+    struct Pending {
+        std::span<const std::byte> payload;
+        std::uint32_t lkey = 0;
+        FrameMeta meta;
+        std::uint64_t cookie = 0;
+        std::uint64_t number = 0;
+    };
+
+    void post(const Pending& frame); // takes the slot's credit once the write is posted
+    void flush_pending(std::chrono::milliseconds timeout); // posts the pending frame, waiting for a slot
+    void post_control(wire::Control kind, std::size_t payload_size = 0);
+    void post_format(const wire::StreamFormat& format); // enters kFormatPosted
+    // In kFormatPosted: the format's SEND acknowledged and, if it grows the
+    // ring, the new ring adopted: the format is in force (kStreaming).
+    void settle_format();
+    // A terminal state refuses `call`: PeerLeft once the receiver left, an
+    // error after a failure, a logic_error after finish() or stop().
+    void check_usable(const char* call) const;
+    void mark_failed() noexcept; // kFailed, unless the stream had already ended one way or another
+    void post_credit_recv(std::uint64_t buffer);
+    void adopt_ring(const wire::RingAdvert& ring); // the receiver grew its ring
+    // Handles one batch of completions, waiting for it until `deadline` and
+    // sending keepalives while it waits. False when the waker woke it first.
+    // Throws on failure, and TimeoutError (naming `timeout`, the caller's
+    // whole wait) at the deadline.
+    bool pump(std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds timeout);
+    void pump_now();                       // handles what is ready, never waits
+    void on_cm_event(const std::optional<CmEvent>& ev); // an rdma_cm event: ConnectionError on a lost connection
+    // A failed completion (of work request `work`): throws (ConnectionError,
+    // or ProtocolError for a receive the receiver overran), naming the
+    // receiver's hang-up if that is what caused it.
+    [[noreturn]] void failed(const ibv_wc& wc, Work work);
+    void take_credits(std::span<const std::byte> bytes); // a kCredits message
+    void keepalive_if_idle(); // a keepalive when nothing went out for opts_.keepalive
+    // A format that grows the ring is posted and the receiver's new ring has
+    // not come yet: it is registering memory and serving nothing.
+    bool awaiting_ring() const noexcept {
+        return state_ == SenderState::kFormatPosted && posted_format_.grows && !posted_format_.ring_adopted;
+    }
+    void look_for_events();   // rdma_cm events (a hang-up), at most every 10 ms
+    void handle(const ibv_wc& wc);     // handle_one(), with the receiver's address added to a ProtocolError
+    void handle_one(const ibv_wc& wc);
+    void retire_through(std::uint64_t posted_before); // frames below this posted index are delivered
+    void drop_pending();
+    std::uint64_t oldest_undone() const noexcept; // lowest frame number not yet delivered or dropped
+
+    SenderOptions opts_;
+    std::unique_ptr<Datapath> path_; // declared before what lives on it
+    RcConnection* conn_ = nullptr;   // set-up over verbs (accept, established); null over another datapath
+    wire::RingAdvert ring_;
+    Policy policy_;
+    RegisteredRegion headers_;     // one 64-byte header per slot
+    std::size_t control_in_size_;  // room for a credit message of every slot, or a ring advert with window keys
+    RegisteredRegion control_in_;  // a buffer per posted receive
+    RegisteredRegion control_out_; // what the sender's control messages carry
+    SenderCredits credits_;
+    // The key each slot's next frame is written with: the one its latest
+    // credit carried (with windows, that credit's window), or the advert's.
+    std::vector<std::uint32_t> slot_rkey_;
+    std::vector<std::uint64_t> last_post_in_slot_; // posted index of the latest write per slot
+    std::vector<InFlight> in_flight_;              // by posted index % size: at most one per slot
+    std::vector<wire::Credit> credits_in_;          // a decoded credit message; slot_count entries
+    std::uint64_t next_number_ = 0;   // frames offered
+    std::uint64_t next_post_ = 0;     // writes posted
+    std::uint64_t retired_before_ = 0; // every write below this posted index is delivered
+    std::optional<Pending> pending_;
+    std::uint32_t signal_every_; // writes between signalled ones: half the ring, or of the caller's depth
+    bool waiting_for_credit_ = false; // the frame being offered has had to wait (counted once)
+    bool control_in_flight_ = false;
+    std::chrono::steady_clock::time_point control_posted_at_; // while control_in_flight_
+    std::uint64_t control_after_ = 0; // writes posted before the control message in flight
+    std::chrono::steady_clock::time_point next_event_look_{};
+    std::uint16_t format_id_ = 0;     // stamped on every frame
+    struct PostedFormat {
+        std::uint16_t id = 0;
+        bool grows = false; // the receiver must grow its ring before frames follow
+        std::uint32_t max_frame_size = 0;
+        bool ring_adopted = false; // the grown ring arrived (it may come before our SEND's completion)
+    };
+    SenderState state_ = SenderState::kStreaming;
+    PostedFormat posted_format_; // the format on its way, in kFormatPosted
+    std::chrono::steady_clock::time_point last_post_time_ = std::chrono::steady_clock::now();
+    StreamStats stats_;
+    std::array<ibv_wc, 16> wcs_{};
+};
+
+} // namespace rdmastream

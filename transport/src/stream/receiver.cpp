@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// Receiver (receiver.hpp): opening the receiving end through a Door, the
+// one way every adapter does it, and a FrameReceiver under it.
+//
+// Listening, a new sender is on probation until its first frame: whatever
+// goes wrong before that (silence, a bad format, a first frame the caller's
+// check refuses, a hang-up) is that peer's doing, costs one line in the
+// log, and the next sender is served. Once admitted, every other sender
+// that dials is told "busy" (BusyRefuser) until the Receiver goes.
+#include "rdmastream/receiver.hpp"
+
+#include "setup/door_impl.hpp"
+
+#include "setup/busy_refuser.hpp"
+#include "rdmastream/error.hpp"
+#include "stream/frame_receiver.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace rdmastream {
+
+struct Receiver::Impl {
+    std::unique_ptr<DoorClaim> door; // listening: the listener, held while this receiver lives
+    std::unique_ptr<FrameReceiver> rx;
+    std::optional<ReceivedFrame> first; // the admitted sender's first frame, not yet handed out
+    std::optional<BusyRefuser> busy;    // last: stops before the rest goes
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+RingConfig ring_config(const ReceiverConfig& c) {
+    RingConfig r;
+    r.slots = c.slots;
+    r.slot_size = c.slot_size;
+    r.poll_mode = c.poll_mode;
+    r.device = c.device;
+    r.live = c.live;
+    r.waker = c.waker;
+    r.max_frame_bytes = c.max_frame_bytes;
+    r.max_ring_bytes = c.max_ring_bytes;
+    r.key = c.key;
+    r.handshake_timeout = c.handshake_timeout;
+    r.memory_windows = c.memory_windows;
+    r.warn = c.warn;
+    return r;
+}
+
+// The sender on probation sends its first frame, with a format, within the
+// handshake timeout, and the caller's check passes it: the frame, held for
+// the first wait_frame(). nullopt when the waker was woken; throws (the
+// sender's refusal) otherwise.
+std::optional<ReceivedFrame> first_frame(FrameReceiver& rx, const ReceiverConfig& c) {
+    rx.first_frame_by(Clock::now() + c.handshake_timeout);
+    // Longer than the probation: its own deadline, not the idle timeout,
+    // ends a silent sender's wait (with the message that says so).
+    const auto idle = 2 * c.handshake_timeout + std::chrono::seconds(1);
+    for (;;) {
+        FrameReceiver::Arrival a = rx.wait_frame(idle);
+        if (a.kind == FrameReceiver::Arrival::kWoken) return std::nullopt;
+        if (a.kind == FrameReceiver::Arrival::kEnd) {
+            throw ProtocolError("it ended the stream before its first frame");
+        }
+        if (a.frame.format == nullptr) {
+            throw ProtocolError("it sent a frame before announcing its format");
+        }
+        if (c.check_first_frame) c.check_first_frame(a.frame, rx.peer());
+        return std::move(a.frame);
+    }
+}
+
+} // namespace
+
+Receiver::Receiver(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+Receiver::~Receiver() = default;
+
+std::unique_ptr<Receiver> Receiver::open(Door& door, const ReceiverConfig& config) {
+    const RingConfig ring = ring_config(config);
+    auto impl = std::make_unique<Impl>();
+    Door::Impl& d = door.impl();
+    if (!d.listener) {
+        impl->rx = FrameReceiver::connect(d.endpoint, ring, config.open_timeout);
+        if (!impl->rx) return nullptr; // woken
+        return std::unique_ptr<Receiver>(new Receiver(std::move(impl)));
+    }
+    impl->door = std::make_unique<DoorClaim>(door.impl_);
+    Listener& listener = impl->door->listener();
+    const auto deadline = Clock::now() + config.open_timeout;
+    for (;;) {
+        // The next sender through its handshake (refused ones logged), then its probation.
+        std::unique_ptr<FrameReceiver> rx =
+            accept_next(listener, config.waker.get(), time_left(deadline), door.describe(), "sender",
+                        [&](std::chrono::milliseconds t) { return FrameReceiver::accept(listener, ring, t); });
+        if (!rx) return nullptr; // woken
+        try {
+            impl->first = first_frame(*rx, config);
+            if (!impl->first) return nullptr; // woken: the sender goes with rx
+        } catch (const std::exception& e) {
+            listener.log_refusal(rx->peer(), e.what());
+            continue; // its ring and connection go with rx
+        }
+        impl->rx = std::move(rx);
+        impl->busy.emplace(listener, "sender " + impl->rx->peer());
+        return std::unique_ptr<Receiver>(new Receiver(std::move(impl)));
+    }
+}
+
+Receiver::Arrival Receiver::wait_frame(std::chrono::milliseconds idle) {
+    if (impl_->first) {
+        Arrival a{Arrival::kFrame, std::move(*impl_->first)};
+        impl_->first.reset();
+        return a;
+    }
+    FrameReceiver::Arrival a = impl_->rx->wait_frame(idle);
+    return Arrival{static_cast<Arrival::Kind>(a.kind), std::move(a.frame)};
+}
+
+std::optional<ReceivedFrame> Receiver::next(std::chrono::milliseconds idle) {
+    for (;;) {
+        Arrival a = wait_frame(idle);
+        if (a.kind == Arrival::kFrame) return std::move(a.frame);
+        if (a.kind == Arrival::kEnd) return std::nullopt;
+    }
+}
+
+void Receiver::release(std::uint16_t slot) { impl_->rx->release(slot); }
+void Receiver::leave() noexcept { impl_->rx->leave(); }
+const StreamStats& Receiver::stats() const noexcept { return impl_->rx->stats(); }
+ReceiverState Receiver::state() const noexcept { return impl_->rx->state(); }
+std::string Receiver::peer() const { return impl_->rx->peer(); }
+std::uint32_t Receiver::slots() const noexcept { return impl_->rx->ring().slots; }
+std::uint32_t Receiver::slot_size() const noexcept { return impl_->rx->ring().slot_size; }
+std::uint32_t Receiver::max_payload() const noexcept { return slot_size() - std::uint32_t{wire::kSlotHeaderSize}; }
+bool Receiver::huge_pages() const noexcept { return impl_->rx->huge_pages(); }
+bool Receiver::memory_windows() const noexcept { return impl_->rx->memory_windows(); }
+
+} // namespace rdmastream

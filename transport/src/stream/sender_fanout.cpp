@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// A Sender to several receivers that dial in: a FanoutSender, which writes
+// each frame to all of them from the same registered memory (one
+// registration on the fan-out's PD: still no copy) and keeps the table of
+// frames in flight itself.
+#include "stream/sender_impl.hpp"
+
+#include "rdmastream/error.hpp"
+#include "stream/fanout_sender.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+namespace rdmastream {
+namespace {
+
+// Frames out at once when max_in_flight is not given: a receiver's default ring.
+constexpr std::size_t kDefaultDepth = 8;
+
+class FanoutSenderImpl final : public Sender::Impl {
+public:
+    FanoutSenderImpl(std::unique_ptr<DoorClaim> claim, const std::string& where, const SenderConfig& c)
+        : // + the frame a live receiver keeps pending
+          depth_((c.max_in_flight > 0 ? std::size_t{c.max_in_flight} : kDefaultDepth) + 1),
+          where_(where),
+          policy_(c.policy),
+          claim_(std::move(claim)),
+          fan_(claim_->listener(), member_options(c, depth_), log_of(c)) {
+        fan_.set_max_receivers(c.max_receivers);
+        fan_.set_member_timeout(c.member_timeout);
+    }
+
+    // Waits for `count` receivers; false when the waker was woken first.
+    bool wait_for(std::size_t count, std::chrono::milliseconds timeout) {
+        try {
+            return fan_.wait_for_receivers(count, timeout);
+        } catch (const TimeoutError& e) {
+            throw TimeoutError(fmt::format("{}: start the others (they dial {}), or wait for fewer receivers or "
+                                           "longer",
+                                           e.what(), where_));
+        }
+    }
+
+    std::shared_ptr<ibv_pd> pd() const override { return fan_.shared_pd(); }
+    std::size_t depth() const noexcept override { return depth_; }
+    std::uint32_t max_payload() const noexcept override { return fan_.max_payload(); }
+    std::optional<std::uint64_t> send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
+                                      std::uint64_t cookie, std::chrono::milliseconds timeout) override {
+        return fan_.send(payload, lkey, meta, cookie, timeout); // with no receiver on_done fires in here
+    }
+    void set_format(const StreamFormat& format, std::chrono::milliseconds timeout) override {
+        fan_.set_format(format, timeout);
+    }
+    void progress() override { fan_.progress(); }
+    bool takes_frame_now() override { return fan_.can_take_frame(); }
+    void skip_frame() noexcept override { fan_.drop_unoffered(); }
+    bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout) override {
+        try {
+            fan_.wait_done(number, timeout);
+            return true;
+        } catch (const TimeoutError&) {
+            throw TimeoutError(fmt::format(
+                "a receiver has held frame {} for {} ms: it stopped taking frames (a stuck lossless receiver "
+                "holds every other one back); give it the live policy, or wait longer",
+                number, timeout.count()));
+        }
+    }
+    void finish(std::chrono::milliseconds timeout) override {
+        fan_.finish(timeout);
+        state_ = SenderState::kEnded;
+    }
+    void stop() noexcept override {
+        fan_.stop();
+        state_ = SenderState::kStopped;
+    }
+    StreamStats stats() const noexcept override { return fan_.stats(); }
+    std::vector<ReceiverReport> receivers() const override {
+        std::vector<ReceiverReport> out;
+        for (auto& r : fan_.receiver_stats()) out.push_back({std::move(r.peer), r.stats, r.policy, r.left});
+        return out;
+    }
+    SenderState state() const noexcept override { return state_; }
+    Policy policy() const noexcept override { return policy_; }
+    std::string peer() const override { return where_; }
+    std::uint32_t ring_slots() const noexcept override { return 0; }
+    std::uint32_t ring_slot_size() const noexcept override { return 0; }
+
+private:
+    // Every member's writes are signalled often enough for the frames the
+    // caller keeps out, whatever its ring.
+    static SenderOptions member_options(const SenderConfig& c, std::size_t depth) {
+        SenderOptions o = sender_options(c);
+        o.caller_depth = static_cast<std::uint32_t>(depth - 1); // the live pending frame is never posted
+        return o;
+    }
+    static FanoutSender::LogFn log_of(const SenderConfig& c) {
+        if (c.log) return c.log;
+        return [](const std::string& line) { std::fprintf(stderr, "rdmastream: %s\n", line.c_str()); };
+    }
+
+    std::size_t depth_;
+    std::string where_;
+    Policy policy_; // the fan-out's own; a receiver may ask for live for itself
+    std::unique_ptr<DoorClaim> claim_; // the listener, held while the fan-out admits on it
+    FanoutSender fan_;                 // after claim_: goes first
+    SenderState state_ = SenderState::kStreaming;
+};
+
+} // namespace
+
+std::unique_ptr<Sender::Impl> fanout_sender(std::unique_ptr<DoorClaim> claim, const std::string& where,
+                                            const SenderConfig& c) {
+    auto f = std::make_unique<FanoutSenderImpl>(std::move(claim), where, c);
+    if (!f->wait_for(c.receivers, c.open_timeout)) return nullptr;
+    return f;
+}
+
+} // namespace rdmastream

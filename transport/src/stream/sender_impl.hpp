@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// What a Sender is underneath (sender.hpp): one receiver (a FrameSender,
+// sender_single.cpp) or a fan-out (a FanoutSender, sender_fanout.cpp), the
+// same calls over both. Opening them is sender.cpp's.
+#pragma once
+
+#include "stream/frame_sender.hpp"
+#include "rdmastream/sender.hpp"
+
+#include "setup/door_impl.hpp"
+
+#include <memory>
+
+namespace rdmastream {
+
+struct Sender::Impl {
+    Impl() = default;
+    Impl(const Impl&) = delete;
+    Impl& operator=(const Impl&) = delete;
+    virtual ~Impl() = default;
+
+    virtual std::shared_ptr<ibv_pd> pd() const = 0;
+    virtual std::size_t depth() const noexcept = 0;
+    virtual std::uint32_t max_payload() const noexcept = 0;
+    virtual std::optional<std::uint64_t> send(std::span<const std::byte> payload, std::uint32_t lkey,
+                                              const FrameMeta& meta, std::uint64_t cookie,
+                                              std::chrono::milliseconds timeout) = 0;
+    virtual void set_format(const StreamFormat& format, std::chrono::milliseconds timeout) = 0;
+    virtual void progress() = 0;
+    virtual bool takes_frame_now() = 0;
+    virtual void skip_frame() noexcept = 0;
+    virtual bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout) = 0;
+    virtual void finish(std::chrono::milliseconds timeout) = 0;
+    virtual void stop() noexcept = 0;
+    virtual StreamStats stats() const noexcept = 0;
+    virtual std::vector<ReceiverReport> receivers() const = 0;
+    virtual SenderState state() const noexcept = 0;
+    virtual Policy policy() const noexcept = 0;
+    virtual std::string peer() const = 0;
+    virtual std::uint32_t ring_slots() const noexcept = 0;
+    virtual std::uint32_t ring_slot_size() const noexcept = 0;
+
+    std::shared_ptr<MemoryDomain::Impl> domain; // made once, on first memory()
+};
+
+// The options every FrameSender of this Sender gets.
+SenderOptions sender_options(const SenderConfig& c);
+
+// One receiver: dials the Door's peer, or waits on its listener (then,
+// `claim` set, any other receiver that dials is told "busy" while it streams).
+std::unique_ptr<Sender::Impl> single_sender(std::unique_ptr<FrameSender> tx, const SenderConfig& c,
+                                            std::unique_ptr<DoorClaim> claim);
+// A fan-out on the Door's listener: waits for c.receivers of them (nullptr
+// when the waker is woken first).
+std::unique_ptr<Sender::Impl> fanout_sender(std::unique_ptr<DoorClaim> claim, const std::string& where,
+                                            const SenderConfig& c);
+
+} // namespace rdmastream

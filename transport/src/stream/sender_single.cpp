@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// A Sender with one receiver: every call passes straight to its FrameSender.
+#include "stream/sender_impl.hpp"
+
+#include "setup/busy_refuser.hpp"
+
+#include <algorithm>
+#include <optional>
+
+namespace rdmastream {
+namespace {
+
+class SingleSender final : public Sender::Impl {
+public:
+    SingleSender(std::unique_ptr<FrameSender> tx, const SenderConfig& c, std::unique_ptr<DoorClaim> claim)
+        : claim_(std::move(claim)), tx_(std::move(tx)) {
+        if (claim_) busy_.emplace(claim_->listener(), "receiver " + tx_->peer());
+        depth_ = tx_->ring().slot_count;
+        if (c.max_in_flight > 0) depth_ = std::min(depth_, std::size_t{c.max_in_flight});
+        ++depth_; // + the frame a live sender keeps pending
+    }
+
+    std::shared_ptr<ibv_pd> pd() const override { return tx_->shared_pd(); }
+    std::size_t depth() const noexcept override { return depth_; }
+    std::uint32_t max_payload() const noexcept override { return tx_->max_payload(); }
+    std::optional<std::uint64_t> send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
+                                      std::uint64_t cookie, std::chrono::milliseconds timeout) override {
+        return tx_->send(payload, lkey, meta, cookie, timeout);
+    }
+    void set_format(const StreamFormat& format, std::chrono::milliseconds timeout) override {
+        tx_->set_format(format, timeout);
+    }
+    void progress() override { tx_->progress(); }
+    bool takes_frame_now() override {
+        if (tx_->policy() == Policy::kLossless) {
+            return true; // send() waits for a slot
+        }
+        tx_->progress(); // credits home; a frame kept pending takes a free slot before ours could
+        return tx_->credits_available() > 0;
+    }
+    void skip_frame() noexcept override { tx_->skip_frame(); }
+    bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout) override {
+        return tx_->wait_done(number, timeout);
+    }
+    void finish(std::chrono::milliseconds timeout) override { tx_->finish(timeout); }
+    void stop() noexcept override { tx_->stop(); }
+    StreamStats stats() const noexcept override { return tx_->stats(); }
+    std::vector<ReceiverReport> receivers() const override { return {}; }
+    SenderState state() const noexcept override { return tx_->state(); }
+    Policy policy() const noexcept override { return tx_->policy(); }
+    std::string peer() const override { return tx_->peer(); }
+    std::uint32_t ring_slots() const noexcept override { return tx_->ring().slot_count; }
+    std::uint32_t ring_slot_size() const noexcept override { return tx_->ring().slot_size; }
+
+private:
+    std::unique_ptr<DoorClaim> claim_; // listening: kept, so later receivers hear "busy"
+    std::optional<BusyRefuser> busy_;  // after claim_: it stops before the listener is given back
+    std::unique_ptr<FrameSender> tx_;
+    std::size_t depth_ = 0;
+};
+
+} // namespace
+
+std::unique_ptr<Sender::Impl> single_sender(std::unique_ptr<FrameSender> tx, const SenderConfig& c,
+                                            std::unique_ptr<DoorClaim> claim) {
+    return std::make_unique<SingleSender>(std::move(tx), c, std::move(claim));
+}
+
+} // namespace rdmastream

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The connection handshake (since protocol 3; wire::kProtocolVersion is
+// the version spoken), one end's side (docs/protocol.md#handshake):
+//   1. a hello each way in the rdma_cm private data: the protocol version,
+//      the slots, whether this end has a key, a fresh nonce. A key on one
+//      end only is refused here, by the listening end, with a reject that
+//      says which end lacks it;
+//   2. once connected, where both ends have a key: each sends its key proof
+//      (kAuth) at once and checks the peer's;
+//   3. the receiver sends its ring advert (kRing: the ring's address and
+//      rkey) only after the sender's proof checked out, and the sender takes
+//      it only after the receiver's did.
+// It runs over any Datapath (verbs, or the tests' in-memory fabric) with a
+// small region of its own, and posts its receives when it is made: make it
+// before the connection is, since the peer may send at once. Once a
+// Handshake is through, every work request it posted has completed.
+//
+// Thread rule: the thread that drives the stream end drives its Handshake.
+#pragma once
+
+#include "datapath/datapath.hpp"
+#include "wire/peer_auth.hpp"
+#include "wire/wire.hpp"
+
+#include <array>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace rdmastream {
+
+class Handshake {
+public:
+    // How long connect/accept give steps 2 and 3 once connected: the
+    // receiver registers its ring in between (seconds for a large ring on
+    // a loaded host), and a silent peer must still not hold an end forever.
+    static constexpr std::chrono::seconds kPatience{30};
+
+    // `slots`: a sender's largest ring, a receiver's slot count. `key` may
+    // be null (no authentication; then the peer must have none either).
+    Handshake(Datapath& path, wire::Role role, std::uint32_t slots, std::shared_ptr<const PresharedKey> key);
+    // Unfinished, it stops the datapath first, so nothing lands in its
+    // region after it goes.
+    ~Handshake();
+    Handshake(const Handshake&) = delete;
+    Handshake& operator=(const Handshake&) = delete;
+
+    // Our hello: the private data to connect or accept with.
+    std::span<const std::byte> hello() const noexcept { return hello_; }
+    // The peer's hello (its private data; padding after it is ignored).
+    // Throws ProtocolError for a bad one, UserError when only one end has a
+    // key (the message names which). `peer` names it in messages.
+    void take_peer_hello(std::span<const std::byte> private_data, std::string peer);
+    // The checks take_peer_hello makes, without a connection: a listener
+    // screens a connect request's private data with it before anything is
+    // made for the request. `role`: this end's; `have_key`: whether it has
+    // one. Returns the peer's slots.
+    static std::uint32_t check_peer_hello(wire::Role role, bool have_key, std::span<const std::byte> private_data,
+                                          const std::string& peer_label);
+    // After take_peer_hello: the peer's slots (a sender's largest ring, a
+    // receiver's slot count).
+    std::uint32_t peer_slots() const noexcept { return peer_slots_; }
+
+    // Once connected: the proofs, then (a sender) the ring advert. step()
+    // never blocks and says whether this end is through; run() waits up to
+    // `timeout` until it is. Both throw UserError when the peer's key
+    // differs, ProtocolError for anything else refused, TimeoutError, and
+    // what a lost connection means.
+    bool step();
+    void run(std::chrono::milliseconds timeout);
+    // A sender's, once through: the receiver's ring advert.
+    const wire::RingAdvert& ring() const;
+
+private:
+    wire::Role peer_role() const noexcept;
+    std::string peer_label() const; // "the receiver 198.18.0.1:18515"
+    void post_recv(std::uint64_t buffer);
+    void post_proof();
+    void drain(); // every completion there is
+    void handle(const ibv_wc& wc);
+    void take_proof(std::span<const std::byte> bytes);
+    void take_ring(std::span<const std::byte> bytes);
+    void wait_for_our_proof(); // bounded: so the peer can tell its user why too
+    [[noreturn]] void lost(const CmEvent& ev);
+    bool through() const noexcept;
+
+    Datapath& path_;
+    wire::Role role_;
+    std::shared_ptr<const PresharedKey> key_;
+    wire::HelloBytes hello_;
+    wire::HelloBytes peer_hello_{};
+    bool have_peer_hello_ = false;
+    std::uint32_t peer_slots_ = 0;
+    std::string peer_;
+    // Per message: a proof, or an advert with the window keys of up to the
+    // sender's largest ring (a receiver's: a proof).
+    std::size_t buffer_;
+    RegisteredRegion region_; // receive buffers, then the send buffer
+    std::size_t recvs_posted_ = 0, recvs_done_ = 0;
+    bool proof_posted_ = false, proof_acked_ = false, peer_proved_ = false;
+    std::optional<wire::RingAdvert> ring_;
+    bool done_ = false;
+    std::array<ibv_wc, 4> wcs_{};
+};
+
+} // namespace rdmastream

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The handshake's messages (docs/protocol.md): the hellos in rdma_cm's
+// private data, the key proofs and the reject reason.
+#include "wire/wire_bytes.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace rdmastream::wire {
+
+using namespace detail;
+
+namespace {
+
+
+// Hello layout (both directions): magic, version, flags, a count, reserved, nonce.
+constexpr std::size_t kHelloFlags = 6, kHelloCount = 8, kHelloReserved = 12, kHelloNonce = 16;
+constexpr std::uint16_t kHelloFlagKey = 1;
+static_assert(kHelloNonce + kNonceSize == kSenderHelloSize);
+
+HelloBytes encode_hello(std::uint32_t magic, std::uint32_t count, bool has_key, const Nonce& nonce) {
+    HelloBytes out{};
+    store_le<std::uint32_t>(out, 0, magic);
+    store_le<std::uint16_t>(out, 4, kProtocolVersion);
+    store_le<std::uint16_t>(out, kHelloFlags, has_key ? kHelloFlagKey : 0);
+    store_le<std::uint32_t>(out, kHelloCount, count);
+    std::copy(nonce.begin(), nonce.end(), out.begin() + kHelloNonce);
+    return out;
+}
+
+// Checks the flags and reserved bytes, takes the nonce; returns whether the
+// peer has a key.
+bool decode_hello_rest(std::span<const std::byte> bytes, Nonce& nonce, const char* what) {
+    const auto flags = load_le<std::uint16_t>(bytes, kHelloFlags);
+    if ((flags & ~kHelloFlagKey) != 0) {
+        throw ProtocolError(fmt::format("{} has unknown flags {:#06x}", what, flags));
+    }
+    check_reserved(bytes, kHelloReserved, kHelloNonce, what, "reserved@12");
+    std::copy(bytes.begin() + kHelloNonce, bytes.begin() + kHelloNonce + kNonceSize, nonce.begin());
+    return (flags & kHelloFlagKey) != 0;
+}
+
+// Key proof layout.
+constexpr std::size_t kProofRole = 6, kProofReserved = 7, kProofMac = 8;
+static_assert(kProofMac + kMacSize == kKeyProofSize);
+
+} // namespace
+
+const char* name(Role role) noexcept { return role == Role::kSender ? "sender" : "receiver"; }
+
+HelloBytes encode(const SenderHello& hello) {
+    return encode_hello(kHelloMagic, hello.max_slots, hello.has_key, hello.nonce);
+}
+
+SenderHello decode_sender_hello(std::span<const std::byte> bytes) {
+    check_magic_and_version(bytes, kSenderHelloSize, kHelloMagic, "sender hello");
+    SenderHello h;
+    h.max_slots = load_le<std::uint32_t>(bytes, kHelloCount);
+    if (h.max_slots == 0) {
+        throw ProtocolError("sender hello takes no slots");
+    }
+    h.has_key = decode_hello_rest(bytes, h.nonce, "sender hello");
+    return h;
+}
+
+HelloBytes encode(const ReceiverHello& hello) {
+    return encode_hello(kReceiverHelloMagic, hello.slot_count, hello.has_key, hello.nonce);
+}
+
+ReceiverHello decode_receiver_hello(std::span<const std::byte> bytes) {
+    // Up to version 2 a receiver's private data was its ring advert.
+    if (bytes.size() >= 6 && load_le<std::uint32_t>(bytes, 0) == kAdvertMagic) {
+        check_version(load_le<std::uint16_t>(bytes, 4));
+    }
+    check_magic_and_version(bytes, kReceiverHelloSize, kReceiverHelloMagic, "receiver hello");
+    ReceiverHello h;
+    h.slot_count = load_le<std::uint32_t>(bytes, kHelloCount);
+    if (h.slot_count == 0 || h.slot_count > kMaxSlots) {
+        throw ProtocolError(fmt::format("receiver hello has {} slots (allowed 1..{})", h.slot_count, kMaxSlots));
+    }
+    h.has_key = decode_hello_rest(bytes, h.nonce, "receiver hello");
+    return h;
+}
+
+std::array<std::byte, kKeyProofSize> encode(const KeyProof& proof) {
+    std::array<std::byte, kKeyProofSize> out{};
+    store_le<std::uint32_t>(out, 0, kKeyProofMagic);
+    store_le<std::uint16_t>(out, 4, kProtocolVersion);
+    out[kProofRole] = static_cast<std::byte>(proof.role);
+    std::copy(proof.mac.begin(), proof.mac.end(), out.begin() + kProofMac);
+    return out;
+}
+
+KeyProof decode_key_proof(std::span<const std::byte> bytes, Role from) {
+    check_magic_and_version(bytes, kKeyProofSize, kKeyProofMagic, "key proof");
+    const auto role = static_cast<std::uint8_t>(bytes[kProofRole]);
+    if (role != static_cast<std::uint8_t>(Role::kSender) && role != static_cast<std::uint8_t>(Role::kReceiver)) {
+        throw ProtocolError(fmt::format("key proof names role {} (1 sender, 2 receiver)", role));
+    }
+    check_reserved(bytes, kProofReserved, kProofMac, "key proof", "reserved@7");
+    KeyProof p;
+    p.role = static_cast<Role>(role);
+    if (p.role != from) {
+        throw ProtocolError(fmt::format("the {} sent a key proof made for the {} role: a proof of ours reflected "
+                                        "back, not one of its own",
+                                        name(from), name(p.role)));
+    }
+    std::copy(bytes.begin() + kProofMac, bytes.begin() + kProofMac + kMacSize, p.mac.begin());
+    return p;
+}
+
+std::array<std::byte, kRejectSize> encode(const Reject& reject) {
+    std::array<std::byte, kRejectSize> out{};
+    store_le<std::uint32_t>(out, 0, kRejectMagic);
+    store_le<std::uint16_t>(out, 4, kProtocolVersion);
+    store_le<std::uint16_t>(out, 6, static_cast<std::uint16_t>(reject.reason));
+    const std::size_t n = std::min(reject.text.size(), kRejectTextMax);
+    for (std::size_t i = 0; i < n; ++i) {
+        out[8 + i] = static_cast<std::byte>(reject.text[i]);
+    }
+    return out;
+}
+
+std::optional<Reject> decode_reject(std::span<const std::byte> bytes) {
+    if (bytes.size() < 8 || load_le<std::uint32_t>(bytes, 0) != kRejectMagic) {
+        return std::nullopt;
+    }
+    Reject r;
+    r.reason = static_cast<RejectReason>(load_le<std::uint16_t>(bytes, 6));
+    // Text up to the first NUL; anything not printable ASCII is shown as '?'
+    // (it came off the wire and goes to a terminal).
+    for (std::size_t i = 8; i < bytes.size() && i < 8 + kRejectTextMax; ++i) {
+        const auto c = static_cast<unsigned char>(bytes[i]);
+        if (c == 0) break;
+        r.text.push_back(c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?');
+    }
+    return r;
+}
+
+} // namespace rdmastream::wire
