@@ -13,6 +13,9 @@
 #include <algorithm>
 
 namespace rdmastream {
+
+static_assert(kMaxSenderSlots == FrameSender::kMaxSlots, "sender.hpp publishes FrameSender's limit");
+
 namespace {
 
 using Clock = std::chrono::steady_clock;

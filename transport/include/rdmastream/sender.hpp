@@ -37,6 +37,10 @@
 
 namespace rdmastream {
 
+// The largest ring a sender takes (its queues are sized before the
+// receiver's ring is known): a receiver offering more slots is refused.
+inline constexpr std::uint32_t kMaxSenderSlots = 256;
+
 struct SenderConfig {
     Policy policy = Policy::kLossless;
     FrameDoneFn on_done;                       // may be empty
