@@ -4,10 +4,10 @@
 // that one" (which lists those there are).
 #pragma once
 
-#include <rdma/rdma_cma.h>
-
 #include <string>
 #include <vector>
+
+struct ibv_context; // verbs.h stays out of the public headers
 
 namespace rdmastream {
 
