@@ -2,7 +2,7 @@
 #include "rdmastream_cli/connection_flags.hpp"
 
 #include "rdmastream/error.hpp"
-#include "rdmastream/frame_sender.hpp"
+#include "rdmastream/sender.hpp"
 
 #include <fmt/format.h>
 
@@ -39,7 +39,7 @@ void add_connection_flags(CLI::App& app, ConnectionFlags& f, bool listens_by_def
                                  listens_by_default
                                      ? "ring slots: frames in flight at once"
                                      : "at most N frames in flight (default: as many as the receiver's ring has)")
-                      ->check(CLI::Range(1u, FrameSender::kMaxSlots));
+                      ->check(CLI::Range(1u, kMaxSenderSlots));
     if (listens_by_default) slots->capture_default_str();
     app.add_option("--connect-timeout", f.connect_timeout, "seconds to wait for the peer to appear")
         ->check(CLI::Range(0.01, 100000.0))

@@ -4,9 +4,9 @@
 #pragma once
 
 #include "rdmastream/allow_list.hpp"
-#include "rdmastream/completion_poller.hpp"
-#include "rdmastream/peer_auth.hpp"
-#include "rdmastream/rc_connection.hpp"
+#include "rdmastream/endpoint.hpp"
+#include "rdmastream/key.hpp"
+#include "rdmastream/policy.hpp"
 
 #include <CLI/CLI.hpp>
 
