@@ -2,7 +2,7 @@
 // Property types both elements share, and the debug categories.
 #pragma once
 
-#include "rdmastream/completion_poller.hpp"
+#include "rdmastream/policy.hpp"
 
 #include <gst/gst.h>
 

@@ -4,7 +4,7 @@
 // (rdmastream/handshake.hpp).
 #pragma once
 
-#include "rdmastream/peer_auth.hpp"
+#include "rdmastream/key.hpp"
 
 #include <gst/gst.h>
 

@@ -9,7 +9,7 @@
 #include "rdmaenums.hpp"
 #include "rdmauri.hpp"
 
-#include "rdmastream/rc_connection.hpp"
+#include "rdmastream/endpoint.hpp"
 
 #include <gst/gst.h>
 
