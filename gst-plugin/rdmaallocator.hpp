@@ -1,20 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// A GstAllocator whose memory is registered with the NIC on one connection's
-// protection domain: rdmasink puts it in the buffer pool it offers upstream,
-// so upstream renders frames straight into memory the NIC reads (no copy).
+// A GstAllocator whose memory is registered with the NIC for one Sender:
+// rdmasink puts it in the buffer pool it offers upstream, so upstream
+// renders frames straight into memory the NIC reads (no copy).
 //
-// Each GstMemory is its own RegisteredRegion, made when the pool fills (not
-// per frame: the pool recycles buffers). The allocator keeps the connection
-// that owns the PD alive (`owner`) for as long as any of its memory lives,
-// since upstream may free pool buffers after rdmasink has stopped.
+// Each GstMemory is its own FrameMemory from the Sender's MemoryDomain,
+// made when the pool fills (not per frame: the pool recycles buffers). A
+// FrameMemory keeps its registration alive past the Sender, so pool buffers
+// upstream frees after rdmasink has stopped stay valid until then.
 #pragma once
+
+#include "rdmastream/memory.hpp"
 
 #include <gst/gst.h>
 
-#include <cstdint>
-#include <memory>
-
-struct ibv_pd;
+#include <cstddef>
 
 G_BEGIN_DECLS
 #define GST_TYPE_RDMA_ALLOCATOR (gst_rdma_allocator_get_type())
@@ -25,11 +24,12 @@ namespace rdmastream::gst {
 
 inline constexpr const char* kRdmaMemoryType = "RdmaMemory";
 
-// `pd` must stay valid while `owner` lives.
-GstAllocator* rdma_allocator_new(ibv_pd* pd, std::shared_ptr<void> owner);
+// Allocates from `domain` (a Sender's memory()).
+GstAllocator* rdma_allocator_new(MemoryDomain domain);
 
-// Where `mem` lies in registered memory of `allocator`: its bytes and lkey.
-// False when the memory is not from that allocator (then it must be copied).
-bool rdma_memory_lookup(GstMemory* mem, GstAllocator* allocator, const std::byte** data, std::uint32_t* lkey);
+// The FrameMemory `mem` lies in, if it is from `allocator` (what a send
+// from it names), and where `mem`'s bytes start in it. nullptr when the
+// memory is not from that allocator (then it must be copied).
+const FrameMemory* rdma_memory_lookup(GstMemory* mem, GstAllocator* allocator, const std::byte** data);
 
 } // namespace rdmastream::gst

@@ -112,7 +112,7 @@ void keepalive_loop(GstRdmaSink* self) {
 } // namespace
 
 // Connects (or waits for the receiver), then offers the pool from here on:
-// the PD our pool registers memory on exists only once connected.
+// the memory domain our pool allocates from exists only once connected.
 static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
     auto* self = GST_RDMA_SINK(sink);
     GST_OBJECT_LOCK(self);
@@ -121,43 +121,43 @@ static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
 
     auto state = std::make_unique<SinkState>();
     state->timeout = std::chrono::milliseconds(s.timeout_ms);
-    SenderOptions opts;
-    opts.policy = s.policy == SendPolicy::kLive ? Policy::kLive : Policy::kLossless;
-    opts.device = s.device;
-    opts.poll_mode = s.poll_mode;
-    opts.waker = self->m.waker;
+    SenderConfig config;
+    config.policy = s.policy == SendPolicy::kLive ? Policy::kLive : Policy::kLossless;
+    config.device = s.device;
+    config.poll_mode = s.poll_mode;
+    config.waker = self->m.waker; // unlock() ends the wait for the receiver too
+    config.open_timeout = std::chrono::milliseconds(s.connect_timeout_ms);
     // A copied frame waits for its staging chunk's last frame (take_staging):
     // writes signalled often enough for kStagingBuffers frames out, so a
     // receiver that holds its frames never leaves that wait to the keepalive.
-    opts.caller_depth = kStagingBuffers;
+    // (Frames from our pool may be out besides: this only sets how often
+    // the transport asks for completions.)
+    config.max_in_flight = kStagingBuffers;
     state->in_flight = std::make_shared<FramesInFlight>();
     // Frames in flight: one per slot, plus the live policy's pending one,
     // plus what a format change waits for; never more than this.
-    state->in_flight->reserve(FrameSender::kMaxSlots + kStagingBuffers + 2);
-    opts.on_done = [out = state->in_flight](std::uint64_t cookie, FrameFate) { release_frame(*out, cookie); };
+    state->in_flight->reserve(kMaxSenderSlots + kStagingBuffers + 2);
+    config.on_done = [out = state->in_flight](std::uint64_t cookie, FrameFate) { release_frame(*out, cookie); };
     const Endpoint ep{s.host, static_cast<std::uint16_t>(s.port)};
     try {
-        opts.key = load_key_file(GST_ELEMENT(self), s.key_file);
+        config.key = load_key_file(GST_ELEMENT(self), s.key_file);
         if (s.role == Role::kConnect) {
             if (s.host.empty()) {
                 throw UserError("role=connect needs the receiver's address: set the host property");
             }
             GST_INFO_OBJECT(self, "connecting to %s:%u (for up to %u ms)", s.host.c_str(), s.port, s.connect_timeout_ms);
-            state->sender = FrameSender::connect(ep, opts, std::chrono::milliseconds(s.connect_timeout_ms));
+            Door door = Door::dial(ep);
+            state->sender = Sender::open(door, config);
         } else {
-            GST_INFO_OBJECT(self, "waiting for a receiver on %s:%u (for up to %u ms)",
-                            s.host.empty() ? "*" : s.host.c_str(), s.port, s.connect_timeout_ms);
             AllowList allow;
             allow.add(s.allow);
-            state->listener = std::make_unique<Listener>(ep);
-            state->listener->set_allow(std::move(allow));
             // One warning per refused receiver; the wait goes on for a good one.
-            state->listener->set_log([self](const std::string& line) {
+            Door door = Door::listen(ep, std::move(allow), [self](const std::string& line) {
                 GST_ELEMENT_WARNING(self, RESOURCE, WRITE, ("%s", line.c_str()), (nullptr));
             });
-            state->sender =
-                FrameSender::accept(*state->listener, opts, std::chrono::milliseconds(s.connect_timeout_ms));
-            state->busy.emplace(*state->listener, "receiver " + state->sender->peer());
+            GST_INFO_OBJECT(self, "waiting for a receiver on %s (for up to %u ms)", door.describe().c_str(),
+                            s.connect_timeout_ms);
+            state->sender = Sender::open(door, config); // keeps the listener: later receivers hear "busy"
         }
     } catch (const std::exception& e) {
         GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE,
@@ -166,9 +166,13 @@ static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
                           ("%s", e.what()));
         return FALSE;
     }
-    const wire::RingAdvert& ring = state->sender->ring();
-    GST_INFO_OBJECT(self, "connected: the receiver's ring has %u slots of %u bytes", ring.slot_count, ring.slot_size);
-    state->allocator = rdma_allocator_new(state->sender->pd(), state->sender);
+    if (!state->sender) { // unlock() woke the wait: flushing, not a failure of the stream
+        GST_INFO_OBJECT(self, "flushing: stopped waiting for the receiver");
+        return FALSE;
+    }
+    GST_INFO_OBJECT(self, "connected: the receiver's ring has %u slots of %u bytes", state->sender->ring_slots(),
+                    state->sender->ring_slot_size());
+    state->allocator = rdma_allocator_new(state->sender->memory());
 
     GST_OBJECT_LOCK(self);
     self->m.published = SinkCounters{};
@@ -200,15 +204,14 @@ static gboolean gst_rdma_sink_stop(GstBaseSink* sink) {
     if (!st->finished) {
         GST_INFO_OBJECT(self, "stopping mid-stream after %" G_GUINT64_FORMAT " frames", st->counters.frames);
     }
-    // In this order, so the NIC never reads memory that is gone and no
-    // verbs object goes before its children: stop the QP and wait until the
-    // NIC let go of every frame in flight (they come back through on_done),
-    // then the staging chunks' registration, then our references to the
-    // pool's allocator and the sender. The pool's memory lives on the
-    // sender's PD, so buffers of our pool still upstream keep the (stopped)
-    // sender: its PD goes after the last of them.
+    // In this order, so the NIC never reads memory that is gone: stop the
+    // sender and wait until the NIC let go of every frame in flight (they
+    // come back through on_done), then the staging memory, then our
+    // references to the pool's allocator and the sender. Buffers of our
+    // pool still upstream keep their FrameMemory, registration included,
+    // until the last of them goes.
     st->sender->stop();
-    st->staging.region.reset();
+    st->staging.memory = FrameMemory();
     for (const std::uint64_t cookie : FramesInFlight(*st->in_flight)) {
         release_frame(*st->in_flight, cookie); // none is left in flight: these were never handed over
     }

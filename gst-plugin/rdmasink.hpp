@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// rdmasink: sends each buffer as one frame over RDMA (a FrameSender).
+// rdmasink: sends each buffer as one frame over RDMA (a Sender).
 //
 // Split in two files: rdmasink.cpp is the control path (properties, start and
 // stop, caps, the ALLOCATION query, events); rdmasink_render.cpp is the
@@ -11,18 +11,17 @@
 #include "rdmaprops.hpp"
 #include "rdmastatsticker.hpp"
 
-#include "setup/busy_refuser.hpp"
 #include "rdmastream/error.hpp"
-#include "stream/frame_sender.hpp"
+#include "rdmastream/sender.hpp"
 
 #include <gst/base/gstbasesink.h>
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <thread>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,7 +62,7 @@ struct SinkCounters {
 // copied once into one of these before it goes out.
 // A chunk is busy while its cookie is in flight.
 struct Staging {
-    std::optional<RegisteredRegion> region;
+    FrameMemory memory; // none until the first foreign buffer
     std::size_t chunk_size = 0;
     std::array<std::uint64_t, kStagingBuffers> frame{}; // frame number it carries
     std::size_t next = 0;                               // round robin
@@ -80,20 +79,19 @@ inline constexpr std::uint64_t staging_cookie(std::size_t chunk) { return (std::
 bool release_frame(FramesInFlight& out, std::uint64_t cookie) noexcept;
 
 // What exists only between start() and stop(). Member order is teardown
-// order, reversed: staging (on the PD) dies before the sender's last owner.
+// order, reversed: the staging memory goes before the sender (stop() lets
+// go of both in that order anyway). role=listen: while the sender streams,
+// the library tells any other receiver that dials "busy".
 struct SinkState {
-    // role=listen: kept while streaming, so a second receiver is told "busy".
-    std::unique_ptr<Listener> listener;
-    std::optional<BusyRefuser> busy;
-    std::shared_ptr<FrameSender> sender; // shared with the pool's allocator (the PD)
-    GstAllocator* allocator = nullptr;   // owns a reference to `sender`
+    std::unique_ptr<Sender> sender;
+    GstAllocator* allocator = nullptr; // the pool's: its memory outlives the sender (FrameMemory)
     Staging staging;
     std::shared_ptr<FramesInFlight> in_flight;
     std::string caps;        // what set_caps negotiated, as sent on the wire
     bool raw_video = false;
     GstVideoInfo info{};
     bool format_dirty = true; // announce (again) before the next frame
-    wire::StreamFormat format; // the last one announced
+    StreamFormat format; // the last one announced
     PlaneSet planes;
     std::uint16_t next_format_id = 1;
     bool finished = false;      // end of stream sent: the connection is over
@@ -102,7 +100,7 @@ struct SinkState {
     SinkCounters counters;
 };
 
-// The FrameSender is driven by one thread at a time: the streaming thread
+// The Sender is driven by one thread at a time: the streaming thread
 // (render, events) or, while no frames come, the keepalive thread, which
 // calls progress() so the receiver knows the sender lives (and a live
 // policy's pending frame goes out as soon as a slot frees).
@@ -122,7 +120,8 @@ struct SinkMembers {
     SinkDriver driver;
     SinkCounters published;           // the "stats" property; object lock
     std::atomic<bool> flushing{false}; // unlock() -> a waiting render returns
-    std::shared_ptr<Waker> waker = std::make_shared<Waker>(); // unlock() wakes the sender's waits
+    // unlock() wakes the sender's waits: for a receiver (open), a slot, a delivery.
+    std::shared_ptr<Waker> waker = std::make_shared<Waker>();
     StatsTicker ticker;               // stats-interval: start() to stop()
 };
 

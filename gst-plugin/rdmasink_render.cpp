@@ -3,7 +3,7 @@
 // buffer ref, one ibv_post_send); any other buffer is copied once into a
 // registered staging chunk. Waits for a slot sleep in the transport until a
 // credit comes or unlock() wakes them (the element's Waker), never in slices. No allocation: the bookkeeping vectors are
-// reserved at start, the staging region is made once per frame size.
+// reserved at start, the staging memory is made once per frame size.
 #include "rdmaallocator.hpp"
 #include "rdmasink.hpp"
 
@@ -66,17 +66,17 @@ void announce(GstRdmaSink* self, SinkState& st, const PlaneSet& planes, std::siz
 // for the frame that used it last. Returns its index, or -1 when flushing.
 int take_staging(GstRdmaSink* self, SinkState& st, std::size_t size) {
     Staging& s = st.staging;
-    if (!s.region || s.chunk_size < size) {
-        for (std::size_t i = 0; i < kStagingBuffers; ++i) { // the old region must be idle
+    if (!s.memory || s.chunk_size < size) {
+        for (std::size_t i = 0; i < kStagingBuffers; ++i) { // the old chunks must be idle
             if (is_in_flight(st, staging_cookie(i)) && until_done_or_flushing(self, [&] {
                     return st.sender->wait_done(s.frame[i], st.timeout);
                 }) == Wait::kFlushing) {
                 return -1;
             }
         }
-        s.region.reset();
+        s.memory = FrameMemory(); // the old chunks go before the new ones are registered
         s.chunk_size = (std::max<std::size_t>(size, st.format.max_frame_size) + 4095) & ~std::size_t{4095};
-        s.region.emplace(st.sender->pd(), s.chunk_size * kStagingBuffers, 0);
+        s.memory = st.sender->memory().allocate(s.chunk_size * kStagingBuffers);
         GST_INFO_OBJECT(self, "staging memory: %u chunks of %zu bytes (for buffers not from our pool)",
                         kStagingBuffers, s.chunk_size);
     }
@@ -171,22 +171,23 @@ GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
             announce(self, st, planes, size);
         }
 
-        // Where the NIC reads the frame from.
+        // Where the NIC reads the frame from: its bytes, and the registered
+        // memory they lie in (kept alive by the buffer, or the staging's).
         const std::byte* data = nullptr;
-        std::uint32_t lkey = 0;
+        const FrameMemory* from = nullptr;
         GstMemory* mem = gst_buffer_n_memory(buffer) == 1 ? gst_buffer_peek_memory(buffer, 0) : nullptr;
-        if (mem != nullptr && rdma_memory_lookup(mem, st.allocator, &data, &lkey)) {
+        if (mem != nullptr && (from = rdma_memory_lookup(mem, st.allocator, &data)) != nullptr) {
             cookie = reinterpret_cast<std::uintptr_t>(gst_buffer_ref(buffer)); // pointers are even
         } else {
             const int chunk = take_staging(self, st, size);
             if (chunk < 0) {
                 return GST_FLOW_FLUSHING;
             }
-            auto* dst = st.staging.region->bytes().data() + static_cast<std::size_t>(chunk) * st.staging.chunk_size;
+            auto* dst = st.staging.memory.bytes().data() + static_cast<std::size_t>(chunk) * st.staging.chunk_size;
             gst_buffer_extract(buffer, 0, dst, size); // the one copy
             ++st.counters.copies;
             data = dst;
-            lkey = st.staging.region->lkey();
+            from = &st.staging.memory;
             cookie = staging_cookie(static_cast<std::size_t>(chunk));
         }
         st.in_flight->push_back(cookie);
@@ -197,7 +198,7 @@ GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
         // used), so offering the frame again numbers it as the first try would.
         std::uint64_t number = 0;
         const Wait w = until_done_or_flushing(self, [&] {
-            const std::optional<std::uint64_t> n = st.sender->send({data, size}, lkey, meta, cookie, st.timeout);
+            const std::optional<std::uint64_t> n = st.sender->send(*from, {data, size}, meta, cookie, st.timeout);
             number = n.value_or(0);
             return n.has_value();
         });

@@ -3,12 +3,13 @@
 
 namespace rdmastream::cli {
 
-std::shared_ptr<BufferArena> BufferArena::create(ibv_pd* pd, std::size_t chunk_size, std::size_t count) {
-    return std::shared_ptr<BufferArena>(new BufferArena(pd, chunk_size, count));
+std::shared_ptr<BufferArena> BufferArena::create(const MemoryDomain& domain, std::size_t chunk_size,
+                                                 std::size_t count) {
+    return std::shared_ptr<BufferArena>(new BufferArena(domain, chunk_size, count));
 }
 
-BufferArena::BufferArena(ibv_pd* pd, std::size_t chunk_size, std::size_t count)
-    : region_(pd, chunk_size * count, 0), chunk_size_(chunk_size), chunks_(count) {
+BufferArena::BufferArena(const MemoryDomain& domain, std::size_t chunk_size, std::size_t count)
+    : memory_(domain.allocate(chunk_size * count)), chunk_size_(chunk_size), chunks_(count) {
     free_.reserve(count);
     for (std::size_t i = count; i-- > 0;) {
         chunks_[i].arena = this;
@@ -45,7 +46,7 @@ void BufferArena::give_back(void* opaque, std::uint8_t*) noexcept {
 }
 
 std::span<std::byte> BufferArena::chunk_of(const void* p) const noexcept {
-    const auto base = region_.bytes();
+    const auto base = memory_.bytes();
     const auto* b = static_cast<const std::byte*>(p);
     if (b < base.data() || b >= base.data() + base.size()) {
         return {};
@@ -54,7 +55,7 @@ std::span<std::byte> BufferArena::chunk_of(const void* p) const noexcept {
 }
 
 std::span<std::byte> BufferArena::chunk(std::size_t index) const noexcept {
-    return region_.bytes().subspan(index * chunk_size_, chunk_size_);
+    return memory_.bytes().subspan(index * chunk_size_, chunk_size_);
 }
 
 } // namespace rdmastream::cli

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// Registered memory cut into equal chunks that FFmpeg holds as AVBuffers.
+// Registered memory (one FrameMemory) cut into equal chunks that FFmpeg
+// holds as AVBuffers.
 //
 // A chunk goes back to the arena when FFmpeg drops its last reference to it
 // (the decoder's own reference frames count): until then neither the
@@ -9,7 +10,7 @@
 // deregistered) when its last frame goes, on whichever thread that is.
 #pragma once
 
-#include "memory/registered_region.hpp"
+#include "rdmastream/memory.hpp"
 
 extern "C" {
 #include <libavutil/buffer.h>
@@ -26,9 +27,9 @@ namespace rdmastream::cli {
 
 class BufferArena : public std::enable_shared_from_this<BufferArena> {
 public:
-    // Registers count * chunk_size bytes on `pd` (throws UserError when the
-    // memlock limit is too low).
-    static std::shared_ptr<BufferArena> create(ibv_pd* pd, std::size_t chunk_size, std::size_t count);
+    // Allocates count * chunk_size bytes from `domain` (throws UserError
+    // when the memlock limit is too low).
+    static std::shared_ptr<BufferArena> create(const MemoryDomain& domain, std::size_t chunk_size, std::size_t count);
     BufferArena(const BufferArena&) = delete;
     BufferArena& operator=(const BufferArena&) = delete;
 
@@ -39,7 +40,8 @@ public:
     std::span<std::byte> chunk_of(const void* p) const noexcept;
     // Chunk `index` by number (the copy path addresses chunks directly).
     std::span<std::byte> chunk(std::size_t index) const noexcept;
-    std::uint32_t lkey() const noexcept { return region_.lkey(); }
+    // What a send from any chunk names.
+    const FrameMemory& memory() const noexcept { return memory_; }
     std::size_t chunk_size() const noexcept { return chunk_size_; }
     std::size_t count() const noexcept { return chunks_.size(); }
 
@@ -49,10 +51,10 @@ private:
         std::shared_ptr<BufferArena> hold; // set while FFmpeg holds the chunk
         std::uint32_t index = 0;
     };
-    BufferArena(ibv_pd* pd, std::size_t chunk_size, std::size_t count);
+    BufferArena(const MemoryDomain& domain, std::size_t chunk_size, std::size_t count);
     static void give_back(void* opaque, std::uint8_t* data) noexcept;
 
-    RegisteredRegion region_;
+    FrameMemory memory_;
     std::size_t chunk_size_;
     std::vector<Chunk> chunks_;
     std::mutex mu_;

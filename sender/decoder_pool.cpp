@@ -23,9 +23,9 @@ std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a;
 
 } // namespace
 
-void DecoderPool::bind(ibv_pd* pd, std::size_t held_downstream) {
+void DecoderPool::bind(MemoryDomain domain, std::size_t held_downstream) {
     std::lock_guard lock(mu_);
-    pd_ = pd;
+    domain_ = std::move(domain);
     held_ = held_downstream;
 }
 
@@ -55,7 +55,7 @@ int DecoderPool::fill(AVCodecContext* ctx, AVFrame* frame, int flags) {
         return avcodec_default_get_buffer2(ctx, frame, flags); // not a picture we can send as is
     }
     std::lock_guard lock(mu_);
-    if (pd_ == nullptr) {
+    if (!domain_) {
         return avcodec_default_get_buffer2(ctx, frame, flags); // not connected yet
     }
     if (frame->format != format_ || frame->width != width_ || frame->height != height_) {
@@ -107,7 +107,7 @@ void DecoderPool::cut_arena(AVCodecContext* ctx, const AVFrame& frame) {
         std::erase_if(retired_, [](const auto& old) { return old.expired(); });
         retired_.push_back(arena_);
     }
-    arena_ = BufferArena::create(pd_, align_up(at, 4096), held_ + decoder_reserve(ctx));
+    arena_ = BufferArena::create(*domain_, align_up(at, 4096), held_ + decoder_reserve(ctx));
     linesize_ = linesize;
     format_ = fmt;
     width_ = frame.width;
@@ -126,7 +126,7 @@ std::optional<DecoderPool::InPlace> DecoderPool::locate(const AVFrame& f) {
             const auto* p = reinterpret_cast<const std::byte*>(f.data[i]);
             if (f.linesize[i] <= 0 || p < chunk.data() || p >= chunk.data() + chunk.size()) return std::nullopt;
         }
-        return InPlace{chunk, a.lkey()};
+        return InPlace{chunk, &a.memory()};
     };
     if (arena_) {
         if (auto r = try_arena(*arena_)) return r;

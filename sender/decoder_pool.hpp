@@ -42,13 +42,14 @@ public:
     // Where the chunks are registered, once connected (before the first
     // decode), and how many frames the sender may hold in flight at once.
     // Until then the decoder gets FFmpeg's own buffers.
-    void bind(ibv_pd* pd, std::size_t held_downstream);
+    void bind(MemoryDomain domain, std::size_t held_downstream);
 
     // The registered chunk holding every plane of `f`, if the decoder wrote
-    // it into one of ours.
+    // it into one of ours, and the FrameMemory a send from it names (its
+    // arena's: kept alive by the chunk's AVBuffer, which the frame holds).
     struct InPlace {
         std::span<const std::byte> chunk;
-        std::uint32_t lkey = 0;
+        const FrameMemory* memory = nullptr;
     };
     std::optional<InPlace> locate(const AVFrame& f);
 
@@ -61,7 +62,7 @@ private:
     int fill(AVCodecContext* ctx, AVFrame* frame, int flags);
     void cut_arena(AVCodecContext* ctx, const AVFrame& frame); // for a new geometry
 
-    ibv_pd* pd_ = nullptr;
+    std::optional<MemoryDomain> domain_; // from bind(): until then, FFmpeg's own buffers
     std::size_t held_ = 0;
     std::mutex mu_;
     AVPixelFormat format_ = AV_PIX_FMT_NONE;

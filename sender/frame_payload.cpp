@@ -43,7 +43,8 @@ bool same_layout(const PayloadLayout& a, const PayloadLayout& b) noexcept {
     return true;
 }
 
-std::optional<Payload> payload_in_place(const AVFrame& f, std::span<const std::byte> chunk, std::uint32_t lkey) {
+std::optional<Payload> payload_in_place(const AVFrame& f, std::span<const std::byte> chunk,
+                                        const FrameMemory& memory) {
     const auto fmt = static_cast<AVPixelFormat>(f.format);
     const FrameGeometry g = frame_geometry(fmt, f.width, f.height);
     const auto* lowest = reinterpret_cast<const std::byte*>(f.data[0]);
@@ -54,7 +55,7 @@ std::optional<Payload> payload_in_place(const AVFrame& f, std::span<const std::b
     }
     if (lowest < chunk.data()) return std::nullopt;
     Payload p;
-    p.lkey = lkey;
+    p.memory = &memory;
     p.layout.format = fmt;
     p.layout.width = f.width;
     p.layout.height = f.height;
@@ -66,7 +67,7 @@ std::optional<Payload> payload_in_place(const AVFrame& f, std::span<const std::b
         const auto stride = static_cast<std::size_t>(f.linesize[idx]);
         const PlaneGeometry& pg = g.planes[idx];
         end = std::max(end, offset + stride * static_cast<std::size_t>(pg.rows - 1) + pg.row_bytes);
-        p.layout.planes[idx] = wire::PlaneLayout{static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(stride)};
+        p.layout.planes[idx] = PlaneLayout{static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(stride)};
     }
     if (lowest + end > chunk.data() + chunk.size()) return std::nullopt;
     p.layout.size = static_cast<std::uint32_t>(end);
@@ -85,7 +86,7 @@ PayloadLayout written_layout(AVPixelFormat format, int width, int height) {
     for (int i = 0; i < g.plane_count; ++i) {
         const auto idx = static_cast<std::size_t>(i);
         const std::size_t stride = (g.planes[idx].row_bytes + kStrideAlign - 1) / kStrideAlign * kStrideAlign;
-        l.planes[idx] = wire::PlaneLayout{static_cast<std::uint32_t>(at), static_cast<std::uint32_t>(stride)};
+        l.planes[idx] = PlaneLayout{static_cast<std::uint32_t>(at), static_cast<std::uint32_t>(stride)};
         at += stride * static_cast<std::size_t>(g.planes[idx].rows);
     }
     l.size = static_cast<std::uint32_t>(at);

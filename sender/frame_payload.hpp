@@ -7,7 +7,8 @@
 // (the fallback), or converted by libswscale into one (--pix-fmt).
 #pragma once
 
-#include "wire/wire.hpp"
+#include "rdmastream/format.hpp"
+#include "rdmastream/memory.hpp"
 
 extern "C" {
 #include <libavutil/frame.h>
@@ -27,7 +28,7 @@ struct PayloadLayout {
     AVPixelFormat format = AV_PIX_FMT_NONE;
     int width = 0;
     int height = 0;
-    std::array<wire::PlaneLayout, wire::kMaxPlanes> planes{};
+    std::array<PlaneLayout, kMaxPlanes> planes{};
     std::uint8_t plane_count = 0;
     std::uint32_t size = 0; // payload bytes
 };
@@ -35,13 +36,14 @@ bool same_layout(const PayloadLayout& a, const PayloadLayout& b) noexcept;
 
 struct Payload {
     std::span<const std::byte> bytes;
-    std::uint32_t lkey = 0;
+    const FrameMemory* memory = nullptr; // where `bytes` lie: what the send names
     PayloadLayout layout;
 };
 
 // `f` as it lies in `chunk`: from its lowest plane to the last visible byte
 // of its last row. nullopt when a plane is outside the chunk or flipped.
-std::optional<Payload> payload_in_place(const AVFrame& f, std::span<const std::byte> chunk, std::uint32_t lkey);
+std::optional<Payload> payload_in_place(const AVFrame& f, std::span<const std::byte> chunk,
+                                        const FrameMemory& memory);
 
 // The layout rdmasend gives a picture it writes itself: planes one after
 // another, strides rounded up to 64 bytes (what SIMD code and GStreamer

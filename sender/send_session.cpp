@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "send_session.hpp"
 #include "decoder_pool.hpp"
-#include "frame_out.hpp"
 #include "frame_payload.hpp"
+#include "interrupt.hpp"
+#include "open_sender.hpp"
 
 #include "rdmastream_cli/av_error.hpp"
 #include "rdmastream_cli/metrics_exporter.hpp"
@@ -12,6 +13,7 @@
 #include "rdmastream/no_time.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream/sender.hpp"
 
 extern "C" {
 #include <libavutil/pixdesc.h>
@@ -20,7 +22,6 @@ extern "C" {
 
 #include <fmt/format.h>
 
-#include <csignal>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -32,8 +33,9 @@ namespace {
 constexpr const char* kLatencyIs = "from posting a frame to its delivery";
 constexpr AVRational kNanoseconds{1, 1000000000};
 
-volatile std::sig_atomic_t g_stop = 0; // Ctrl-C: end the stream cleanly
-extern "C" void on_interrupt(int) { g_stop = 1; }
+// Ctrl-C woke a wait in the transport (Interrupt): the frame in hand was
+// not taken; the stream ends as after any Ctrl-C.
+struct Interrupted {};
 
 // A frame the transport may still be reading: the decoded picture's
 // reference (in place) keeps its chunk from the decoder until on_done.
@@ -50,9 +52,9 @@ std::uint16_t frame_flags(const AVFrame& f, bool discont) {
     return flags;
 }
 
-class Sender {
+class SendSession {
 public:
-    Sender(const SendOptions& o, const ConnectionPlan& plan)
+    SendSession(const SendOptions& o, const ConnectionPlan& plan)
         : o_(o), pool_(std::make_unique<DecoderPool>()), source_(std::make_unique<InputSource>(o.input, pool_.get())),
           report_("rdmasend", !o.quiet, kLatencyIs, o.metrics.has_value()) {
         if (o.metrics) { // first: a taken port is refused before anything else starts
@@ -75,16 +77,16 @@ public:
             counters_.target_fps = av_q2d(source_->frame_rate());
         }
         connect(plan);
-        publish_metrics(true);
+        if (tx_) publish_metrics(true);
     }
 
-    ~Sender() {
-        // Registered memory must be deregistered before the sender's
-        // protection domain goes, and the pictures still in flight (after an
-        // error) must outlive the sender, which reports them through on_done
-        // as it stops. So: the decoder lets go of its pictures, the pools let
-        // go of their arenas (each lives on while a picture holds a chunk),
-        // then the sender goes, then the table of pictures.
+    ~SendSession() {
+        // The pictures still in flight (after an error) must outlive the
+        // sender, which reports them through on_done as it stops. So: the
+        // decoder lets go of its pictures, the pools let go of their arenas
+        // (each lives on while a picture holds a chunk, and its FrameMemory
+        // keeps its registration as long), then the sender goes, then the
+        // table of pictures.
         source_.reset();
         pool_.reset();
         sws_.reset();
@@ -93,7 +95,11 @@ public:
     }
 
     int run() {
-        const auto old = std::signal(SIGINT, on_interrupt);
+        if (!tx_) { // Ctrl-C while it waited: nothing was sent
+            std::fprintf(stderr, "rdmasend: interrupted while waiting for %s\n",
+                         o_.receivers > 0 ? "the receivers" : "the receiver");
+            return 130;
+        }
         FramePtr picture = make_frame();
         bool discont = true;
         std::int64_t loop_offset = 0, lap_end = 0;
@@ -101,7 +107,7 @@ public:
         bool left = false; // the receiver has every frame it wants: nothing more to send or end
         try {
             for (;;) {
-                if (g_stop || (o_.frames > 0 && sent_ >= o_.frames)) break;
+                if (interrupt_.requested() || (o_.frames > 0 && sent_ >= o_.frames)) break;
                 if (!source_->next(picture.get())) {
                     if (!o_.loop || sent_ == 0) break;
                     source_->rewind();
@@ -123,8 +129,10 @@ public:
             status = 1;
         } catch (const PeerLeft& e) {
             left = receiver_left(e);
+        } catch (const Interrupted&) {
+            // reported below, as a Ctrl-C between two frames is
         }
-        std::signal(SIGINT, old);
+        interrupt_.restore();
         if (const auto bad = source_->corrupt_packets(); bad > 0 && status == 0) {
             // ffmpeg itself only warns; a stream with holes is worth an exit
             // status a script can see.
@@ -142,8 +150,8 @@ public:
         }
         counters_.progress = -1;
         publish_metrics(false);
-        report_.finish(tx_->stats(), counters_, o_.stats_json, tx_->receivers());
-        if (g_stop) {
+        report_.finish(tx_->stats(), counters_, o_.stats_json, peer_reports());
+        if (interrupt_.requested()) {
             std::fprintf(stderr, "rdmasend: interrupted: the stream ended after %llu frames\n",
                          static_cast<unsigned long long>(sent_));
             return 130;
@@ -163,26 +171,27 @@ private:
     }
 
     void connect(const ConnectionPlan& plan) {
-        OutOptions oo;
-        oo.sender.policy = o_.connection.policy == "live" ? Policy::kLive : Policy::kLossless;
-        oo.sender.device = o_.connection.device;
-        oo.sender.poll_mode = poll_mode(o_.connection);
-        oo.sender.key = load_key(o_.connection, "rdmasend");
-        oo.sender.on_done = [this](std::uint64_t cookie, FrameFate) {
+        SenderConfig c;
+        c.policy = o_.connection.policy == "live" ? Policy::kLive : Policy::kLossless;
+        c.device = o_.connection.device;
+        c.poll_mode = poll_mode(o_.connection);
+        c.key = load_key(o_.connection, "rdmasend");
+        c.on_done = [this](std::uint64_t cookie, FrameFate) {
             InFlight& f = in_flight_[cookie];
             av_frame_unref(f.picture.get()); // the chunk goes back once the decoder is done with it too
             f.busy = false;
         };
-        oo.connect_timeout = to_ms(o_.connection.connect_timeout);
-        oo.max_in_flight = o_.slots_given ? o_.connection.slots : 0;
-        oo.allow = allow_list(o_.connection, plan);
-        oo.max_receivers = o_.max_receivers;
-        oo.member_timeout = to_ms(o_.member_timeout);
-        tx_ = o_.receivers > 0 ? open_fanout(plan.endpoint, o_.receivers, oo)
-                               : open_single(plan.endpoint, plan.listen, oo);
+        c.waker = interrupt_.waker(); // Ctrl-C ends the wait for a receiver, a credit or a delivery
+        c.open_timeout = to_ms(o_.connection.connect_timeout);
+        c.max_in_flight = o_.slots_given ? o_.connection.slots : 0;
+        c.receivers = o_.receivers;
+        c.max_receivers = o_.max_receivers;
+        c.member_timeout = to_ms(o_.member_timeout);
+        tx_ = open_sender(plan, allow_list(o_.connection, plan), c);
+        if (!tx_) return; // interrupted: run() says so
         // Sized once: on_done indexes it, and the decoder's pool is cut to match.
         in_flight_.resize(tx_->depth());
-        pool_->bind(tx_->pd(), in_flight_.size());
+        pool_->bind(tx_->memory(), in_flight_.size());
     }
 
     std::int64_t timestamp(const AVFrame& f, std::int64_t loop_offset) const {
@@ -197,16 +206,31 @@ private:
         return r.num > 0 ? av_rescale_q(1, av_inv_q(r), kNanoseconds) : kNoTime;
     }
 
+    // Returns once frame `number`'s memory is free; Interrupted on Ctrl-C.
+    void wait_done(std::uint64_t number) {
+        bool done = false;
+        try {
+            done = tx_->wait_done(number, idle());
+        } catch (const TimeoutError&) {
+            if (o_.receivers == 0) throw;
+            throw TimeoutError(fmt::format(
+                "a receiver has held frame {} for {} ms: it stopped taking frames (a stuck lossless receiver "
+                "holds every other one back); give it --policy live, or a longer --idle-timeout",
+                number, idle().count()));
+        }
+        if (!done) throw Interrupted{};
+    }
+
     // A free entry for the next frame: the oldest one, once the transport is done with it.
     std::size_t take_entry() {
         const std::size_t i = offered_ % in_flight_.size();
-        if (in_flight_[i].busy) tx_->wait_done(in_flight_[i].number, idle());
+        if (in_flight_[i].busy) wait_done(in_flight_[i].number);
         return i;
     }
 
     void wait_all_done() {
         for (InFlight& f : in_flight_) {
-            if (f.busy) tx_->wait_done(f.number, idle());
+            if (f.busy) wait_done(f.number);
         }
     }
 
@@ -215,7 +239,8 @@ private:
         if (!written_arena_ || written_arena_->chunk_size() < layout.size) {
             wait_all_done(); // no frame may still be read from the old chunks
             written_arena_.reset();
-            written_arena_ = BufferArena::create(tx_->pd(), (layout.size + 4095) / 4096 * 4096, in_flight_.size());
+            written_arena_ =
+                BufferArena::create(tx_->memory(), (layout.size + 4095) / 4096 * 4096, in_flight_.size());
         }
         return written_arena_->chunk(entry);
     }
@@ -232,7 +257,7 @@ private:
             return std::nullopt;
         }
         const auto in_place = pool_->locate(picture);
-        return in_place ? payload_in_place(picture, in_place->chunk, in_place->lkey) : std::nullopt;
+        return in_place ? payload_in_place(picture, in_place->chunk, *in_place->memory) : std::nullopt;
     }
 
     // `picture` moves into the entry: its chunk stays out of the decoder's reuse until on_done.
@@ -259,7 +284,7 @@ private:
             convert_picture(sws_.get(), picture, chunk, layout);
             ++counters_.converted;
             path_ = "decoder -> libswscale into a registered buffer (one conversion)";
-            return Payload{chunk.first(layout.size), written_arena_->lkey(), layout};
+            return Payload{chunk.first(layout.size), &written_arena_->memory(), layout};
         }
         const PayloadLayout layout = written_layout(src_fmt, picture.width, picture.height);
         const auto chunk = written_chunk(entry, layout);
@@ -270,7 +295,7 @@ private:
                     ? "decoder -> one copy into a registered buffer (the decoder's pool was exhausted or the "
                       "picture was not in it)"
                     : "decoder -> one copy into a registered buffer (the decoder cannot use caller buffers: no DR1)";
-        return Payload{chunk.first(layout.size), written_arena_->lkey(), layout};
+        return Payload{chunk.first(layout.size), &written_arena_->memory(), layout};
     }
 
     void announce(const PayloadLayout& layout, AVRational sar) {
@@ -280,7 +305,7 @@ private:
         caps.height = layout.height;
         caps.framerate = source_->frame_rate();
         caps.pixel_aspect_ratio = sar;
-        wire::StreamFormat f;
+        StreamFormat f;
         f.id = static_cast<std::uint16_t>(format_id_ % 0xffff + 1);
         ++format_id_;
         f.max_frame_size = layout.size;
@@ -312,7 +337,7 @@ private:
         pacer_.wait(sent_, meta.pts, [this] { tx_->progress(); });
         const std::optional<Payload> decoded = payload_of_decoded(*picture);
         if (!decoded && !tx_->takes_frame_now()) {
-            tx_->drop_unoffered();
+            tx_->skip_frame();
             frame_handled();
             return;
         }
@@ -325,12 +350,13 @@ private:
                 announce(p.layout, sar);
             }
             f.busy = true;
-            f.number = tx_->send(p.bytes, p.lkey, meta, entry, idle());
+            const std::optional<std::uint64_t> number = tx_->send(*p.memory, p.bytes, meta, entry, idle());
+            if (!number) throw Interrupted{};
+            f.number = *number;
         } catch (...) {
-            // Not taken (the receiver left, the stream failed): no on_done
-            // will come for it, so the picture's chunk goes back here, before
-            // the sender and its protection domain go (else ibv_dealloc_pd
-            // finds the chunk's registration still alive).
+            // Not taken (Ctrl-C, the receiver left, the stream failed): no
+            // on_done will come for it, so the picture's chunk goes back
+            // here, before the sender goes.
             av_frame_unref(f.picture.get());
             f.busy = false;
             throw;
@@ -350,27 +376,40 @@ private:
     void publish_metrics(bool connected) {
         if (!metrics_) return;
         if (o_.receivers > 0) {
-            const std::vector<PeerReport> peers = tx_->receivers();
+            const std::vector<PeerReport> peers = peer_reports();
             metrics_->publish(tx_->stats(), counters_, connected, true, peers);
         } else {
             metrics_->publish(tx_->stats(), counters_, connected);
         }
     }
 
+    // A fan-out's receivers for the summary and --metrics (empty for one
+    // receiver: the stream's own stats are its).
+    std::vector<PeerReport> peer_reports() const {
+        std::vector<PeerReport> out;
+        for (ReceiverReport& r : tx_->receivers()) {
+            out.push_back({std::move(r.peer), r.stats, r.policy == Policy::kLive ? "live" : "lossless", r.left});
+        }
+        return out;
+    }
+
     const SendOptions& o_;
     std::unique_ptr<MetricsExporter> metrics_; // --metrics; null without
     std::vector<InFlight> in_flight_; // declared before tx_: on_done may fire while tx_ dies
-    std::unique_ptr<FrameOut> tx_; // one receiver, or several (--receivers)
+    std::unique_ptr<Sender> tx_; // one receiver, or several (--receivers); null if Ctrl-C ended the wait
     std::unique_ptr<DecoderPool> pool_;
     std::shared_ptr<BufferArena> written_arena_; // chunks for the pictures written here (copies, conversions)
     std::unique_ptr<InputSource> source_;
+    // After source_: a Ctrl-C while the input opens (a network input may
+    // hang) still ends rdmasend at once, as without a handler.
+    Interrupt interrupt_;
     SwsPtr sws_;
     AVPixelFormat target_ = AV_PIX_FMT_NONE;
     Pacer pacer_{o_.pacing, o_.fps};
     std::optional<PayloadLayout> announced_;
     unsigned format_id_ = 0;
     std::uint64_t sent_ = 0;    // frames taken from the input: offered, or dropped unoffered (--frames, pacing)
-    std::uint64_t offered_ = 0; // frames handed to tx_: the table's entries go round by it, as FanoutOut's do
+    std::uint64_t offered_ = 0; // frames handed to tx_: the table's entries go round by it, as a fan-out's do
     std::int64_t next_pts_ = 0; // where the next frame would start, for inputs without timestamps
     FrameCounters counters_;
     const char* path_ = "";
@@ -380,7 +419,7 @@ private:
 } // namespace
 
 int run_send(const SendOptions& opts, const ConnectionPlan& plan) {
-    Sender s(opts, plan);
+    SendSession s(opts, plan);
     return s.run();
 }
 

@@ -38,7 +38,7 @@
 namespace rdmastream {
 
 // The largest ring a sender takes (its queues are sized before the
-// receiver's ring is known): a receiver asking for more slots is refused.
+// receiver's ring is known): a receiver offering more slots is refused.
 inline constexpr std::uint32_t kMaxSenderSlots = 256;
 
 struct SenderConfig {

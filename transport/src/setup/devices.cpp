@@ -5,6 +5,7 @@
 #include "rdmastream/error.hpp"
 
 #include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
 
 #include <cerrno>
 #include <cstring>
