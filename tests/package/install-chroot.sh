@@ -38,17 +38,18 @@ libs=$(fresh pkg-config --libs rdmastream 2>&1) || fail "pkg-config --libs rdmas
 grep -q -- '-lrdmastream' <<<"$libs" || fail "pkg-config --libs rdmastream: $libs"
 [ "$(fresh pkg-config --modversion rdmastream)" = "$version" ] || fail "pkg-config --modversion rdmastream is not $version"
 # The headers and library as a user's program uses them, linked the way
-# pkg-config says (the library is static: its own dependencies come too).
+# pkg-config says (the shared library, librdmastream.so.1).
 mkdir -p /tmp/user && cd /tmp/user
 cat >user.cpp <<'CPP'
 #include <rdmastream/allow_list.hpp>
-#include <rdmastream/frame_receiver.hpp>
+#include <rdmastream/receiver.hpp>
 #include <cstdio>
 int main(int argc, char**) {
     rdmastream::AllowList allow;
     allow.add("198.18.0.0/24");
-    if (argc > 99) { // never: only links the listener (rdma_cm, verbs)
-        rdmastream::Listener listener({"", rdmastream::kDefaultPort});
+    if (argc > 99) { // never: only links the front door (rdma_cm, verbs behind it)
+        rdmastream::Door door = rdmastream::Door::listen({"", rdmastream::kDefaultPort}, allow);
+        auto rx = rdmastream::Receiver::open(door, {});
     }
     std::printf("%s\n", allow.describe().c_str());
 }
