@@ -28,7 +28,8 @@ cmake -S "$src/samples/cpp" -B "$root/build" -DCMAKE_BUILD_TYPE=Release >"$root/
   fail "configuring samples/cpp failed: $(tail -5 "$root/configure.log")"
 cmake --build "$root/build" -j2 >"$root/build.log" 2>&1 || fail "building samples/cpp failed: $(grep -m5 error "$root/build.log")"
 for s in send_frames receive_frames; do
-  ldd "$root/build/$s" | grep -q "librdmastream.so.[0-9]* => $root/prefix" ||
-    fail "$s is not linked against the installed librdmastream: $(ldd "$root/build/$s" | grep rdmastream)"
+  libs=$(ldd "$root/build/$s") # whole, then matched: grep -q in a pipe could cut ldd short (SIGPIPE, pipefail)
+  grep -q "librdmastream.so.[0-9]* => $root/prefix" <<<"$libs" ||
+    fail "$s is not linked against the installed librdmastream: $(grep rdmastream <<<"$libs")"
 done
 echo "samples.build: ok"
