@@ -47,7 +47,8 @@ struct SenderConfig {
     PollMode poll_mode = PollMode::kEvent;
     std::string device; // RDMA device by name; empty: the one the route picks
     // Interrupts open(), send() and wait_done(); empty: only their timeouts
-    // end them.
+    // end them. A fan-out's send() and wait_done() wait through a wake
+    // (every receiver takes each frame; member_timeout bounds each one).
     std::shared_ptr<Waker> waker;
     // A pre-shared key both ends must prove; null: none, and a receiver with
     // a key refuses this sender.
