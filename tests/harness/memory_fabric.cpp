@@ -8,19 +8,64 @@
 #include <poll.h>
 
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace rdmastream::harness {
 
+// Who touches what. Each end is driven by one thread at a time (Datapath's
+// thread rule; a hand-over between threads, e.g. a std::thread started or
+// joined, orders the two). Per frame, the two ends' threads meet only
+// through single-producer, single-consumer rings and atomics; the mutex
+// `control` guards only what is rare (taking an end, growing the key
+// tables, connection events, slow_registration):
+//
+//   End::recvs     this end's posted receives. Producer: this end
+//                  (post_recv). Consumer: the peer, whose write or send
+//                  takes the oldest.
+//   End::arrivals  completions of this end's receives. Producer: the peer
+//                  (its write or send landed). Consumer: this end (poll).
+//   End::own       completions of this end's own work requests (writes,
+//                  sends, binds, invalidations, flushed receives). This
+//                  end's thread alone: a plain FIFO. Each is stamped with
+//                  how many arrivals had been pushed when it was, and poll
+//                  hands out those arrivals first: completions come out in
+//                  the order they were made, as from one CQ under one lock.
+//   End::down      set by this end (stop, disconnect, a failed work
+//                  request) or by the peer (a send too long for this end's
+//                  receive); read by both.
+//   End::carrying  set by this end while a write or send of its own is
+//                  under way (checks, copy into the peer's memory, the
+//                  peer's completion). Whatever takes memory away from the
+//                  peer's reach (stop, disconnect, forgetting a region)
+//                  first publishes that (a seq_cst store of `down` or of
+//                  the region's entry), then waits until the peer carries
+//                  nothing (a seq_cst load of this flag): with the carrier's
+//                  seq_cst store of the flag before its seq_cst loads, one
+//                  of the two sees the other, so no copy lands in memory
+//                  already given back ("nothing touches posted buffers"
+//                  after stop()).
+//   regions, windows  the key tables, read by both ends without a lock
+//                  (an end checks its own lkeys, the peer's rkeys and
+//                  windows). An entry is written by its owner's thread only
+//                  (register, bind, invalidate, forget) and read by either
+//                  through a sequence lock (SeqCell); the tables grow under
+//                  `control` in chunks that never move.
+//   statistics     each end's counters are written by its own thread alone
+//                  (relaxed atomics) and read by anyone.
+
 namespace {
 using Clock = std::chrono::steady_clock;
+constexpr std::size_t kCacheLine = 64;
 
-// Fixed-capacity FIFO: the fabric allocates nothing per message.
+// Fixed-capacity FIFO for one thread (or under a lock): the fabric
+// allocates nothing per message.
 template <typename T, std::size_t N>
 class Fifo {
 public:
@@ -30,6 +75,7 @@ public:
         return true;
     }
     bool empty() const noexcept { return count_ == 0; }
+    const T& front() const noexcept { return items_[head_]; }
     T pop() {
         T v = std::move(items_[head_]);
         head_ = (head_ + 1) % N;
@@ -40,6 +86,128 @@ public:
 private:
     std::array<T, N> items_{};
     std::size_t head_ = 0, count_ = 0;
+};
+
+// Single-producer, single-consumer ring of fixed capacity N (a power of
+// two): push() on the producer's thread only; front() and pop() on the
+// consumer's only. The counters only grow (a slot is counter % N); the
+// producer publishes an item with a release store of tail_, the consumer
+// gives its slot back with a release store of head_. Each side keeps a copy
+// of the other's counter and reads the other's cache line again only when
+// the ring looks full (producer) or empty (consumer).
+template <typename T, std::size_t N>
+class SpscRing {
+    static_assert(N > 0 && (N & (N - 1)) == 0, "a power of two");
+
+public:
+    bool push(const T& v) noexcept {
+        const std::uint64_t t = tail_.load(std::memory_order_relaxed);
+        if (t - head_seen_ == N) {
+            head_seen_ = head_.load(std::memory_order_acquire);
+            if (t - head_seen_ == N) return false;
+        }
+        items_[t % N] = v;
+        tail_.store(t + 1, std::memory_order_release);
+        return true;
+    }
+    // The oldest item, or null when there is none (consumer).
+    const T* front() noexcept {
+        const std::uint64_t h = head_.load(std::memory_order_relaxed);
+        if (h == tail_seen_) {
+            tail_seen_ = tail_.load(std::memory_order_acquire);
+            if (h == tail_seen_) return nullptr;
+        }
+        return &items_[h % N];
+    }
+    void pop() noexcept { head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+    // Items ever popped (consumer) and ever pushed (any thread: published).
+    std::uint64_t popped() const noexcept { return head_.load(std::memory_order_relaxed); }
+    std::uint64_t pushed() const noexcept { return tail_.load(std::memory_order_acquire); }
+
+private:
+    alignas(kCacheLine) std::atomic<std::uint64_t> head_{0}; // written by the consumer
+    std::uint64_t tail_seen_ = 0;                            // the consumer's copy of tail_
+    alignas(kCacheLine) std::atomic<std::uint64_t> tail_{0}; // written by the producer
+    std::uint64_t head_seen_ = 0;                            // the producer's copy of head_
+    alignas(kCacheLine) std::array<T, N> items_{};
+};
+
+// One value of a trivially copyable T, written by one thread at a time and
+// read by any without a lock: a sequence lock over words that are atomics
+// (odd sequence: being written; a reader that saw it move reads again).
+// The reader's first load and the writer's last store are seq_cst: the
+// carrying handshake above relies on them.
+template <typename T>
+class SeqCell {
+    static_assert(std::is_trivially_copyable_v<T>);
+    static constexpr std::size_t kWords = (sizeof(T) + 7) / 8;
+
+public:
+    void store(const T& v) noexcept {
+        std::array<std::uint64_t, kWords> w{};
+        std::memcpy(w.data(), &v, sizeof v);
+        const std::uint32_t s = seq_.load(std::memory_order_relaxed);
+        seq_.store(s + 1, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_release);
+        for (std::size_t i = 0; i < kWords; ++i) words_[i].store(w[i], std::memory_order_relaxed);
+        seq_.store(s + 2, std::memory_order_seq_cst);
+    }
+    T load() const noexcept {
+        std::array<std::uint64_t, kWords> w{};
+        for (;;) {
+            const std::uint32_t s = seq_.load(std::memory_order_seq_cst);
+            if ((s & 1) != 0) continue;
+            for (std::size_t i = 0; i < kWords; ++i) w[i] = words_[i].load(std::memory_order_relaxed);
+            std::atomic_thread_fence(std::memory_order_acquire);
+            if (seq_.load(std::memory_order_relaxed) == s) break;
+        }
+        T v;
+        std::memcpy(static_cast<void*>(&v), w.data(), sizeof v); // trivially copyable
+        return v;
+    }
+
+private:
+    std::atomic<std::uint32_t> seq_{0};
+    std::array<std::atomic<std::uint64_t>, kWords> words_{};
+};
+
+// A table of SeqCells by index that grows (under the fabric's `control`
+// mutex) in chunks that never move, and is read without a lock.
+template <typename T>
+class KeyTable {
+    static constexpr std::size_t kChunk = 256, kChunks = 1024;
+    using Chunk = std::array<SeqCell<T>, kChunk>;
+
+public:
+    // Under `control`: a new entry holding `v`; its index.
+    std::size_t add_locked(const T& v) {
+        const std::size_t i = size_.load(std::memory_order_relaxed);
+        if (i == kChunk * kChunks) throw std::logic_error("harness: key table full");
+        if (i % kChunk == 0) {
+            owned_.push_back(std::make_unique<Chunk>());
+            chunks_[i / kChunk].store(owned_.back().get(), std::memory_order_release);
+        }
+        cell(i).store(v);
+        size_.store(i + 1, std::memory_order_release);
+        return i;
+    }
+    // The entry's owner's thread: a new value for entry i (< size()).
+    void set(std::size_t i, const T& v) noexcept { cell(i).store(v); }
+    // Any thread: entry i, or false when there is none.
+    bool get(std::size_t i, T& out) const noexcept {
+        if (i >= size_.load(std::memory_order_acquire)) return false;
+        out = cell(i).load();
+        return true;
+    }
+
+private:
+    SeqCell<T>& cell(std::size_t i) const noexcept {
+        return (*chunks_[i / kChunk].load(std::memory_order_acquire))[i % kChunk];
+    }
+
+    std::array<std::atomic<Chunk*>, kChunks> chunks_{};
+    std::atomic<std::size_t> size_{0};
+    std::vector<std::unique_ptr<Chunk>> owned_; // under `control`
 };
 
 struct Recv {
@@ -69,58 +237,96 @@ struct Window {
 };
 constexpr std::uint32_t kWindowKey = 0x80000000u;
 
-constexpr std::size_t kQueue = 4096;
+// Queue depths. A receive queue holds at most wire::kMaxSlots + 1 receives
+// (FrameReceiver posts one per slot and one more; FrameSender one per
+// credit in flight, 256); each arrival consumed one and is polled before
+// the receive is posted again. An end's own completions are at most its
+// send queue (FrameReceiver: 2 * slots + 10) plus its flushed receives.
+constexpr std::size_t kRecvDepth = 8192;
+constexpr std::size_t kOwnDepth = 16384;
+static_assert(kRecvDepth > wire::kMaxSlots && kOwnDepth > 3 * wire::kMaxSlots + 11);
+
+// An own completion, with the count of arrivals pushed before it was.
+struct Own {
+    ibv_wc wc{};
+    std::uint64_t after = 0;
+};
+
+// The owner's single-writer counter: a relaxed load and store, no RMW.
+void bump(std::atomic<std::uint64_t>& c, std::uint64_t n) noexcept {
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
 } // namespace
 
 struct MemoryFabric::State {
     struct End {
-        bool taken = false;
-        bool down = false; // stopped, hung up, or failed: the QP is in error
-        Fifo<Recv, kQueue> recvs;
-        Fifo<ibv_wc, kQueue> cq;
-        Fifo<CmEvent, 16> events;
-        Waker ready; // a completion or an event arrived
-        std::uint32_t qp_num = 0;
-        std::uint64_t writes = 0, sends = 0; // posted
-        int refuse_send = 0;                 // refuse_next_send's errno, until a post_send takes it
+        // Written per frame by the peer (see "Who touches what").
+        SpscRing<Recv, kRecvDepth> recvs;
+        SpscRing<ibv_wc, kRecvDepth> arrivals;
+        Waker ready; // an arrival or an event came: woken by the peer
+        // Written per frame by this end's own thread.
+        alignas(kCacheLine) std::atomic<bool> carrying{false};
+        std::atomic<std::uint64_t> writes{0}, sends{0}; // posted
+        std::atomic<std::uint64_t> copied{0};           // bytes this end's posts copied
+        Fifo<Own, kOwnDepth> own;
+        // Rare.
+        alignas(kCacheLine) std::atomic<bool> down{false}; // stopped, hung up, or failed: the QP is in error
+        std::atomic<int> refuse_send{0}; // refuse_next_send's errno, until a post_send takes it
+        std::atomic<std::uint32_t> pending_events{0}; // events.size(), read without `control`
+        std::uint32_t qp_num = 0;                     // set before the ends exist
+        bool taken = false;                           // under `control`
+        Fifo<CmEvent, 16> events;                     // under `control`
     };
-    std::mutex mutex;
+    std::mutex control;
     std::array<End, 2> ends;
-    std::vector<Region> regions; // by key - 1; a forgotten one has owner -1
-    std::vector<Window> windows; // by (rkey & ~kWindowKey) >> 8; likewise
-    bool have_windows = true;    // the device has type 2 memory windows
-    std::uint64_t copied = 0;
-    std::size_t slow_from = SIZE_MAX; // slow_registration
+    KeyTable<Region> regions; // by key - 1; a forgotten one has owner -1
+    KeyTable<Window> windows; // by (rkey & ~kWindowKey) >> 8; likewise
+    std::atomic<bool> have_windows{true}; // the device has type 2 memory windows
+    std::size_t slow_from = SIZE_MAX;     // slow_registration, under `control`
     std::chrono::milliseconds slow_delay{0};
 
-    // Both under `mutex`.
-    void complete(int side, const ibv_wc& wc) {
-        if (!ends[side].cq.push(wc)) throw std::logic_error("harness: completion queue overrun");
+    // End `side`'s thread: a completion of its own work request.
+    void complete_own(int side, const ibv_wc& wc) {
+        End& e = ends[side];
+        if (!e.own.push(Own{wc, e.arrivals.pushed()})) throw std::logic_error("harness: completion queue overrun");
+    }
+    // The peer's thread: a completion of end `side`'s receive.
+    void arrive(int side, const ibv_wc& wc) {
+        if (!ends[side].arrivals.push(wc)) throw std::logic_error("harness: completion queue overrun");
         ends[side].ready.wake();
+    }
+    // Waits until end `side` carries nothing into its peer's memory (see
+    // End::carrying); after a seq_cst store that takes memory from its reach.
+    void wait_carried(int side) const noexcept {
+        while (ends[side].carrying.load(std::memory_order_seq_cst)) std::this_thread::yield();
+    }
+    // Forgets a region (owner's thread, or under `control`) and waits until
+    // no copy into it is under way: its pages may go after this.
+    void forget_region(std::uint32_t key) {
+        Region r;
+        if (!regions.get(key - 1, r)) return;
+        regions.set(key - 1, Region{});
+        if (r.owner >= 0) wait_carried(1 - r.owner);
     }
     // A remote write's target: a window bound with exactly this key, the
     // range inside the window's (the IB spec's rule; rxe checks only the
     // region's), or a region of its own with remote write access.
-    const Region* remote(std::uint32_t rkey, int owner, std::uint64_t addr, std::size_t len) const {
+    bool remote(std::uint32_t rkey, int owner, std::uint64_t addr, std::size_t len) const {
         if ((rkey & kWindowKey) == 0) return region(rkey, owner, addr, len, IBV_ACCESS_REMOTE_WRITE);
-        const std::size_t index = (rkey & ~kWindowKey) >> 8;
-        if (index >= windows.size()) return nullptr;
-        const Window& w = windows[index];
+        Window w;
+        if (!windows.get((rkey & ~kWindowKey) >> 8, w)) return false;
         if (w.owner != owner || !w.bound || w.rkey != rkey || addr < w.addr || addr - w.addr > w.length ||
             len > w.length - (addr - w.addr) || (w.access & IBV_ACCESS_REMOTE_WRITE) == 0) {
-            return nullptr;
+            return false;
         }
         return region(w.mr_key, owner, addr, len, 0);
     }
-    const Region* region(std::uint32_t key, int owner, std::uint64_t addr, std::size_t len, int need) const {
-        if (key == 0 || key > regions.size()) return nullptr;
-        const Region& r = regions[key - 1];
+    bool region(std::uint32_t key, int owner, std::uint64_t addr, std::size_t len, int need) const {
+        Region r;
+        if (key == 0 || !regions.get(key - 1, r)) return false;
         const auto base = reinterpret_cast<std::uintptr_t>(r.base);
-        if (r.owner != owner || r.base == nullptr || addr < base || addr - base > r.size || len > r.size - (addr - base) ||
-            (need != 0 && (r.access & need) != need)) {
-            return nullptr;
-        }
-        return &r;
+        return r.owner == owner && r.base != nullptr && addr >= base && addr - base <= r.size &&
+               len <= r.size - (addr - base) && (need == 0 || (r.access & need) == need);
     }
 };
 
@@ -128,6 +334,7 @@ namespace {
 
 // A ring on the fabric: its regions and windows in the fabric's tables,
 // with ibv_mr and ibv_mw stand-ins for SlotRing's work requests to name.
+// Made and destroyed on its end's thread.
 class FabricRing final : public SlotRing {
 public:
     FabricRing(std::shared_ptr<MemoryFabric::State> s, int side, std::uint32_t slot_count, std::uint32_t slot_size,
@@ -139,33 +346,43 @@ public:
                                    : IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
         mrs_.resize(regions);
         mws_.resize(windows ? slot_count : 0);
-        std::lock_guard lock(s_->mutex);
+        std::lock_guard lock(s_->control);
         for (std::uint32_t i = 0; i < regions; ++i) {
-            s_->regions.push_back(Region{side, slot(i).data(), size, access});
-            const auto key = static_cast<std::uint32_t>(s_->regions.size());
+            const auto key = static_cast<std::uint32_t>(s_->regions.add_locked(Region{side, slot(i).data(), size, access}) + 1);
             mrs_[i].addr = slot(i).data();
             mrs_[i].length = size;
             mrs_[i].lkey = mrs_[i].rkey = key;
             regions_.push_back(&mrs_[i]);
         }
         for (std::uint32_t i = 0; i < mws_.size(); ++i) {
-            const auto index = static_cast<std::uint32_t>(s_->windows.size());
-            s_->windows.push_back(Window{side, false, kWindowKey | index << 8, 0, 0, 0, 0});
+            const auto index = static_cast<std::uint32_t>(s_->windows.add_locked(Window{}));
+            s_->windows.set(index, Window{side, false, kWindowKey | index << 8, 0, 0, 0, 0});
             mws_[i].rkey = kWindowKey | index << 8;
             mws_[i].type = IBV_MW_TYPE_2;
             windows_.push_back(&mws_[i]);
         }
     }
     ~FabricRing() override {
-        std::lock_guard lock(s_->mutex);
-        for (const ibv_mw& w : mws_) s_->windows[(w.rkey & ~kWindowKey) >> 8] = Window{};
-        for (const ibv_mr& r : mrs_) s_->regions[r.lkey - 1] = Region{};
+        for (const ibv_mw& w : mws_) s_->windows.set((w.rkey & ~kWindowKey) >> 8, Window{});
+        for (const ibv_mr& r : mrs_) s_->forget_region(r.lkey); // waits for a copy into it: the slots go next
     }
 
 private:
     std::shared_ptr<MemoryFabric::State> s_;
     std::vector<ibv_mr> mrs_; // sized once: regions_ and windows_ point into them
     std::vector<ibv_mw> mws_;
+};
+
+// Clears End::carrying on the way out of a post, thrown or not.
+class Carrying {
+public:
+    explicit Carrying(std::atomic<bool>& flag) noexcept : flag_(flag) { flag_.store(true, std::memory_order_seq_cst); }
+    ~Carrying() { flag_.store(false, std::memory_order_release); }
+    Carrying(const Carrying&) = delete;
+    Carrying& operator=(const Carrying&) = delete;
+
+private:
+    std::atomic<bool>& flag_;
 };
 
 class FabricEnd final : public Datapath {
@@ -177,33 +394,22 @@ public:
 
     RegisteredRegion register_memory(std::size_t size, int access) override {
         std::chrono::milliseconds delay{0};
-        {
-            std::lock_guard lock(s_->mutex);
-            if (size >= s_->slow_from) delay = s_->slow_delay;
-        }
-        std::this_thread::sleep_for(delay); // pinning: this end does nothing else meanwhile
         std::uint32_t key = 0;
         {
-            std::lock_guard lock(s_->mutex);
-            s_->regions.push_back(Region{side_, nullptr, size, access});
-            key = static_cast<std::uint32_t>(s_->regions.size());
+            std::lock_guard lock(s_->control);
+            if (size >= s_->slow_from) delay = s_->slow_delay;
+            key = static_cast<std::uint32_t>(s_->regions.add_locked(Region{side_, nullptr, size, access}) + 1);
         }
+        std::this_thread::sleep_for(delay); // pinning: this end does nothing else meanwhile
         // Forgotten (by key) when the region goes, before its pages do.
-        std::shared_ptr<void> registration(nullptr, [s = s_, key](void*) {
-            std::lock_guard lock(s->mutex);
-            s->regions[key - 1] = Region{};
-        });
+        std::shared_ptr<void> registration(nullptr, [s = s_, key](void*) { s->forget_region(key); });
         RegisteredRegion r(size, key, std::move(registration));
-        std::lock_guard lock(s_->mutex);
-        s_->regions[key - 1].base = r.bytes().data();
+        s_->regions.set(key - 1, Region{side_, r.bytes().data(), size, access});
         return r;
     }
 
     std::unique_ptr<SlotRing> register_ring(std::uint32_t slot_count, std::uint32_t slot_size, bool windows) override;
-    bool has_memory_windows() const override {
-        std::lock_guard lock(s_->mutex);
-        return s_->have_windows;
-    }
+    bool has_memory_windows() const override { return s_->have_windows.load(); }
     std::string device_name() const override { return "harness"; }
 
     void post_send(ibv_send_wr& list, const char* what) override {
@@ -216,10 +422,13 @@ public:
                                   "BIND_MW and LOCAL_INV");
             }
         }
-        std::lock_guard lock(s_->mutex);
-        if (const int err = std::exchange(s_->ends[side_].refuse_send, 0); err != 0) {
-            throw SystemError(what, err, "refused by the test (refuse_next_send)");
+        auto& me = s_->ends[side_];
+        if (me.refuse_send.load(std::memory_order_relaxed) != 0) {
+            if (const int err = me.refuse_send.exchange(0); err != 0) {
+                throw SystemError(what, err, "refused by the test (refuse_next_send)");
+            }
         }
+        const Carrying carrying(me.carrying);
         for (ibv_send_wr* wr = &list; wr != nullptr; wr = wr->next) {
             if (wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV) {
                 local(*wr);
@@ -230,74 +439,76 @@ public:
     }
 
 private:
-    // Under the mutex: a write or send, carried to the peer at once.
+    // Carrying: a write or send, carried to the peer at once.
     void carry(const ibv_send_wr& wr) {
         auto& me = s_->ends[side_];
         auto& peer = s_->ends[peer_];
         const bool write = wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
-        ++(write ? me.writes : me.sends);
+        bump(write ? me.writes : me.sends, 1);
         ibv_wc mine{};
         mine.wr_id = wr.wr_id;
         mine.opcode = write ? IBV_WC_RDMA_WRITE : IBV_WC_SEND;
         mine.qp_num = me.qp_num;
         mine.status = deliver(wr, me, peer, write);
         if (mine.status != IBV_WC_SUCCESS) {
-            me.down = true; // an error completion moves the QP to the error state
+            me.down.store(true); // an error completion moves the QP to the error state
         }
         if (mine.status != IBV_WC_SUCCESS || (wr.send_flags & IBV_SEND_SIGNALED) != 0) {
-            s_->complete(side_, mine);
+            s_->complete_own(side_, mine);
         }
     }
 
-    // Under the mutex: a bind or invalidate of one of this end's windows,
-    // done at once. Refused as rxe refuses them (a stale current key, a key
-    // byte that does not change, a range outside the region, invalidating
-    // with another key): a memory management error, and the QP goes down.
+    // A bind or invalidate of one of this end's windows, done at once (this
+    // end's thread writes its windows' entries; the peer only reads them).
+    // Refused as rxe refuses them (a stale current key, a key byte that
+    // does not change, a range outside the region, invalidating with
+    // another key): a memory management error, and the QP goes down.
     void local(const ibv_send_wr& wr) {
         auto& me = s_->ends[side_];
         ibv_wc mine{};
         mine.wr_id = wr.wr_id;
         mine.qp_num = me.qp_num;
         mine.opcode = wr.opcode == IBV_WR_BIND_MW ? IBV_WC_BIND_MW : IBV_WC_LOCAL_INV;
-        mine.status = me.down ? IBV_WC_WR_FLUSH_ERR : IBV_WC_SUCCESS;
+        mine.status = me.down.load() ? IBV_WC_WR_FLUSH_ERR : IBV_WC_SUCCESS;
         const std::uint32_t key = wr.opcode == IBV_WR_BIND_MW ? wr.bind_mw.mw->rkey : wr.invalidate_rkey;
         const std::size_t index = (key & ~kWindowKey) >> 8;
-        Window* w = (key & kWindowKey) != 0 && index < s_->windows.size() ? &s_->windows[index] : nullptr;
-        if (mine.status == IBV_WC_SUCCESS && (w == nullptr || w->owner != side_ || w->rkey != key)) {
+        Window w;
+        const bool found = (key & kWindowKey) != 0 && s_->windows.get(index, w);
+        if (mine.status == IBV_WC_SUCCESS && (!found || w.owner != side_ || w.rkey != key)) {
             mine.status = IBV_WC_MW_BIND_ERR;
         }
         if (mine.status == IBV_WC_SUCCESS && wr.opcode == IBV_WR_BIND_MW) {
             const ibv_mw_bind_info& b = wr.bind_mw.bind_info;
             if ((wr.bind_mw.rkey & ~0xffu) != (key & ~0xffu) || (wr.bind_mw.rkey & 0xffu) == (key & 0xffu) ||
-                s_->region(b.mr->lkey, side_, b.addr, b.length, IBV_ACCESS_MW_BIND) == nullptr) {
+                !s_->region(b.mr->lkey, side_, b.addr, b.length, IBV_ACCESS_MW_BIND)) {
                 mine.status = IBV_WC_MW_BIND_ERR;
             } else {
-                *w = Window{side_, true, wr.bind_mw.rkey, b.mr->lkey, b.addr, b.length,
-                            static_cast<int>(b.mw_access_flags)};
+                s_->windows.set(index, Window{side_, true, wr.bind_mw.rkey, b.mr->lkey, b.addr, b.length,
+                                              static_cast<int>(b.mw_access_flags)});
             }
         } else if (mine.status == IBV_WC_SUCCESS) {
-            w->bound = false;
+            w.bound = false;
+            s_->windows.set(index, w);
         }
         if (mine.status != IBV_WC_SUCCESS) {
-            me.down = true;
+            me.down.store(true);
         }
         if (mine.status != IBV_WC_SUCCESS || (wr.send_flags & IBV_SEND_SIGNALED) != 0) {
-            s_->complete(side_, mine);
+            s_->complete_own(side_, mine);
         }
     }
 
 public:
     void post_recv(ibv_recv_wr& list, const char* what) override {
-        std::lock_guard lock(s_->mutex);
         auto& me = s_->ends[side_];
         for (ibv_recv_wr* r = &list; r != nullptr; r = r->next) {
             if (r->num_sge > 1) throw SystemError(what, EINVAL, "the harness takes receives of one SGE");
-            Recv rv{r->wr_id, r->num_sge == 1 ? r->sg_list[0] : ibv_sge{}, r->num_sge == 1};
-            if (me.down) {
+            const Recv rv{r->wr_id, r->num_sge == 1 ? r->sg_list[0] : ibv_sge{}, r->num_sge == 1};
+            if (me.down.load()) {
                 ibv_wc wc{};
                 wc.wr_id = r->wr_id;
                 wc.status = IBV_WC_WR_FLUSH_ERR;
-                s_->complete(side_, wc);
+                s_->complete_own(side_, wc);
             } else if (!me.recvs.push(rv)) {
                 throw SystemError(what, ENOMEM, "receive queue full");
             }
@@ -305,17 +516,28 @@ public:
     }
 
     std::size_t poll(std::span<ibv_wc> out) override {
-        std::lock_guard lock(s_->mutex);
-        auto& cq = s_->ends[side_].cq;
+        auto& me = s_->ends[side_];
         std::size_t n = 0;
-        while (n < out.size() && !cq.empty()) out[n++] = cq.pop();
+        while (n < out.size()) {
+            // An own completion goes before the arrivals pushed after it.
+            if (!me.own.empty() && me.own.front().after <= me.arrivals.popped()) {
+                out[n++] = me.own.pop().wc;
+            } else if (const ibv_wc* wc = me.arrivals.front()) {
+                out[n++] = *wc;
+                me.arrivals.pop();
+            } else if (!me.own.empty()) {
+                out[n++] = me.own.pop().wc; // not reached: the arrivals it waits for were published first
+            } else {
+                break;
+            }
+        }
         return n;
     }
 
     Waited wait(std::span<ibv_wc> out, Clock::time_point deadline) override {
         auto& ready = s_->ends[side_].ready;
         for (;;) {
-            ready.take();
+            if (ready.pending()) ready.take(); // a spinning waiter writes the peer's line only when woken
             if (std::size_t n = poll(out); n > 0) return {Waited::kCompletions, n, {}};
             if (held_event_) return {Waited::kCmEvent, 0, std::exchange(held_event_, std::nullopt)};
             if (auto ev = next_event()) {
@@ -336,10 +558,12 @@ public:
     }
 
     std::optional<CmEvent> next_event() override {
-        std::lock_guard lock(s_->mutex);
-        auto& events = s_->ends[side_].events;
-        if (events.empty()) return std::nullopt;
-        return events.pop();
+        auto& me = s_->ends[side_];
+        if (me.pending_events.load(std::memory_order_acquire) == 0) return std::nullopt; // no lock per spin
+        std::lock_guard lock(s_->control);
+        if (me.events.empty()) return std::nullopt;
+        me.pending_events.fetch_sub(1);
+        return me.events.pop();
     }
 
     std::optional<CmEvent> wait_event(std::chrono::milliseconds timeout) override {
@@ -358,20 +582,22 @@ public:
 
 
     void stop() noexcept override {
-        std::lock_guard lock(s_->mutex);
-        s_->ends[side_].down = true;
+        s_->ends[side_].down.store(true, std::memory_order_seq_cst);
+        s_->wait_carried(peer_); // a copy into this end's buffers under way ends first
     }
 
     void disconnect() noexcept override {
-        std::lock_guard lock(s_->mutex);
-        auto& me = s_->ends[side_];
-        if (me.down && hung_up_) return;
-        me.down = true;
+        if (hung_up_) return; // down since then
         hung_up_ = true;
+        stop();
         CmEvent ev;
         ev.type = RDMA_CM_EVENT_DISCONNECTED;
         auto& peer = s_->ends[peer_];
-        if (!peer.down && peer.events.push(std::move(ev))) peer.ready.wake();
+        std::lock_guard lock(s_->control);
+        if (!peer.down.load() && peer.events.push(std::move(ev))) {
+            peer.pending_events.fetch_add(1, std::memory_order_release);
+            peer.ready.wake();
+        }
     }
 
     std::string peer_name() const override { return fmt::format("harness end {}", peer_); }
@@ -381,34 +607,39 @@ private:
         throw ConnectionError(fmt::format("{}: work completion failed: {}", side, describe_failed_wc(wc)));
     }
 
-    // Under the mutex. Carries one work request; returns the poster's status.
+    // Carrying (End::carrying set): one work request; returns the poster's
+    // status. `peer.down` and the peer's keys are read after the flag went
+    // up, so a peer that stops or forgets memory waits for this copy or
+    // this copy sees it gone.
     ibv_wc_status deliver(const ibv_send_wr& wr, MemoryFabric::State::End& me, MemoryFabric::State::End& peer,
                           bool write) {
-        if (me.down) return IBV_WC_WR_FLUSH_ERR;
-        if (peer.down) return IBV_WC_RETRY_EXC_ERR; // nobody acknowledges: RC retries run out
+        if (me.down.load()) return IBV_WC_WR_FLUSH_ERR;
+        if (peer.down.load()) return IBV_WC_RETRY_EXC_ERR; // nobody acknowledges: RC retries run out
         std::size_t total = 0;
         for (int i = 0; i < wr.num_sge; ++i) {
             const ibv_sge& g = wr.sg_list[i];
-            if (s_->region(g.lkey, side_, g.addr, g.length, 0) == nullptr) return IBV_WC_LOC_PROT_ERR;
+            if (!s_->region(g.lkey, side_, g.addr, g.length, 0)) return IBV_WC_LOC_PROT_ERR;
             total += g.length;
         }
-        if (peer.recvs.empty()) return IBV_WC_RNR_RETRY_EXC_ERR;
+        const Recv* posted = peer.recvs.front();
+        if (posted == nullptr) return IBV_WC_RNR_RETRY_EXC_ERR;
         std::byte* dst = nullptr;
         if (write) {
-            if (s_->remote(wr.wr.rdma.rkey, peer_, wr.wr.rdma.remote_addr, total) == nullptr) {
+            if (!s_->remote(wr.wr.rdma.rkey, peer_, wr.wr.rdma.remote_addr, total)) {
                 return IBV_WC_REM_ACCESS_ERR; // nothing lands; as on rxe, the peer sees no completion
             }
             dst = reinterpret_cast<std::byte*>(wr.wr.rdma.remote_addr);
         }
-        const Recv rv = peer.recvs.pop();
+        const Recv rv = *posted;
+        peer.recvs.pop();
         ibv_wc theirs{};
         theirs.wr_id = rv.wr_id;
         theirs.qp_num = peer.qp_num;
         if (!write) {
             if (total > (rv.has_sge ? rv.sge.length : 0)) {
                 theirs.status = IBV_WC_LOC_LEN_ERR;
-                peer.down = true;
-                s_->complete(peer_, theirs);
+                peer.down.store(true);
+                s_->arrive(peer_, theirs);
                 return IBV_WC_REM_INV_REQ_ERR;
             }
             dst = reinterpret_cast<std::byte*>(rv.sge.addr);
@@ -417,7 +648,7 @@ private:
             std::memcpy(dst, reinterpret_cast<const void*>(wr.sg_list[i].addr), wr.sg_list[i].length);
             dst += wr.sg_list[i].length;
         }
-        s_->copied += total;
+        bump(me.copied, total);
         theirs.status = IBV_WC_SUCCESS;
         theirs.opcode = write ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
         theirs.byte_len = static_cast<std::uint32_t>(total);
@@ -425,7 +656,7 @@ private:
             theirs.imm_data = wr.imm_data;
             theirs.wc_flags = IBV_WC_WITH_IMM;
         }
-        s_->complete(peer_, theirs);
+        s_->arrive(peer_, theirs);
         return IBV_WC_SUCCESS;
     }
 
@@ -454,7 +685,7 @@ private:
 std::unique_ptr<SlotRing> FabricEnd::register_ring(std::uint32_t slot_count, std::uint32_t slot_size, bool windows) {
     std::chrono::milliseconds delay{0};
     {
-        std::lock_guard lock(s_->mutex);
+        std::lock_guard lock(s_->control);
         if (std::size_t{slot_count} * slot_size >= s_->slow_from) delay = s_->slow_delay;
     }
     std::this_thread::sleep_for(delay); // pinning: this end does nothing else meanwhile
@@ -463,15 +694,9 @@ std::unique_ptr<SlotRing> FabricEnd::register_ring(std::uint32_t slot_count, std
 
 } // namespace
 
-void MemoryFabric::without_windows() {
-    std::lock_guard lock(state_->mutex);
-    state_->have_windows = false;
-}
+void MemoryFabric::without_windows() { state_->have_windows.store(false); }
 
-void MemoryFabric::refuse_next_send(int side, int err) {
-    std::lock_guard lock(state_->mutex);
-    state_->ends[side].refuse_send = err;
-}
+void MemoryFabric::refuse_next_send(int side, int err) { state_->ends[side].refuse_send.store(err); }
 
 MemoryFabric::MemoryFabric() : state_(std::make_shared<State>()) {
     state_->ends[0].qp_num = 1;
@@ -481,7 +706,7 @@ MemoryFabric::MemoryFabric() : state_(std::make_shared<State>()) {
 MemoryFabric::~MemoryFabric() = default;
 
 std::unique_ptr<Datapath> MemoryFabric::end(int side, PollMode mode, Waker* waker) {
-    std::lock_guard lock(state_->mutex);
+    std::lock_guard lock(state_->control);
     if (side < 0 || side > 1 || state_->ends[side].taken) {
         throw std::logic_error(fmt::format("harness: end {} is not free", side));
     }
@@ -490,24 +715,21 @@ std::unique_ptr<Datapath> MemoryFabric::end(int side, PollMode mode, Waker* wake
 }
 
 void MemoryFabric::slow_registration(std::size_t bytes, std::chrono::milliseconds delay) {
-    std::lock_guard lock(state_->mutex);
+    std::lock_guard lock(state_->control);
     state_->slow_from = bytes;
     state_->slow_delay = delay;
 }
 
 std::uint64_t MemoryFabric::writes_posted(int side) const noexcept {
-    std::lock_guard lock(state_->mutex);
-    return state_->ends[side].writes;
+    return state_->ends[side].writes.load(std::memory_order_relaxed);
 }
 
 std::uint64_t MemoryFabric::sends_posted(int side) const noexcept {
-    std::lock_guard lock(state_->mutex);
-    return state_->ends[side].sends;
+    return state_->ends[side].sends.load(std::memory_order_relaxed);
 }
 
 std::uint64_t MemoryFabric::copied_bytes() const noexcept {
-    std::lock_guard lock(state_->mutex);
-    return state_->copied;
+    return state_->ends[0].copied.load(std::memory_order_relaxed) + state_->ends[1].copied.load(std::memory_order_relaxed);
 }
 
 } // namespace rdmastream::harness
