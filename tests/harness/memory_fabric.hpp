@@ -19,9 +19,15 @@
 // immediate: IBV_WC_WITH_IMM clear at the peer) is carried too, so a test
 // can play a hostile peer on an end of its own.
 //
-// Each end may be driven by its own thread; a mutex guards the shared state
-// (the harness's own cost, like its payload copy: a NIC's DMA, here a
-// memcpy on the posting thread).
+// Each end may be driven by its own thread. Per frame (a post of writes or
+// sends, a poll, a post of receives) the two threads share no lock: each
+// direction is a single-producer, single-consumer ring (an end's posted
+// receives, taken by the peer's posts; the completions of its receives,
+// pushed by the peer, polled by it), and the keys and windows are read
+// lock-free; a mutex is left to set-up, connection events and the test's
+// knobs (memory_fabric.cpp says who writes and who reads what). The
+// harness's own cost per frame is then its payload copy (a NIC's DMA, here
+// a memcpy on the posting thread) and a few atomics.
 #pragma once
 
 #include "rdmastream/datapath.hpp"
