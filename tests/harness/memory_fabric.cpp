@@ -10,6 +10,7 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -37,6 +38,16 @@ namespace rdmastream::harness {
 //                  how many arrivals had been pushed when it was, and poll
 //                  hands out those arrivals first: completions come out in
 //                  the order they were made, as from one CQ under one lock.
+//   End::stalled   this end's work requests held up behind one the peer
+//                  had no receive for (receiver not ready), oldest first;
+//                  this end's thread alone. End::rnr_waiting says there are
+//                  some (set by this end); End::recv_posts counts this
+//                  end's post_recv calls. After its receives a post_recv
+//                  stores its count, then reads the peer's flag and wakes
+//                  it if set; a stalled end stores its flag, then reads
+//                  the peer's count before it looks for receives again:
+//                  all four seq_cst, so one of the two sees the other and
+//                  no wake is lost (Waker's own pairing).
 //   End::down      set by this end (stop, disconnect, a failed work
 //                  request) or by the peer (a send too long for this end's
 //                  receive); read by both.
@@ -237,6 +248,41 @@ struct Window {
 };
 constexpr std::uint32_t kWindowKey = 0x80000000u;
 
+// What deliver() returns when the peer has no receive posted. Never a
+// completion's status: RcConnection sets rnr_retry 7, with which the NIC
+// retries a receiver-not-ready NAK for as long as it takes, so the work
+// request waits (End::stalled) and the sender's own limits bound the wait
+// (SenderOptions::ack_limit), as over verbs.
+constexpr ibv_wc_status kReceiverNotReady = IBV_WC_RNR_RETRY_EXC_ERR;
+
+// A work request held up behind a receiver-not-ready, copied (the caller's
+// list, like a NIC's, is its own again once ibv_post_send returns),
+// including what its pointers name.
+struct Stalled {
+    ibv_send_wr wr{};
+    std::array<ibv_sge, 2> sges{};
+    ibv_mw mw{}; // a bind's window and region
+    ibv_mr mr{};
+
+    explicit Stalled(const ibv_send_wr& w) : wr(w) {
+        for (int i = 0; i < w.num_sge; ++i) sges[i] = w.sg_list[i];
+        if (w.opcode == IBV_WR_BIND_MW) {
+            mw = *w.bind_mw.mw;
+            mr = *w.bind_mw.bind_info.mr;
+        }
+    }
+    // The request, its pointers aimed at this copy.
+    const ibv_send_wr& request() {
+        wr.next = nullptr;
+        wr.sg_list = sges.data();
+        if (wr.opcode == IBV_WR_BIND_MW) {
+            wr.bind_mw.mw = &mw;
+            wr.bind_mw.bind_info.mr = &mr;
+        }
+        return wr;
+    }
+};
+
 // Queue depths. A receive queue holds at most wire::kMaxSlots + 1 receives
 // (FrameReceiver posts one per slot and one more; FrameSender one per
 // credit in flight, 256); each arrival consumed one and is polled before
@@ -268,9 +314,12 @@ struct MemoryFabric::State {
         alignas(kCacheLine) std::atomic<bool> carrying{false};
         std::atomic<std::uint64_t> writes{0}, sends{0}; // posted
         std::atomic<std::uint64_t> copied{0};           // bytes this end's posts copied
+        std::atomic<std::uint64_t> recv_posts{0};       // post_recv calls, for a stalled peer
         Fifo<Own, kOwnDepth> own;
+        std::deque<Stalled> stalled; // empty but for a receiver-not-ready: allocates only then
         // Rare.
         alignas(kCacheLine) std::atomic<bool> down{false}; // stopped, hung up, or failed: the QP is in error
+        std::atomic<bool> rnr_waiting{false};              // !stalled.empty(), for the peer's post_recv
         std::atomic<int> refuse_send{0}; // refuse_next_send's errno, until a post_send takes it
         std::atomic<std::uint32_t> pending_events{0}; // events.size(), read without `control`
         std::uint32_t qp_num = 0;                     // set before the ends exist
@@ -429,33 +478,64 @@ public:
             }
         }
         const Carrying carrying(me.carrying);
+        if (!me.stalled.empty()) resume();
         for (ibv_send_wr* wr = &list; wr != nullptr; wr = wr->next) {
-            if (wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV) {
-                local(*wr);
-            } else {
-                carry(*wr);
+            if (wr->opcode != IBV_WR_BIND_MW && wr->opcode != IBV_WR_LOCAL_INV) {
+                bump(wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM ? me.writes : me.sends, 1);
             }
+            if (!me.stalled.empty() || !execute(*wr)) {
+                me.stalled.emplace_back(*wr); // a send queue runs in order: behind the one that waits
+            }
+        }
+        if (!me.stalled.empty() && !me.rnr_waiting.load(std::memory_order_relaxed)) {
+            me.rnr_waiting.store(true, std::memory_order_seq_cst); // then resume() reads recv_posts
         }
     }
 
 private:
-    // Carrying: a write or send, carried to the peer at once.
-    void carry(const ibv_send_wr& wr) {
+    // Carrying: one work request, done now; false (nothing done) when it
+    // is a write or send the peer has no receive for.
+    bool execute(const ibv_send_wr& wr) {
+        if (wr.opcode == IBV_WR_BIND_MW || wr.opcode == IBV_WR_LOCAL_INV) {
+            local(wr);
+            return true;
+        }
+        return carry(wr);
+    }
+
+    // Carrying, some stalled: the stalled work requests, oldest first, while
+    // the peer has receives for them (or until one fails, which flushes the
+    // rest).
+    void resume() {
+        auto& me = s_->ends[side_];
+        // Pairs with post_recv: the peer's receives posted before this count
+        // are visible below.
+        [[maybe_unused]] const std::uint64_t posts = s_->ends[peer_].recv_posts.load(std::memory_order_seq_cst);
+        while (!me.stalled.empty() && execute(me.stalled.front().request())) {
+            me.stalled.pop_front();
+        }
+        if (me.stalled.empty()) me.rnr_waiting.store(false, std::memory_order_relaxed);
+    }
+
+    // Carrying: a write or send, carried to the peer at once; false when
+    // the peer has no receive posted (it waits: kReceiverNotReady).
+    bool carry(const ibv_send_wr& wr) {
         auto& me = s_->ends[side_];
         auto& peer = s_->ends[peer_];
         const bool write = wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
-        bump(write ? me.writes : me.sends, 1);
         ibv_wc mine{};
         mine.wr_id = wr.wr_id;
         mine.opcode = write ? IBV_WC_RDMA_WRITE : IBV_WC_SEND;
         mine.qp_num = me.qp_num;
         mine.status = deliver(wr, me, peer, write);
+        if (mine.status == kReceiverNotReady) return false;
         if (mine.status != IBV_WC_SUCCESS) {
             me.down.store(true); // an error completion moves the QP to the error state
         }
         if (mine.status != IBV_WC_SUCCESS || (wr.send_flags & IBV_SEND_SIGNALED) != 0) {
             s_->complete_own(side_, mine);
         }
+        return true;
     }
 
     // A bind or invalidate of one of this end's windows, done at once (this
@@ -513,10 +593,18 @@ public:
                 throw SystemError(what, ENOMEM, "receive queue full");
             }
         }
+        // A peer whose send queue waits for a receive retries it now.
+        me.recv_posts.store(me.recv_posts.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
+        auto& peer = s_->ends[peer_];
+        if (peer.rnr_waiting.load(std::memory_order_seq_cst)) peer.ready.wake();
     }
 
     std::size_t poll(std::span<ibv_wc> out) override {
         auto& me = s_->ends[side_];
+        if (!me.stalled.empty()) { // the NIC's retry: the peer may have posted receives since
+            const Carrying carrying(me.carrying);
+            resume();
+        }
         std::size_t n = 0;
         while (n < out.size()) {
             // An own completion goes before the arrivals pushed after it.
@@ -622,7 +710,7 @@ private:
             total += g.length;
         }
         const Recv* posted = peer.recvs.front();
-        if (posted == nullptr) return IBV_WC_RNR_RETRY_EXC_ERR;
+        if (posted == nullptr) return kReceiverNotReady;
         std::byte* dst = nullptr;
         if (write) {
             if (!s_->remote(wr.wr.rdma.rkey, peer_, wr.wr.rdma.remote_addr, total)) {
