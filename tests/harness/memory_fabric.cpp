@@ -309,7 +309,7 @@ struct MemoryFabric::State {
         // Written per frame by the peer (see "Who touches what").
         SpscRing<Recv, kRecvDepth> recvs;
         SpscRing<ibv_wc, kRecvDepth> arrivals;
-        Waker ready; // an arrival or an event came: woken by the peer
+        Waker ready; // an arrival (event mode only) or an event came: woken by the peer
         // Written per frame by this end's own thread.
         alignas(kCacheLine) std::atomic<bool> carrying{false};
         std::atomic<std::uint64_t> writes{0}, sends{0}; // posted
@@ -320,6 +320,7 @@ struct MemoryFabric::State {
         // Rare.
         alignas(kCacheLine) std::atomic<bool> down{false}; // stopped, hung up, or failed: the QP is in error
         std::atomic<bool> rnr_waiting{false};              // !stalled.empty(), for the peer's post_recv
+        std::atomic<bool> sleeps{true}; // event mode (set when the end is taken): arrivals wake it
         std::atomic<int> refuse_send{0}; // refuse_next_send's errno, until a post_send takes it
         std::atomic<std::uint32_t> pending_events{0}; // events.size(), read without `control`
         std::uint32_t qp_num = 0;                     // set before the ends exist
@@ -340,9 +341,13 @@ struct MemoryFabric::State {
         if (!e.own.push(Own{wc, e.arrivals.pushed()})) throw std::logic_error("harness: completion queue overrun");
     }
     // The peer's thread: a completion of end `side`'s receive.
+    // A busy-polling end is not woken: its wait() never sleeps on `ready`
+    // (wait_event() sleeps there, for events, which wake it themselves), and
+    // a wake per frame is a seq_cst store into its Waker, whose line would
+    // then travel between the cores twice a frame (the store, its take()).
     void arrive(int side, const ibv_wc& wc) {
         if (!ends[side].arrivals.push(wc)) throw std::logic_error("harness: completion queue overrun");
-        ends[side].ready.wake();
+        if (ends[side].sleeps.load(std::memory_order_relaxed)) ends[side].ready.wake();
     }
     // Waits until end `side` carries nothing into its peer's memory (see
     // End::carrying); after a seq_cst store that takes memory from its reach.
@@ -799,6 +804,7 @@ std::unique_ptr<Datapath> MemoryFabric::end(int side, PollMode mode, Waker* wake
         throw std::logic_error(fmt::format("harness: end {} is not free", side));
     }
     state_->ends[side].taken = true;
+    state_->ends[side].sleeps.store(mode == PollMode::kEvent, std::memory_order_relaxed);
     return std::make_unique<FabricEnd>(state_, side, mode, waker);
 }
 
