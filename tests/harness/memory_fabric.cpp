@@ -41,13 +41,11 @@ namespace rdmastream::harness {
 //   End::stalled   this end's work requests held up behind one the peer
 //                  had no receive for (receiver not ready), oldest first;
 //                  this end's thread alone. End::rnr_waiting says there are
-//                  some (set by this end); End::recv_posts counts this
-//                  end's post_recv calls. After its receives a post_recv
-//                  stores its count, then reads the peer's flag and wakes
-//                  it if set; a stalled end stores its flag, then reads
-//                  the peer's count before it looks for receives again:
-//                  all four seq_cst, so one of the two sees the other and
-//                  no wake is lost (Waker's own pairing).
+//                  some (set by this end): the peer's post_recv then wakes
+//                  it. Both relaxed (no fence on the per-frame post_recv):
+//                  a wake lost to the race costs a stalled end in event
+//                  mode at most kRnrRetry, the cap on its sleeps, as a
+//                  NIC retries on its RNR timer.
 //   End::down      set by this end (stop, disconnect, a failed work
 //                  request) or by the peer (a send too long for this end's
 //                  receive); read by both.
@@ -292,6 +290,10 @@ constexpr std::size_t kRecvDepth = 8192;
 constexpr std::size_t kOwnDepth = 16384;
 static_assert(kRecvDepth > wire::kMaxSlots && kOwnDepth > 3 * wire::kMaxSlots + 11);
 
+// The longest a stalled end sleeps before it looks for the peer's receives
+// again, should the peer's wake have crossed its going to sleep.
+constexpr std::chrono::milliseconds kRnrRetry{1};
+
 // Spins of a busy wait() per look at the clock (its deadline).
 constexpr unsigned kSpinsPerClock = 64;
 
@@ -317,7 +319,6 @@ struct MemoryFabric::State {
         alignas(kCacheLine) std::atomic<bool> carrying{false};
         std::atomic<std::uint64_t> writes{0}, sends{0}; // posted
         std::atomic<std::uint64_t> copied{0};           // bytes this end's posts copied
-        std::atomic<std::uint64_t> recv_posts{0};       // post_recv calls, for a stalled peer
         Fifo<Own, kOwnDepth> own;
         std::deque<Stalled> stalled; // empty but for a receiver-not-ready: allocates only then
         // Rare.
@@ -496,7 +497,7 @@ public:
             }
         }
         if (!me.stalled.empty() && !me.rnr_waiting.load(std::memory_order_relaxed)) {
-            me.rnr_waiting.store(true, std::memory_order_seq_cst); // then resume() reads recv_posts
+            me.rnr_waiting.store(true, std::memory_order_relaxed);
         }
     }
 
@@ -516,9 +517,6 @@ private:
     // rest).
     void resume() {
         auto& me = s_->ends[side_];
-        // Pairs with post_recv: the peer's receives posted before this count
-        // are visible below.
-        [[maybe_unused]] const std::uint64_t posts = s_->ends[peer_].recv_posts.load(std::memory_order_seq_cst);
         while (!me.stalled.empty() && execute(me.stalled.front().request())) {
             me.stalled.pop_front();
         }
@@ -602,9 +600,8 @@ public:
             }
         }
         // A peer whose send queue waits for a receive retries it now.
-        me.recv_posts.store(me.recv_posts.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
         auto& peer = s_->ends[peer_];
-        if (peer.rnr_waiting.load(std::memory_order_seq_cst)) peer.ready.wake();
+        if (peer.rnr_waiting.load(std::memory_order_relaxed)) peer.ready.wake();
     }
 
     std::size_t poll(std::span<ibv_wc> out) override {
@@ -655,7 +652,8 @@ public:
             const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
             if (left.count() <= 0) return {};
             if (mode_ == PollMode::kBusy) continue;
-            sleep(ready, static_cast<int>(left.count()));
+            const bool stalled = !s_->ends[side_].stalled.empty(); // retried when woken, or after kRnrRetry
+            sleep(ready, static_cast<int>(stalled ? std::min(left, kRnrRetry).count() : left.count()));
         }
     }
 
