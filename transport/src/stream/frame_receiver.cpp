@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // FrameReceiver set-up, either direction: accept a sender that dials in, or
-// connect to a listening sender. The hellos travel in the rdma_cm private
+// connect to a listening sender (both the one way, stream/opening.hpp). The hellos travel in the rdma_cm private
 // data; then the handshake (handshake.hpp) checks the sender's key proof,
 // and only then is the ring registered and its advert sent.
 // The per-frame code is in frame_receiver_datapath.cpp.
 #include "stream/frame_receiver.hpp"
 
+#include "stream/opening.hpp"
+
 #include "rdmastream/devices.hpp"
 #include "rdmastream/error.hpp"
 #include "wire/handshake.hpp"
-#include "setup/refuse_on_error.hpp"
 
 #include <arpa/inet.h>
 
@@ -75,20 +76,6 @@ void check_config(const RingConfig& ring) {
     check_memlock(std::size_t{ring.slots} * ring.slot_size);
 }
 
-// A connection on its way to becoming a FrameReceiver.
-struct Setup {
-    std::unique_ptr<VerbsDatapath> path;
-    std::unique_ptr<Handshake> handshake; // after path: goes first
-};
-
-// Before the connection is made: the handshake posts its receive.
-Setup setup(RcConnection conn, const RingConfig& ring) {
-    Setup s;
-    s.path = std::make_unique<VerbsDatapath>(std::move(conn), ring.poll_mode, ring.waker.get());
-    s.handshake = std::make_unique<Handshake>(*s.path, wire::Role::kReceiver, ring.slots, ring.key);
-    return s;
-}
-
 // The sender's largest ring against this one. Throws UserError.
 void check_slots(std::uint32_t sender_max_slots, const RingConfig& ring) {
     if (ring.slots > sender_max_slots) {
@@ -98,18 +85,18 @@ void check_slots(std::uint32_t sender_max_slots, const RingConfig& ring) {
     }
 }
 
-void take_hello(Setup& s, const RingConfig& ring) {
-    RcConnection& c = s.path->connection();
-    s.handshake->take_peer_hello(c.peer_private_data(), c.peer_name());
-    check_slots(s.handshake->peer_slots(), ring);
-}
-
-// A sender's hello, checked before anything is made for its connect
-// request (a listener's screen).
-void screen_hello(std::span<const std::byte> private_data, const std::string& peer, const RingConfig& ring) {
-    check_slots(Handshake::check_peer_hello(wire::Role::kReceiver, ring.key != nullptr, private_data,
-                                            "the sender " + peer),
-                ring);
+// How a FrameReceiver opens its connection (stream/opening.hpp).
+OpeningPlan receiver_plan(const RingConfig& ring) {
+    OpeningPlan p;
+    p.role = wire::Role::kReceiver;
+    p.peer_role = "sender";
+    p.slots = ring.slots;
+    p.key = ring.key;
+    p.poll_mode = ring.poll_mode;
+    p.waker = ring.waker.get();
+    p.queues = receiver_queues(ring);
+    p.check_slots = [&ring](std::uint32_t sender_max_slots) { check_slots(sender_max_slots, ring); };
+    return p;
 }
 } // namespace
 
@@ -121,54 +108,20 @@ std::unique_ptr<FrameReceiver> FrameReceiver::accept(Listener& listener, const R
     // that does not match, silence) is logged, costs only its own
     // connection, and the next one is served. The ring is registered only
     // for a sender through its handshake.
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        Setup s = setup(listener.wait_request(receiver_queues(ring), std::max(left, std::chrono::milliseconds(0)),
-                                              [&](std::span<const std::byte> hello, const std::string& peer) {
-                                                  screen_hello(hello, peer, ring);
-                                              }),
-                        ring);
-        RcConnection& c = s.path->connection();
-        check_or_refuse(c, [&] { take_hello(s, ring); }); // screened already: cannot fail
-        if (!listener.complete(c, s.handshake->hello())) {
-            continue;
-        }
-        try {
-            s.handshake->run(ring.handshake_timeout);
-        } catch (const std::exception& e) {
-            listener.log_refusal(c.peer_name(), e.what());
-            s.path->disconnect(); // too late to reject: the sender sees a disconnect
-            continue;
-        }
-        s.handshake.reset(); // through: none of its work requests is left
-        return over(std::move(s.path), ring);
-    }
+    Opening o = accept_next_peer(listener, timeout, ring.handshake_timeout, receiver_plan(ring));
+    o.handshake.reset(); // through: none of its work requests is left
+    return over(std::move(o.path), ring);
 }
 
 std::unique_ptr<FrameReceiver> FrameReceiver::connect(const Endpoint& sender, const RingConfig& ring,
                                                       std::chrono::milliseconds patience) {
     check_config(ring);
-    std::optional<Setup> dialled = connect_or_explain_refusal(sender, "sender", [&] {
-        return retry_connect(sender, patience, ring.waker.get(), [&] {
-            Setup fresh = setup(RcConnection::resolve(sender, receiver_queues(ring)), ring);
-            fresh.path->connection().connect(fresh.handshake->hello());
-            return fresh;
-        });
-    });
-    if (!dialled) {
+    std::optional<Opening> o = dial(sender, patience, receiver_plan(ring));
+    if (!o) {
         return nullptr; // woken between two tries
     }
-    Setup& s = *dialled;
-    try {
-        take_hello(s, ring);
-        s.handshake->run(Handshake::kPatience);
-    } catch (const std::exception&) {
-        s.path->disconnect(); // too late to reject: the sender sees a disconnect
-        throw;
-    }
-    s.handshake.reset();
-    return over(std::move(s.path), ring);
+    o->handshake.reset(); // through: none of its work requests is left
+    return over(std::move(o->path), ring);
 }
 
 std::unique_ptr<FrameReceiver> FrameReceiver::over(std::unique_ptr<VerbsDatapath> path, const RingConfig& config) {

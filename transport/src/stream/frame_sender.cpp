@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // FrameSender set-up and shutdown, either direction: connect to a listening
-// receiver, or accept a receiver that dials in. The hellos travel in the
+// receiver, or accept a receiver that dials in (both the one way,
+// stream/opening.hpp). The hellos travel in the
 // rdma_cm private data; then the handshake (handshake.hpp: key proofs, the
 // receiver's ring advert) runs over the connection before the FrameSender
 // is made. The per-frame code is in frame_sender_datapath.cpp.
 #include "stream/frame_sender.hpp"
+
+#include "stream/opening.hpp"
 
 #include "rdmastream/devices.hpp"
 #include "rdmastream/error.hpp"
@@ -49,32 +52,18 @@ wire::RingAdvert checked_advert(const wire::RingAdvert& ring) {
     return ring;
 }
 
-// A connection on its way to becoming a FrameSender.
-struct Setup {
-    std::unique_ptr<VerbsDatapath> path;
-    std::unique_ptr<Handshake> handshake; // after path: goes first
-};
-
-// Before the connection is made: the handshake posts its receives.
-Setup setup(RcConnection conn, const SenderOptions& opts) {
-    Setup s;
-    s.path = std::make_unique<VerbsDatapath>(std::move(conn), opts.poll_mode, opts.waker.get());
-    s.handshake = std::make_unique<Handshake>(*s.path, wire::Role::kSender, FrameSender::kMaxSlots, opts.key);
-    return s;
-}
-
-// The receiver's hello, from its connect request or accept.
-void take_hello(Setup& s) {
-    RcConnection& c = s.path->connection();
-    s.handshake->take_peer_hello(c.peer_private_data(), c.peer_name());
-    check_slots(s.handshake->peer_slots());
-}
-
-// A receiver's hello, checked before anything is made for its connect
-// request (a listener's screen).
-void screen_hello(std::span<const std::byte> private_data, const std::string& peer, const SenderOptions& opts) {
-    check_slots(Handshake::check_peer_hello(wire::Role::kSender, opts.key != nullptr, private_data,
-                                            "the receiver " + peer));
+// How a FrameSender opens its connection (stream/opening.hpp).
+OpeningPlan sender_plan(const SenderOptions& opts) {
+    OpeningPlan p;
+    p.role = wire::Role::kSender;
+    p.peer_role = "receiver";
+    p.slots = FrameSender::kMaxSlots;
+    p.key = opts.key;
+    p.poll_mode = opts.poll_mode;
+    p.waker = opts.waker.get();
+    p.queues = sender_queues(opts);
+    p.check_slots = [](std::uint32_t slots) { check_slots(slots); };
+    return p;
 }
 } // namespace
 
@@ -83,67 +72,34 @@ std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, cons
     if (!opts.device.empty()) {
         check_device_exists(opts.device); // once; a passive side checks each request's device instead
     }
-    std::optional<Setup> dialled = connect_or_explain_refusal(receiver, "receiver", [&] {
-        return retry_connect(receiver, patience, opts.waker.get(), [&] {
-            Setup fresh = setup(RcConnection::resolve(receiver, sender_queues(opts)), opts);
-            fresh.path->connection().connect(fresh.handshake->hello());
-            return fresh;
-        });
-    });
-    if (!dialled) {
+    std::optional<Opening> o = dial(receiver, patience, sender_plan(opts));
+    if (!o) {
         return nullptr; // woken between two tries
     }
-    Setup& s = *dialled;
-    try {
-        take_hello(s);
-        s.handshake->run(Handshake::kPatience);
-    } catch (const std::exception&) {
-        s.path->disconnect(); // too late to reject: the receiver sees a disconnect
-        throw;
-    }
-    return over(std::move(s.path), std::move(s.handshake), opts);
+    return over(std::move(o->path), std::move(o->handshake), opts);
 }
 
 std::unique_ptr<FrameSender> FrameSender::accept(Listener& listener, const SenderOptions& opts,
                                                  std::chrono::milliseconds timeout) {
     // A receiver that fails the handshake (a wrong or missing key, a bad
     // message, silence) is logged by the listener and the next one served.
-    const auto deadline = Clock::now() + timeout;
-    for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-        Setup s = setup(listener.wait_request(sender_queues(opts), std::max(left, std::chrono::milliseconds(0)),
-                                              [&](std::span<const std::byte> hello, const std::string& peer) {
-                                                  screen_hello(hello, peer, opts);
-                                              }),
-                        opts);
-        RcConnection& c = s.path->connection();
-        check_or_refuse(c, [&] { take_hello(s); }); // screened already: cannot fail
-        if (!listener.complete(c, s.handshake->hello())) {
-            continue;
-        }
-        try {
-            s.handshake->run(Handshake::kPatience);
-        } catch (const std::exception& e) {
-            listener.log_refusal(c.peer_name(), e.what());
-            s.path->disconnect(); // too late to reject: the receiver sees a disconnect
-            continue;
-        }
-        return over(std::move(s.path), std::move(s.handshake), opts);
-    }
+    Opening o = accept_next_peer(listener, timeout, Handshake::kPatience, sender_plan(opts));
+    return over(std::move(o.path), std::move(o.handshake), opts);
 }
 
 std::unique_ptr<FrameSender::Joining> FrameSender::accept_waiting(Listener& listener, const SenderOptions& opts,
                                                                   const Listener::Screen& screen) {
-    auto conn = listener.try_request(sender_queues(opts), [&](std::span<const std::byte> hello, const std::string& peer) {
+    const OpeningPlan plan = sender_plan(opts);
+    auto conn = listener.try_request(plan.queues, [&](std::span<const std::byte> hello, const std::string& peer) {
         if (screen) screen(hello, peer);
-        screen_hello(hello, peer, opts);
+        screen_hello(hello, peer, plan);
     });
     if (!conn) {
         return nullptr;
     }
-    Setup s = setup(std::move(*conn), opts);
+    Opening s = make_opening(std::move(*conn), plan);
     RcConnection& c = s.path->connection();
-    check_or_refuse(c, [&] { take_hello(s); }); // screened already: cannot fail
+    check_or_refuse(c, [&] { take_hello(s, plan); }); // screened already: cannot fail
     try {
         c.accept_begin(s.handshake->hello());
     } catch (const SystemError& e) { // the peer gave its request up (EINVAL): it goes, with all made for it

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// How either stream end opens a connection, the one way both do it: dial
+// (retrying until the peer listens, a refusal explained) or accept the next
+// peer from a listener (a bad hello refused before anything is made for it,
+// a failed handshake logged and the next peer served); either way the
+// peer's hello is taken and checked and the handshake (wire/handshake.hpp:
+// key proofs, the ring advert's turn) runs before the caller makes its
+// FrameSender or FrameReceiver over the result.
+#pragma once
+
+#include "datapath/datapath.hpp"
+#include "rdmastream/key.hpp"
+#include "rdmastream/policy.hpp"
+#include "rdmastream/waker.hpp"
+#include "setup/listener.hpp"
+#include "setup/rc_connection.hpp"
+#include "wire/handshake.hpp"
+#include "wire/wire.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace rdmastream {
+
+// A connection on its way to becoming a stream end.
+struct Opening {
+    std::unique_ptr<VerbsDatapath> path;
+    std::unique_ptr<Handshake> handshake; // after path: goes first
+};
+
+// What differs between the two ends.
+struct OpeningPlan {
+    wire::Role role = wire::Role::kSender; // ours
+    const char* peer_role = "receiver";    // for messages: "receiver" or "sender"
+    std::uint32_t slots = 0;               // our hello's slots
+    std::shared_ptr<const PresharedKey> key;
+    PollMode poll_mode = PollMode::kEvent;
+    Waker* waker = nullptr; // the caller's options own it; interrupts dial()
+    ConnectionOptions queues;
+    // The end's own check of the peer's slots (from its hello): throws
+    // UserError when they do not go with ours.
+    std::function<void(std::uint32_t peer_slots)> check_slots;
+};
+
+// The datapath over `conn`, the handshake's receives posted.
+Opening make_opening(RcConnection conn, const OpeningPlan& plan);
+
+// The peer's hello, from its connect request or accept, taken and checked.
+void take_hello(Opening& o, const OpeningPlan& plan);
+
+// A listener's screen: a peer's hello checked before anything is made for
+// its connect request.
+void screen_hello(std::span<const std::byte> private_data, const std::string& peer, const OpeningPlan& plan);
+
+// Dials `peer` until it answers or `patience` runs out (a refusal quoting
+// the peer's reason is a UserError), then takes its hello and runs the
+// handshake. nullopt when plan.waker was woken between two tries.
+std::optional<Opening> dial(const Endpoint& peer, std::chrono::milliseconds patience, const OpeningPlan& plan);
+
+// The next peer of `listener` through its handshake (allowed
+// `handshake_timeout`), within `timeout` (TimeoutError after it); a peer
+// that fails is logged by the listener and the next one served.
+Opening accept_next_peer(Listener& listener, std::chrono::milliseconds timeout,
+                         std::chrono::milliseconds handshake_timeout, const OpeningPlan& plan);
+
+} // namespace rdmastream
