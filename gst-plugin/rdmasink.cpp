@@ -98,8 +98,7 @@ void keepalive_loop(GstRdmaSink* self) {
         }
         try {
             st->sender->progress();
-        } catch (const PeerLeft& e) {
-            receiver_left(self, *st, e); // the next frame returns EOS upstream
+            receiver_left(self, *st); // if it left, the next frame returns EOS upstream
         } catch (const std::exception& e) {
             // The streaming thread meets the same failure at its next frame
             // and posts the error; with no frames coming, post it here.
@@ -293,9 +292,10 @@ static gboolean gst_rdma_sink_event(GstBaseSink* sink, GstEvent* event) {
             try {
                 st->sender->finish(st->timeout);
                 st->finished = true;
-                GST_INFO_OBJECT(self, "end of stream sent after %" G_GUINT64_FORMAT " frames", st->counters.frames);
-            } catch (const PeerLeft& e) {
-                receiver_left(self, *st, e); // it had them all: EOS as any other
+                if (!receiver_left(self, *st)) { // if it left, it had them all: EOS as any other
+                    GST_INFO_OBJECT(self, "end of stream sent after %" G_GUINT64_FORMAT " frames",
+                                    st->counters.frames);
+                }
             } catch (const std::exception& e) {
                 st->finished = true;
                 GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("Could not end the RDMA stream cleanly"), ("%s", e.what()));

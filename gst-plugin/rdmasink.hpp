@@ -135,7 +135,8 @@ struct _GstRdmaSink {
 // rdmasink_render.cpp
 GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer);
 namespace rdmastream::gst {
-// The receiver left with every frame it wanted (PeerLeft): the stream is
-// over, as an INFO message, not an error; render returns EOS from now on.
-void receiver_left(GstRdmaSink* self, SinkState& st, const PeerLeft& e);
+// If the receiver left with every frame it wanted (the sender's state()
+// kLeft), the stream is over: an INFO message, not an error, and render
+// returns EOS from now on. Says whether it left.
+bool receiver_left(GstRdmaSink* self, SinkState& st);
 } // namespace rdmastream::gst

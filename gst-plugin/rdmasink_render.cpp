@@ -22,14 +22,15 @@ using namespace rdmastream::gst;
 
 namespace {
 
-enum class Wait { kDone, kFlushing };
+enum class Wait { kDone, kFlushing, kLeft };
 
-// Runs `step()`, a transport wait that returns false when unlock() woke it,
-// until it is done or the element is flushing. A wake without flushing is a
+// Runs `step()`, a transport wait that returns false when unlock() woke it
+// or the receiver left, until it is done, the element is flushing or the
+// receiver left (the sender's state() kLeft). A wake without flushing is a
 // stale one (unlock_stop came first): wait again. The transport's own
 // TimeoutError ends the wait after the timeout property.
 template <typename Step>
-Wait until_done_or_flushing(GstRdmaSink* self, Step&& step) {
+Wait until_done(GstRdmaSink* self, const SinkState& st, Step&& step) {
     for (;;) {
         if (self->m.flushing.load()) {
             return Wait::kFlushing;
@@ -37,7 +38,16 @@ Wait until_done_or_flushing(GstRdmaSink* self, Step&& step) {
         if (step()) {
             return Wait::kDone;
         }
+        if (st.sender->state() == SenderState::kLeft) {
+            return Wait::kLeft;
+        }
     }
+}
+
+// The receiver left while render waited: EOS upstream, said once.
+GstFlowReturn left(GstRdmaSink* self, SinkState& st) {
+    receiver_left(self, st);
+    return GST_FLOW_EOS;
 }
 
 bool is_in_flight(const SinkState& st, std::uint64_t cookie) {
@@ -64,15 +74,19 @@ void announce(GstRdmaSink* self, SinkState& st, const PlaneSet& planes, std::siz
 }
 
 // A registered chunk to copy a foreign buffer of `size` bytes into, waiting
-// for the frame that used it last. Returns its index, or -1 when flushing.
-int take_staging(GstRdmaSink* self, SinkState& st, std::size_t size) {
+// for the frame that used it last: kDone with its index in `chunk`, or why
+// there is none (flushing, the receiver left).
+Wait take_staging(GstRdmaSink* self, SinkState& st, std::size_t size, std::size_t& chunk) {
     Staging& s = st.staging;
+    const auto idle = [&](std::size_t i) {
+        return is_in_flight(st, staging_cookie(i))
+                   ? until_done(self, st, [&] { return st.sender->wait_done(s.frame[i], st.timeout); })
+                   : Wait::kDone;
+    };
     if (!s.memory || s.chunk_size < size) {
         for (std::size_t i = 0; i < kStagingBuffers; ++i) { // the old chunks must be idle
-            if (is_in_flight(st, staging_cookie(i)) && until_done_or_flushing(self, [&] {
-                    return st.sender->wait_done(s.frame[i], st.timeout);
-                }) == Wait::kFlushing) {
-                return -1;
+            if (const Wait w = idle(i); w != Wait::kDone) {
+                return w;
             }
         }
         s.memory = FrameMemory(); // the old chunks go before the new ones are registered
@@ -81,14 +95,9 @@ int take_staging(GstRdmaSink* self, SinkState& st, std::size_t size) {
         GST_INFO_OBJECT(self, "staging memory: %u chunks of %zu bytes (for buffers not from our pool)",
                         kStagingBuffers, s.chunk_size);
     }
-    const std::size_t i = s.next;
+    chunk = s.next;
     s.next = (s.next + 1) % kStagingBuffers;
-    if (is_in_flight(st, staging_cookie(i)) && until_done_or_flushing(self, [&] {
-            return st.sender->wait_done(s.frame[i], st.timeout);
-        }) == Wait::kFlushing) {
-        return -1;
-    }
-    return static_cast<int>(i);
+    return idle(chunk);
 }
 
 void publish(GstRdmaSink* self, SinkState& st) {
@@ -138,11 +147,18 @@ bool release_frame(FramesInFlight& out, std::uint64_t cookie) noexcept {
     return true;
 }
 
-void receiver_left(GstRdmaSink* self, SinkState& st, const PeerLeft& e) {
-    st.finished = true;
-    st.receiver_left = true;
-    GST_ELEMENT_INFO(self, RESOURCE, WRITE, ("The RDMA receiver left: it has every frame it wants"),
-                     ("%s; ending the stream after %" G_GUINT64_FORMAT " frames", e.what(), st.counters.frames));
+bool receiver_left(GstRdmaSink* self, SinkState& st) {
+    if (st.sender->state() != SenderState::kLeft) {
+        return false;
+    }
+    if (!st.receiver_left) { // said once
+        st.finished = true;
+        st.receiver_left = true;
+        GST_ELEMENT_INFO(self, RESOURCE, WRITE, ("The RDMA receiver left: it has every frame it wants"),
+                         ("%s; ending the stream after %" G_GUINT64_FORMAT " frames", st.sender->leaving().c_str(),
+                          st.counters.frames));
+    }
+    return true;
 }
 
 } // namespace rdmastream::gst
@@ -170,6 +186,9 @@ GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
         if (st.format_dirty || size > st.format.max_frame_size || !(planes == st.planes)) {
             st.planes = planes;
             announce(self, st, planes, size);
+            if (receiver_left(self, st)) {
+                return GST_FLOW_EOS; // it left before it took the format
+            }
         }
 
         // Where the NIC reads the frame from: its bytes, and the registered
@@ -180,16 +199,16 @@ GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
         if (mem != nullptr && (from = rdma_memory_lookup(mem, st.allocator, &data)) != nullptr) {
             cookie = reinterpret_cast<std::uintptr_t>(gst_buffer_ref(buffer)); // pointers are even
         } else {
-            const int chunk = take_staging(self, st, size);
-            if (chunk < 0) {
-                return GST_FLOW_FLUSHING;
+            std::size_t chunk = 0;
+            if (const Wait w = take_staging(self, st, size, chunk); w != Wait::kDone) {
+                return w == Wait::kFlushing ? GST_FLOW_FLUSHING : left(self, st);
             }
-            auto* dst = st.staging.memory.bytes().data() + static_cast<std::size_t>(chunk) * st.staging.chunk_size;
+            auto* dst = st.staging.memory.bytes().data() + chunk * st.staging.chunk_size;
             gst_buffer_extract(buffer, 0, dst, size); // the one copy
             ++st.counters.copies;
             data = dst;
             from = &st.staging.memory;
-            cookie = staging_cookie(static_cast<std::size_t>(chunk));
+            cookie = staging_cookie(chunk);
         }
         st.in_flight->push_back(cookie);
 
@@ -198,14 +217,14 @@ GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
         // A send that unlock() interrupts took nothing (no frame number
         // used), so offering the frame again numbers it as the first try would.
         std::uint64_t number = 0;
-        const Wait w = until_done_or_flushing(self, [&] {
+        const Wait w = until_done(self, st, [&] {
             const std::optional<std::uint64_t> n = st.sender->send(*from, {data, size}, meta, cookie, st.timeout);
             number = n.value_or(0);
             return n.has_value();
         });
-        if (w == Wait::kFlushing) {
+        if (w != Wait::kDone) {
             release_frame(*st.in_flight, cookie); // never handed over: undo
-            return GST_FLOW_FLUSHING;
+            return w == Wait::kFlushing ? GST_FLOW_FLUSHING : left(self, st);
         }
         if ((cookie & 1) != 0) {
             st.staging.frame[cookie >> 1] = number;
@@ -214,12 +233,6 @@ GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
                        GST_TIME_ARGS(GST_BUFFER_PTS(buffer)), (cookie & 1) != 0 ? " (copied)" : "");
         publish(self, st);
         return GST_FLOW_OK;
-    } catch (const PeerLeft& e) {
-        if (cookie != 0) {
-            release_frame(*st.in_flight, cookie); // if the sender did not take it
-        }
-        receiver_left(self, st, e);
-        return GST_FLOW_EOS;
     } catch (const TimeoutError& e) {
         return send_failed(self, st, cookie, e,
                            " (raise the timeout property if the receiver is only slow, or use policy=live)");

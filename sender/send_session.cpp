@@ -33,9 +33,10 @@ namespace {
 constexpr const char* kLatencyIs = "from posting a frame to its delivery";
 constexpr AVRational kNanoseconds{1, 1000000000};
 
-// Ctrl-C woke a wait in the transport (Interrupt): the frame in hand was
-// not taken; the stream ends as after any Ctrl-C.
-struct Interrupted {};
+// A wait in the transport ended without the frame in hand taken: Ctrl-C
+// woke it (Interrupt), or the receiver left (the sender's state() kLeft).
+// The loop ends, and tells which.
+struct NotTaken {};
 
 // A frame the transport may still be reading: the decoded picture's
 // reference (in place) keeps its chunk from the decoder until on_done.
@@ -127,10 +128,8 @@ public:
             std::fprintf(stderr, "rdmasend: %s: ending the stream after %llu frames\n", e.what(),
                          static_cast<unsigned long long>(sent_));
             status = 1;
-        } catch (const PeerLeft& e) {
-            left = receiver_left(e);
-        } catch (const Interrupted&) {
-            // reported below, as a Ctrl-C between two frames is
+        } catch (const NotTaken&) {
+            left = receiver_left(); // if not, Ctrl-C: reported below, as one between two frames is
         }
         interrupt_.restore();
         if (const auto bad = source_->corrupt_packets(); bad > 0 && status == 0) {
@@ -142,11 +141,8 @@ public:
             status = 1;
         }
         if (!left) {
-            try {
-                tx_->finish(idle());
-            } catch (const PeerLeft& e) {
-                left = receiver_left(e);
-            }
+            tx_->finish(idle());
+            left = receiver_left(); // it may leave while the last frames go
         }
         counters_.progress = -1;
         publish_metrics(false);
@@ -163,9 +159,10 @@ private:
     std::chrono::milliseconds idle() const { return to_ms(o_.connection.idle_timeout); }
 
     // A receiver that stops after the frames it wanted ends the stream: a
-    // success, since nothing it wanted was lost.
-    bool receiver_left(const PeerLeft& e) const {
-        std::fprintf(stderr, "rdmasend: %s; the stream ends after %llu frames\n", e.what(),
+    // success, since nothing it wanted was lost. Says so if it did.
+    bool receiver_left() const {
+        if (tx_->state() != SenderState::kLeft) return false;
+        std::fprintf(stderr, "rdmasend: %s; the stream ends after %llu frames\n", tx_->leaving().c_str(),
                      static_cast<unsigned long long>(sent_));
         return true;
     }
@@ -206,7 +203,8 @@ private:
         return r.num > 0 ? av_rescale_q(1, av_inv_q(r), kNanoseconds) : kNoTime;
     }
 
-    // Returns once frame `number`'s memory is free; Interrupted on Ctrl-C.
+    // Returns once frame `number`'s memory is free; NotTaken on Ctrl-C or
+    // when the receiver left.
     void wait_done(std::uint64_t number) {
         bool done = false;
         try {
@@ -218,7 +216,7 @@ private:
                 "holds every other one back); give it --policy live, or a longer --idle-timeout",
                 number, idle().count()));
         }
-        if (!done) throw Interrupted{};
+        if (!done) throw NotTaken{};
     }
 
     // A free entry for the next frame: the oldest one, once the transport is done with it.
@@ -351,7 +349,7 @@ private:
             }
             f.busy = true;
             const std::optional<std::uint64_t> number = tx_->send(*p.memory, p.bytes, meta, entry, idle());
-            if (!number) throw Interrupted{};
+            if (!number) throw NotTaken{};
             f.number = *number;
         } catch (...) {
             // Not taken (Ctrl-C, the receiver left, the stream failed): no

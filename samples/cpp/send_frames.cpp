@@ -50,6 +50,10 @@ int main(int argc, char** argv) {
             meta.pts = n * 40'000'000; // 25 frames/s, in nanoseconds
             meta.duration = 40'000'000;
             const auto number = tx->send(memory, bytes, meta, /*cookie=*/n, 5s);
+            if (!number) { // not taken: with no waker, only because the receiver left
+                std::fprintf(stderr, "send_frames: %s\n", tx->leaving().c_str());
+                break;
+            }
             tx->wait_done(*number, 5s);
             std::printf("frame %llu: %zu bytes, checksum %08x\n", static_cast<unsigned long long>(*number), bytes.size(),
                         sum);

@@ -7,7 +7,8 @@
 // sender's thread) reported apart and taken out of the sender's figure: it
 // is calibrated by copying the same bytes alone, in thread CPU time, since
 // timing each copy in place would cost more than a small frame does.
-// Usage: rdmastream-ceiling [--quick]   (bench/, never a timed test)
+// Usage: rdmastream-ceiling [--quick] [--size BYTES] [--poll event|busy]
+//        [--frames N]   (bench/, never a timed test; --help)
 #include "stream_pair.hpp"
 
 #include <fmt/format.h>
@@ -16,7 +17,9 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -88,15 +91,48 @@ void run(std::size_t size, std::uint64_t frames, PollMode mode) {
     std::fflush(stdout);
 }
 
+constexpr const char* kUsage =
+    "usage: rdmastream-ceiling [--quick] [--size BYTES] [--poll event|busy] [--frames N]\n"
+    "  every size (4096, 65536, 3110400) in both poll modes unless --size or --poll picks;\n"
+    "  --quick: a tenth of the frames; --frames: this many at every size picked\n";
+
 } // namespace
 
 int main(int argc, char** argv) {
-    const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+    bool quick = false;
+    std::optional<std::size_t> size;
+    std::optional<PollMode> poll;
+    std::uint64_t frames = 0; // 0: each size's own count
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+        if (a == "--quick") {
+            quick = true;
+        } else if (a == "--size" && v != nullptr) {
+            size = std::stoull(v);
+            ++i;
+        } else if (a == "--frames" && v != nullptr) {
+            frames = std::stoull(v);
+            ++i;
+        } else if (a == "--poll" && v != nullptr && (std::string_view(v) == "event" || std::string_view(v) == "busy")) {
+            poll = std::string_view(v) == "busy" ? PollMode::kBusy : PollMode::kEvent;
+            ++i;
+        } else {
+            std::fputs(kUsage, a == "--help" ? stdout : stderr);
+            return a == "--help" ? 0 : 2;
+        }
+    }
     const std::uint64_t scale = quick ? 10 : 1;
+    const std::pair<std::size_t, std::uint64_t> sizes[] = {{4096, 400000}, {65536, 100000}, {3110400, 2000}};
     for (const PollMode mode : {PollMode::kEvent, PollMode::kBusy}) {
-        run(4096, 400000 / scale, mode);
-        run(65536, 100000 / scale, mode);
-        run(3110400, 2000 / scale, mode);
+        if (poll && *poll != mode) continue;
+        for (const auto& [bytes, count] : sizes) {
+            if (size && *size != bytes) continue;
+            run(bytes, frames != 0 ? frames : count / scale, mode);
+        }
+        if (size && *size != 4096 && *size != 65536 && *size != 3110400) {
+            run(*size, frames != 0 ? frames : 100000 / scale, mode);
+        }
     }
     return 0;
 }

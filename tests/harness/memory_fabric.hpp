@@ -9,19 +9,29 @@
 // posted receive; a send is copied into that receive's buffer; completions
 // arrive in order, the sender's only when signalled (errors always).
 // Memory windows (type 2) bind and invalidate at post time; a write through
-// a window must use its current key and fall inside its range. Keys,
-// bounds, access flags and receive sizes are checked as a NIC checks them, and a fault completes with the status a NIC reports: a missing
-// receive RNR_RETRY_EXC_ERR, a bad rkey or range REM_ACCESS_ERR (nothing
-// lands, and only the writer learns it, as on rxe), a bad lkey
-// LOC_PROT_ERR, a send longer than the receive REM_INV_REQ_ERR, a peer that
-// stopped or hung up RETRY_EXC_ERR, a post on a stopped end WR_FLUSH_ERR.
+// a window must use its current key and fall inside its range. A write or
+// send that finds no receive posted waits, and every work request posted
+// after it, until the peer posts one: RcConnection sets rnr_retry 7, with
+// which the NIC retries receiver-not-ready without end. Keys, bounds,
+// access flags and receive sizes are checked as a NIC checks them, and a
+// fault completes with the status a NIC reports: a bad rkey or range
+// REM_ACCESS_ERR (nothing lands, and only the writer learns it, as on rxe),
+// a bad lkey LOC_PROT_ERR, a send longer than the receive REM_INV_REQ_ERR,
+// a peer that stopped or hung up RETRY_EXC_ERR, a post on a stopped end
+// WR_FLUSH_ERR.
 // disconnect() gives the peer RDMA_CM_EVENT_DISCONNECTED. A plain SEND (no
 // immediate: IBV_WC_WITH_IMM clear at the peer) is carried too, so a test
 // can play a hostile peer on an end of its own.
 //
-// Each end may be driven by its own thread; a mutex guards the shared state
-// (the harness's own cost, like its payload copy: a NIC's DMA, here a
-// memcpy on the posting thread).
+// Each end may be driven by its own thread. Per frame (a post of writes or
+// sends, a poll, a post of receives) the two threads share no lock: each
+// direction is a single-producer, single-consumer ring (an end's posted
+// receives, taken by the peer's posts; the completions of its receives,
+// pushed by the peer, polled by it), and the keys and windows are read
+// lock-free; a mutex is left to set-up, connection events and the test's
+// knobs (memory_fabric.cpp says who writes and who reads what). The
+// harness's own cost per frame is then its payload copy (a NIC's DMA, here
+// a memcpy on the posting thread) and a few atomics.
 #pragma once
 
 #include "datapath/datapath.hpp"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // Errors of the transport library.
 //
-// Six kinds, kept apart so that callers can tell the user the right thing:
+// Five kinds, kept apart so that callers can tell the user the right thing:
 //  - SystemError: a library or kernel call failed; carries the call and errno
 //                 (0 for a call that reports no errno, as ibv_poll_cq).
 //  - UserError:   something the user can change (a flag, a limit, a setup step);
@@ -12,9 +12,8 @@
 //  - ConnectionError: the connection failed under a stream: the peer went
 //                 away without ending it, a work completion failed, the
 //                 device or its port went, or the peer stopped acknowledging.
-//  - PeerLeft:    the receiver ended the stream on purpose: not a failure.
-// (Listener's own ListenerError, listener.hpp, says a listener can take
-// no more requests.)
+// A stream's endings are no error: a receiver that left on purpose, an
+// ended stream and a stopped one are what the end's state() says.
 #pragma once
 
 #include <stdexcept>
@@ -58,14 +57,6 @@ public:
 // port went, or the peer's NIC stopped acknowledging. Also what a stream
 // end's calls throw once it has failed, whatever failed it.
 class ConnectionError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
-
-// The receiver said it has every frame it wants (wire::Control::kLeaving)
-// and hangs up: the stream's end, not a failure. A sender's frames up to
-// that moment were delivered or are simply not wanted; none was lost.
-class PeerLeft : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };

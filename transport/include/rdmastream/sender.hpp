@@ -47,7 +47,8 @@ struct SenderConfig {
     PollMode poll_mode = PollMode::kEvent;
     std::string device; // RDMA device by name; empty: the one the route picks
     // Interrupts open(), send() and wait_done(); empty: only their timeouts
-    // end them.
+    // end them. A fan-out's send() and wait_done() wait through a wake
+    // (every receiver takes each frame; member_timeout bounds each one).
     std::shared_ptr<Waker> waker;
     // A pre-shared key both ends must prove; null: none, and a receiver with
     // a key refuses this sender.
@@ -108,18 +109,21 @@ public:
     // on_done(cookie, ...) fires for it (or wait_done returns). Lossless:
     // waits up to `timeout` for a free slot (TimeoutError after it). Live:
     // never waits. Returns the frame's number (dropped frames count too), or
-    // nullopt when the waker interrupted the wait: then the frame was not
-    // taken and may be offered again. UserError if it does not fit a slot;
-    // ConnectionError when the connection failed; PeerLeft once the
-    // receiver said it wants no more. A fan-out never throws for one
-    // receiver: it drops that one, with a message.
+    // nullopt when the frame was not taken: the waker interrupted the wait
+    // (it may be offered again), or the receiver left (state() kLeft: it
+    // has every frame it wants, the stream's end and no failure). UserError
+    // if it does not fit a slot; ConnectionError when the connection
+    // failed. A fan-out never throws for one receiver: it drops that one,
+    // with a message.
     std::optional<std::uint64_t> send(const FrameMemory& memory, std::span<const std::byte> payload,
                                       const FrameMeta& meta, std::uint64_t cookie,
                                       std::chrono::milliseconds timeout);
     // Announces the stream's format; frames sent after it carry its id.
-    // Returns once the receiver(s) took it (and grew the ring if they had to).
+    // Returns once the receiver(s) took it (and grew the ring if they had
+    // to), or the receiver left (state() kLeft).
     void set_format(const StreamFormat& format, std::chrono::milliseconds timeout);
-    // Credits, completions, keepalives, receivers joining; never blocks.
+    // Credits, completions, keepalives, receivers joining, the receiver
+    // leaving (state() kLeft); never blocks.
     void progress();
     // Whether send() would post a frame now rather than keep it pending
     // (where the live policy may drop it): a caller that must write a frame
@@ -130,8 +134,9 @@ public:
     // gap. No on_done.
     void skip_frame() noexcept;
     // Waits until frame `number`'s memory is free (delivered or dropped);
-    // false when the waker interrupted the wait first; TimeoutError after
-    // `timeout`.
+    // false when the waker interrupted the wait first or the receiver left
+    // (state() kLeft; its memory is free once the Sender is stopped);
+    // TimeoutError after `timeout`.
     bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout);
     // Waits until every frame is delivered, sends the end of the stream,
     // waits for its acknowledgement and hangs up. Returns at once if the
@@ -146,8 +151,12 @@ public:
     // single receiver (stats() is its).
     std::vector<ReceiverReport> receivers() const;
     // A single receiver's stream state; a fan-out's is kStreaming until
-    // finish() or stop().
+    // finish() or stop() (its receivers leave one by one: receivers()).
     SenderState state() const noexcept;
+    // Once state() is kLeft, what the receiver's leaving means, for a log:
+    // "the receiver ADDR left after N frames: it has every frame it wants".
+    // Empty before.
+    std::string leaving() const;
     // In force: live if this sender or (a single) receiver asked for it.
     Policy policy() const noexcept;
     // The receiver's address, or the fan-out's listening one.

@@ -32,7 +32,7 @@ enum class SenderState : std::uint8_t {
     kFormatPosted, // a format is on its way: frames wait until the receiver took it (and grew its ring)
     kEnding,       // end of stream posted: no more frames; waiting for its acknowledgement
     kEnded,        // the receiver has the end of stream
-    kLeft,         // the receiver said it wants no more (PeerLeft)
+    kLeft,         // the receiver said it wants no more: leaving() says so in words
     kFailed,       // a completion failed, the connection went, or the receiver was refused
     kStopped,      // stop() ran: nothing but the destructor follows
 };

@@ -254,14 +254,18 @@ std::uint64_t FanoutSender::send(std::span<const std::byte> payload, std::uint32
         throw std::logic_error("fan-out: more frames in flight than its table holds: wait_done() the oldest first");
     }
     // One hold per receiver that takes the frame, plus our own while we
-    // hand it out. FrameSender::send either takes a frame or throws.
+    // hand it out. FrameSender::send takes the frame, throws, or returns
+    // nullopt when the options' waker ended its wait for a slot; the others
+    // may hold the frame already, so this one must take it too (and number
+    // it as they do): it waits again. Only a wake restarts that wait.
     o = SharedFrame{token, cookie, 1, false};
     for_each_member([&](FrameSender& s) {
         if (payload.size() > s.max_payload()) {
             throw UserError(fmt::format("a {}-byte frame does not fit its {}-byte slots", payload.size(),
                                         s.ring().slot_size));
         }
-        s.send(payload, lkey, meta, token, std::min(timeout, member_timeout_));
+        while (!s.send(payload, lkey, meta, token, std::min(timeout, member_timeout_))) {
+        }
         ++o.holders;
     });
     ++stats_.frames;

@@ -72,7 +72,8 @@ public:
     // number. A receiver whose slots the frame does not fit is dropped, as
     // one that fails (the log names both sizes): a frame that fits no
     // receiver's slots leaves none, and is dropped. Receivers' errors never
-    // reach the caller (each costs only its receiver).
+    // reach the caller (each costs only its receiver). A wake of the
+    // options' waker does not end it: every receiver takes the frame.
     std::uint64_t send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
                        std::uint64_t cookie, std::chrono::milliseconds timeout);
     void set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout);

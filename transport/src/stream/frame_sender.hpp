@@ -24,6 +24,7 @@
 #include "rdmastream/stream_states.hpp"
 #include "rdmastream/stream_stats.hpp"
 #include "rdmastream/waker.hpp"
+#include "stream/peer_left.hpp"
 #include "wire/wire.hpp"
 #include "wire/work_id.hpp"
 

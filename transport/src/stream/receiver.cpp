@@ -17,8 +17,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 namespace rdmastream {
 
 struct Receiver::Impl {
@@ -58,18 +56,16 @@ std::optional<ReceivedFrame> first_frame(FrameReceiver& rx, const ReceiverConfig
     // Longer than the probation: its own deadline, not the idle timeout,
     // ends a silent sender's wait (with the message that says so).
     const auto idle = 2 * c.handshake_timeout + std::chrono::seconds(1);
-    for (;;) {
-        FrameReceiver::Arrival a = rx.wait_frame(idle);
-        if (a.kind == FrameReceiver::Arrival::kWoken) return std::nullopt;
-        if (a.kind == FrameReceiver::Arrival::kEnd) {
-            throw ProtocolError("it ended the stream before its first frame");
-        }
-        if (a.frame.format == nullptr) {
-            throw ProtocolError("it sent a frame before announcing its format");
-        }
-        if (c.check_first_frame) c.check_first_frame(a.frame, rx.peer());
-        return std::move(a.frame);
+    FrameReceiver::Arrival a = rx.wait_frame(idle);
+    if (a.kind == FrameReceiver::Arrival::kWoken) return std::nullopt;
+    if (a.kind == FrameReceiver::Arrival::kEnd) {
+        throw ProtocolError("it ended the stream before its first frame");
     }
+    if (a.frame.format == nullptr) {
+        throw ProtocolError("it sent a frame before announcing its format");
+    }
+    if (c.check_first_frame) c.check_first_frame(a.frame, rx.peer());
+    return std::move(a.frame);
 }
 
 } // namespace

@@ -87,6 +87,7 @@ void Sender::stop() noexcept { impl_->stop(); }
 StreamStats Sender::stats() const noexcept { return impl_->stats(); }
 std::vector<ReceiverReport> Sender::receivers() const { return impl_->receivers(); }
 SenderState Sender::state() const noexcept { return impl_->state(); }
+std::string Sender::leaving() const { return impl_->leaving(); }
 Policy Sender::policy() const noexcept { return impl_->policy(); }
 std::string Sender::peer() const { return impl_->peer(); }
 std::uint32_t Sender::ring_slots() const noexcept { return impl_->ring_slots(); }

@@ -81,6 +81,7 @@ public:
         return out;
     }
     SenderState state() const noexcept override { return state_; }
+    std::string leaving() const override { return {}; } // its receivers leave one by one, each logged
     Policy policy() const noexcept override { return policy_; }
     std::string peer() const override { return where_; }
     std::uint32_t ring_slots() const noexcept override { return 0; }

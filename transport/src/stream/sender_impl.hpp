@@ -35,6 +35,7 @@ struct Sender::Impl {
     virtual StreamStats stats() const noexcept = 0;
     virtual std::vector<ReceiverReport> receivers() const = 0;
     virtual SenderState state() const noexcept = 0;
+    virtual std::string leaving() const = 0;
     virtual Policy policy() const noexcept = 0;
     virtual std::string peer() const = 0;
     virtual std::uint32_t ring_slots() const noexcept = 0;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 
 namespace rdmastream {
 namespace {
@@ -23,30 +24,61 @@ public:
     std::shared_ptr<ibv_pd> pd() const override { return tx_->shared_pd(); }
     std::size_t depth() const noexcept override { return depth_; }
     std::uint32_t max_payload() const noexcept override { return tx_->max_payload(); }
+    // The receiver leaving is the stream's end, not an error (FrameSender
+    // throws PeerLeft, inside the library only): each call that may learn
+    // of it notes what it said and returns, and state() says kLeft.
     std::optional<std::uint64_t> send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
                                       std::uint64_t cookie, std::chrono::milliseconds timeout) override {
-        return tx_->send(payload, lkey, meta, cookie, timeout);
+        try {
+            return tx_->send(payload, lkey, meta, cookie, timeout);
+        } catch (const PeerLeft& e) {
+            leaving_ = e.what();
+            return std::nullopt;
+        }
     }
     void set_format(const StreamFormat& format, std::chrono::milliseconds timeout) override {
-        tx_->set_format(format, timeout);
+        try {
+            tx_->set_format(format, timeout);
+        } catch (const PeerLeft& e) {
+            leaving_ = e.what();
+        }
     }
-    void progress() override { tx_->progress(); }
+    void progress() override {
+        try {
+            tx_->progress();
+        } catch (const PeerLeft& e) {
+            leaving_ = e.what();
+        }
+    }
     bool takes_frame_now() override {
         if (tx_->policy() == Policy::kLossless) {
             return true; // send() waits for a slot
         }
-        tx_->progress(); // credits home; a frame kept pending takes a free slot before ours could
-        return tx_->credits_available() > 0;
+        progress(); // credits home; a frame kept pending takes a free slot before ours could
+        // Left: send() says so, rather than the caller skipping frames for ever.
+        return tx_->state() == SenderState::kLeft || tx_->credits_available() > 0;
     }
     void skip_frame() noexcept override { tx_->skip_frame(); }
     bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout) override {
-        return tx_->wait_done(number, timeout);
+        try {
+            return tx_->wait_done(number, timeout);
+        } catch (const PeerLeft& e) {
+            leaving_ = e.what();
+            return false;
+        }
     }
-    void finish(std::chrono::milliseconds timeout) override { tx_->finish(timeout); }
+    void finish(std::chrono::milliseconds timeout) override {
+        try {
+            tx_->finish(timeout);
+        } catch (const PeerLeft& e) {
+            leaving_ = e.what();
+        }
+    }
     void stop() noexcept override { tx_->stop(); }
     StreamStats stats() const noexcept override { return tx_->stats(); }
     std::vector<ReceiverReport> receivers() const override { return {}; }
     SenderState state() const noexcept override { return tx_->state(); }
+    std::string leaving() const override { return leaving_; }
     Policy policy() const noexcept override { return tx_->policy(); }
     std::string peer() const override { return tx_->peer(); }
     std::uint32_t ring_slots() const noexcept override { return tx_->ring().slot_count; }
@@ -57,6 +89,7 @@ private:
     std::optional<BusyRefuser> busy_;  // after claim_: it stops before the listener is given back
     std::unique_ptr<FrameSender> tx_;
     std::size_t depth_ = 0;
+    std::string leaving_; // what PeerLeft said, once the receiver left
 };
 
 } // namespace

@@ -22,7 +22,7 @@ namespace {
 void sodium_ready() {
     static const int ok = sodium_init();
     if (ok < 0) {
-        throw std::runtime_error("libsodium could not initialise (sodium_init failed)");
+        throw SystemError("sodium_init", 0, "returned -1: libsodium could not initialise");
     }
 }
 
