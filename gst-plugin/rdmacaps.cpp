@@ -2,7 +2,6 @@
 #include "rdmacaps.hpp"
 
 #include "rdmastream/error.hpp"
-#include "rdmastream/no_time.hpp"
 
 #include <fmt/format.h>
 
@@ -10,12 +9,6 @@
 #include <limits>
 
 namespace rdmastream::gst {
-
-namespace {
-// Our flag bit <-> GStreamer's flag, in wire bit order.
-constexpr GstBufferFlags kFlagBits[] = {GST_BUFFER_FLAG_DISCONT, GST_BUFFER_FLAG_DELTA_UNIT, GST_BUFFER_FLAG_HEADER,
-                                        GST_BUFFER_FLAG_CORRUPTED};
-} // namespace
 
 bool PlaneSet::operator==(const PlaneSet& other) const noexcept {
     if (count != other.count) {
@@ -61,34 +54,6 @@ StreamFormat stream_format(const std::string& caps, const PlaneSet& planes, std:
     f.plane_count = planes.count;
     f.caps = caps;
     return f;
-}
-
-std::uint16_t wire_flags(GstBufferFlags flags) noexcept {
-    std::uint16_t out = 0;
-    for (unsigned bit = 0; bit < std::size(kFlagBits); ++bit) {
-        if ((flags & kFlagBits[bit]) != 0) {
-            out = static_cast<std::uint16_t>(out | (1u << bit));
-        }
-    }
-    return out;
-}
-
-GstBufferFlags buffer_flags(std::uint16_t wire_flags) noexcept {
-    unsigned out = 0;
-    for (unsigned bit = 0; bit < std::size(kFlagBits); ++bit) {
-        if ((wire_flags & (1u << bit)) != 0) {
-            out |= kFlagBits[bit];
-        }
-    }
-    return static_cast<GstBufferFlags>(out);
-}
-
-std::int64_t wire_time(GstClockTime t) noexcept {
-    return GST_CLOCK_TIME_IS_VALID(t) ? static_cast<std::int64_t>(t) : kNoTime;
-}
-
-GstClockTime clock_time(std::int64_t wire) noexcept {
-    return wire < 0 ? GST_CLOCK_TIME_NONE : static_cast<GstClockTime>(wire);
 }
 
 std::uint32_t opaque_frame_budget(std::size_t size) {

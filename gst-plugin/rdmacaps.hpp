@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// What a GStreamer buffer and its caps become on the wire, and back: the
-// stream format (caps string + plane layout), the frame flags and the time
-// fields. Pure functions, no RDMA: the unit tests drive them natively.
+// What GStreamer caps become on the wire, and back: the stream format (caps
+// string + plane layout). Pure functions, no RDMA: the unit tests drive them
+// natively. A buffer's flags and times: gstslots' frame_buffer.hpp.
 // docs/protocol.md ("Stream format", "Slot header") is the wire side.
 #pragma once
 
@@ -33,14 +33,6 @@ PlaneSet planes_of(const GstVideoMeta& meta);
 // bytes. Throws UserError when the caps string is too long for the wire.
 StreamFormat stream_format(const std::string& caps, const PlaneSet& planes, std::uint32_t max_frame_size,
                                  std::uint16_t id);
-
-// GstBuffer flags <-> wire flags (bit0 DISCONT, bit1 DELTA_UNIT, bit2 HEADER, bit3 CORRUPTED).
-std::uint16_t wire_flags(GstBufferFlags flags) noexcept;
-GstBufferFlags buffer_flags(std::uint16_t wire_flags) noexcept;
-
-// GstClockTime <-> wire nanoseconds (GST_CLOCK_TIME_NONE is kNoTime, no_time.hpp).
-std::int64_t wire_time(GstClockTime t) noexcept;
-GstClockTime clock_time(std::int64_t wire) noexcept;
 
 // The size a format change should announce for an opaque frame of `size`
 // bytes: rounded up to a power of two (at least 64 KiB), so frames of an

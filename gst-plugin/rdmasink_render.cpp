@@ -8,6 +8,7 @@
 #include "rdmasink.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream_gst/frame_buffer.hpp"
 
 #include <fmt/format.h>
 

@@ -13,7 +13,9 @@
  *
  * The caps are the sender's, exactly as it negotiated them; they change when
  * the sender's do. Timestamps, durations and the DISCONT, DELTA_UNIT, HEADER
- * and CORRUPTED flags are the sender's too. rdmasrc is a live source.
+ * and CORRUPTED flags are the sender's too, and a buffer's offset is its
+ * frame number (a gap: frames the sender's live policy dropped). rdmasrc is
+ * a live source.
  *
  * ## Example launch line
  * |[

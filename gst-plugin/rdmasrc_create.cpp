@@ -13,6 +13,7 @@
 #include "rdmakey.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream_gst/frame_buffer.hpp"
 #include "rdmastream_gst/video_meta.hpp"
 
 #include <fmt/format.h>
@@ -226,9 +227,7 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
             buffer = st.buffers->wrap_st(f->slot, f->payload, receiver.max_payload());
             set_video_meta(buffer, *st.layout);
         }
-        GST_BUFFER_PTS(buffer) = clock_time(f->header.pts);
-        GST_BUFFER_DURATION(buffer) = clock_time(f->header.duration);
-        GST_BUFFER_FLAG_SET(buffer, buffer_flags(f->header.flags));
+        stamp_frame_buffer(buffer, f->header); // the sender's times (a live source), flags and frame number
 
         // Frame numbers count every frame the sender was offered: a gap is
         // what its live policy dropped.

@@ -19,11 +19,14 @@
 // holds, and they keep their slots, so a slow pipeline still slows the
 // sender down (credits) instead of filling memory with copies.
 //
-// The caps are the sender's own (they are GStreamer caps). Timestamps are
-// the sender's, shifted so the first frame is at 0: the pipeline plays at
-// the stream's pace from the first frame (add sync=false to the sink to
-// take frames as they come). End of stream waits for the pipeline's EOS;
-// a pipeline error ends the stream with its message.
+// The caps are the sender's own (they are GStreamer caps). Each buffer is
+// stamped as rdmasrc stamps its own (stamp_frame_buffer, gstslots/): the
+// sender's flags (DISCONT, DELTA_UNIT, HEADER, CORRUPTED), its frame number
+// as the offset, and its timestamps, here shifted so the first frame is at
+// 0: the pipeline is not live and plays at the stream's pace from the first
+// frame (add sync=false to the sink to take frames as they come). End of
+// stream waits for the pipeline's EOS; a pipeline error ends the stream
+// with its message.
 #pragma once
 
 #include "frame_sink.hpp"
@@ -100,8 +103,9 @@ private:
     GstBusPtr bus_;
 
     const StreamLayout* stream_ = nullptr; // the current format's
-    std::int64_t first_pts_ = 0;
-    bool have_first_pts_ = false;
+    // The first frame's pts, which the pipeline sees as 0 (see above); none
+    // until a frame had one.
+    GstClockTime origin_ = GST_CLOCK_TIME_NONE;
     // Overlay text per slot, written when the slot's frame is pushed, read by
     // label_frame; `sequence` is published last (release) and names the
     // frame the text belongs to. A slot is rewritten only after its previous

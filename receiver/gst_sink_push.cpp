@@ -11,7 +11,7 @@
 #include "overlay_text.hpp"
 
 #include "rdmastream/error.hpp"
-#include "rdmastream/no_time.hpp"
+#include "rdmastream_gst/frame_buffer.hpp"
 #include "rdmastream_gst/video_meta.hpp"
 
 #include <gst/app/gstappsrc.h>
@@ -77,17 +77,9 @@ bool GstSink::consume(const ReceivedFrame& frame) {
     // wrapper is made once, not per frame size.
     const std::size_t room = std::max<std::size_t>(stream_->layout.format().max_frame_size, frame.payload.size());
     GstBuffer* buffer = buffers_.wrap_st(frame.slot, frame.payload, room);
-    if (frame.header.pts != kNoTime) {
-        if (!have_first_pts_) {
-            first_pts_ = frame.header.pts;
-            have_first_pts_ = true;
-        }
-        GST_BUFFER_PTS(buffer) = static_cast<GstClockTime>(std::max<std::int64_t>(frame.header.pts - first_pts_, 0));
-    }
-    if (frame.header.duration != kNoTime && frame.header.duration > 0) {
-        GST_BUFFER_DURATION(buffer) = static_cast<GstClockTime>(frame.header.duration);
-    }
-    GST_BUFFER_OFFSET(buffer) = frame.header.sequence; // the frame number, as video sources set it
+    if (!GST_CLOCK_TIME_IS_VALID(origin_)) origin_ = gst::clock_time(frame.header.pts);
+    // The frame number in the offset is also what label_frame finds the text by.
+    gst::stamp_frame_buffer(buffer, frame.header, GST_CLOCK_TIME_IS_VALID(origin_) ? origin_ : 0);
     gst::set_video_meta(buffer, stream_->layout); // checked at format time: cannot fail, the buffer always goes out
     if (stats_) {
         SlotText& t = texts_[frame.slot];

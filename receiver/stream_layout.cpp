@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "stream_layout.hpp"
-
-#include "rdmastream_cli/pixel_formats.hpp"
+#include "raw_video_caps.hpp"
 
 #include "rdmastream/error.hpp"
 
@@ -17,21 +16,12 @@ StreamLayout read_stream_layout(const StreamFormat& format, std::string_view sen
                                         "frames only",
                                         what, format.caps));
     }
-    const RawVideoCaps caps = parse_caps_string(format.caps);
-    const GstVideoInfo& info = layout.info();
-    const auto name = gst_format_name(caps.format);
-    if (!name || *name != GST_VIDEO_INFO_NAME(&info) || caps.width != GST_VIDEO_INFO_WIDTH(&info) ||
-        caps.height != GST_VIDEO_INFO_HEIGHT(&info)) {
-        throw ProtocolError(fmt::format("{}: GStreamer reads caps \"{}\" as {}x{} {}, rdmarecv as {}x{} {}: refused, "
-                                        "since the outputs would disagree",
-                                        what, format.caps, GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info),
-                                        GST_VIDEO_INFO_NAME(&info), caps.width, caps.height,
-                                        name ? *name : std::string_view("?")));
-    }
+    // FFmpeg's names for what GStreamer read: one reading of the caps.
+    const RawVideoCaps caps = raw_video_caps(layout.caps(), format.caps);
     const FrameGeometry geometry = frame_geometry(caps.format, caps.width, caps.height);
     if (static_cast<unsigned>(geometry.plane_count) != layout.plane_count()) {
-        throw ProtocolError(fmt::format("{}: FFmpeg's {} has {} planes, GStreamer's {}", what, *name,
-                                        geometry.plane_count, layout.plane_count()));
+        throw ProtocolError(fmt::format("{}: FFmpeg's {} has {} planes, GStreamer's {}", what,
+                                        GST_VIDEO_INFO_NAME(&layout.info()), geometry.plane_count, layout.plane_count()));
     }
     // FFmpeg's rows at the layout's offsets and strides: within what the
     // layout checked, so the one per-frame comparison covers them too.

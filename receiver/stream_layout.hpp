@@ -2,11 +2,11 @@
 // A stream format as rdmarecv's outputs read it, worked out once per format
 // before any of them sees a frame: GStreamer's checked layout (where the
 // planes are, how many bytes a frame must have; gstslots' FrameLayout, the
-// one rdmasrc uses too), FFmpeg's names for the same caps, and the bytes
-// each plane's visible rows span (what -o and --framemd5 read). The two
-// readings of the caps must agree, and FFmpeg's rows must lie within the
-// layout's checked bytes, so a frame that passes layout.check_frame (one
-// comparison, in the receive loop) is safe for every output.
+// one rdmasrc uses too), FFmpeg's names for the caps GStreamer read
+// (raw_video_caps), and the bytes each plane's visible rows span (what -o
+// and --framemd5 read). FFmpeg's rows must lie within the layout's checked
+// bytes, so a frame that passes layout.check_frame (one comparison, in the
+// receive loop) is safe for every output.
 #pragma once
 
 #include "rdmastream_cli/plane_geometry.hpp"
@@ -24,8 +24,8 @@ struct StreamLayout {
 };
 
 // Throws ProtocolError (naming `sender`, the format and the numbers) for a
-// format FrameLayout refuses, caps that are not raw video, or caps that
-// GStreamer and FFmpeg would read as different pictures.
+// format FrameLayout refuses, caps that are not raw video FFmpeg can name
+// (raw_video_caps), or FFmpeg's planes not matching GStreamer's.
 StreamLayout read_stream_layout(const StreamFormat& format, std::string_view sender);
 
 } // namespace rdmastream::cli

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// The shared CLI code that needs no RDMA: caps both ways, the pixel format
+// The shared CLI code that needs no RDMA: caps both ways (rdmasend writes
+// them, rdmarecv reads them with GStreamer's parser), the pixel format
 // table, plane geometry.
+#include "raw_video_caps.hpp"
+
 #include "rdmastream_cli/pixel_formats.hpp"
 #include "rdmastream_cli/plane_geometry.hpp"
 #include "rdmastream_cli/raw_caps.hpp"

@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// rdmarecv reads a sender's caps twice (receiver/stream_layout.cpp): with
-// parse_caps_string, whose FFmpeg format and size -o and --framemd5 read
-// frames by, and with gst_caps_from_string + gst_video_info_from_caps
-// (gstslots' FrameLayout), whose format and size bound the payload and go
-// into the GstVideoMeta downstream reads by. read_stream_layout refuses caps
-// the two read differently; where both accept the caps they should agree on
-// format, width and height anyway, or such streams are refused needlessly.
+// rdmarecv's outputs take a sender's caps in two forms (receiver/
+// stream_layout.cpp): parse_caps_string's FFmpeg format and size, which -o
+// and --framemd5 read frames by, and gst_video_info_from_caps's (gstslots'
+// FrameLayout), which bound the payload and go into the GstVideoMeta
+// downstream reads by. Both come from GStreamer's one parse of the caps, so
+// where both accept the caps they must agree on format, width and height:
+// frames checked by one and read by the other would otherwise overrun.
 // Input: the caps, as the wire carries them.
 #include "fuzz_gst.hpp"
 #include "fuzz_input.hpp"
 
+#include "raw_video_caps.hpp"
+
 #include "rdmastream_cli/pixel_formats.hpp"
-#include "rdmastream_cli/raw_caps.hpp"
 
 #include <gst/video/video.h>
 
@@ -31,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return -1; // never off the wire: not worth keeping
     }
     if (!rdmastream::fuzz::balanced(text)) {
-        return -1; // GStreamer leaks on these (fuzz_gst.hpp); parse_caps_string refuses them (raw_caps_test)
+        return -1; // GStreamer leaks on these (fuzz_gst.hpp)
     }
     const auto ours = accepted([&] { return cli::parse_caps_string(text); });
     GstCaps* caps = gst_caps_from_string(text.c_str());

@@ -45,7 +45,7 @@ inline void on_glib_log(const gchar* domain, GLogLevelFlags level, const gchar* 
 // Whether every quote ("...", with backslash escapes) and bracket ((), [],
 // {}, <>) in `s` is closed. GStreamer 1.22's gst_caps_from_string leaks
 // some 200 bytes per unclosed level on every parse of such caps (reported,
-// not ours to fix; rdmarecv refuses them before GStreamer sees them): a
+// not ours to fix; a peer's format announcement costs at most that once): a
 // fuzzer feeding it those runs out of memory within seconds, so the targets
 // that parse caps with GStreamer skip them.
 inline bool balanced(std::string_view s) {

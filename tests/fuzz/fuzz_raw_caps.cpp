@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// common/src/raw_caps.cpp: parse_caps_string on any caps string, as rdmarecv
-// reads the sender's caps. Input: the caps, as the wire carries them.
-// Accepted caps name a pixel format and a positive size, their fractions
-// have a positive denominator, and they mean the same after a round trip
-// through to_caps_string.
+// receiver/raw_video_caps.cpp: parse_caps_string on any caps string, as
+// rdmarecv reads the sender's caps (with GStreamer's parser). Input: the
+// caps, as the wire carries them. Accepted caps name a pixel format and a
+// positive size, their fractions have a positive denominator, and they mean
+// the same after a round trip through to_caps_string (common/, rdmasend's).
+#include "fuzz_gst.hpp"
 #include "fuzz_input.hpp"
 
-#include "rdmastream_cli/raw_caps.hpp"
+#include "raw_video_caps.hpp"
 
 #include <string>
 
@@ -17,10 +18,18 @@ namespace {
 bool same(AVRational a, AVRational b) { return a.num == b.num && a.den == b.den; }
 } // namespace
 
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+    rdmastream::fuzz::init_gstreamer();
+    return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);
     if (!rdmastream::fuzz::wire_caps(text)) {
         return -1; // never off the wire: not worth keeping
+    }
+    if (!rdmastream::fuzz::balanced(text)) {
+        return -1; // GStreamer leaks on these (fuzz_gst.hpp)
     }
     const auto c = accepted([&] { return cli::parse_caps_string(text); });
     if (!c) {

@@ -59,7 +59,7 @@ launch() { # TARGET: starts it in the background; its pid is the last of childre
   # ours; without frame pointers in their frames LSan cannot tell whose), so
   # the targets that parse caps with GStreamer do not hunt leaks.
   local leaks=1
-  case $t in fuzz_gst_caps | fuzz_caps_agree | fuzz_video_meta) leaks=0 ;; esac
+  case $t in fuzz_raw_caps | fuzz_gst_caps | fuzz_caps_agree | fuzz_video_meta) leaks=0 ;; esac
   ASAN_OPTIONS=$asan_options:detect_leaks=$leaks \
     "$build/tests/fuzz/$t" "${args[@]}" "$work/corpus" "tests/fuzz/corpus/$t" >"$work/log" 2>&1 &
   children+=($!)

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// The pure half of the plugin: caps and buffers to the wire and back.
+// The pure half of the plugin: caps to the wire and back.
 #include "rdmacaps.hpp"
 
 #include "wire/wire.hpp"
 #include "rdmastream/error.hpp"
-#include "rdmastream/no_time.hpp"
 
 #include "gst_test_env.hpp"
 
@@ -72,23 +71,6 @@ TEST_F(CapsTest, StreamFormatCarriesTheCapsString) {
     EXPECT_EQ(f.max_frame_size, 65536u);
     EXPECT_EQ(f.caps, "image/jpeg,width=320,height=240");
     EXPECT_THROW(stream_format(std::string(wire::kMaxCapsLength + 1, 'x'), PlaneSet{}, 1, 1), UserError);
-}
-
-TEST_F(CapsTest, FlagsRoundTrip) {
-    const auto all = static_cast<GstBufferFlags>(GST_BUFFER_FLAG_DISCONT | GST_BUFFER_FLAG_DELTA_UNIT |
-                                                 GST_BUFFER_FLAG_HEADER | GST_BUFFER_FLAG_CORRUPTED);
-    EXPECT_EQ(wire_flags(all), 0xf);
-    EXPECT_EQ(wire_flags(GST_BUFFER_FLAG_DISCONT), 1);
-    EXPECT_EQ(wire_flags(GST_BUFFER_FLAG_DELTA_UNIT), 2);
-    EXPECT_EQ(buffer_flags(0xf), all);
-    EXPECT_EQ(wire_flags(GST_BUFFER_FLAG_GAP), 0); // not on the wire
-}
-
-TEST_F(CapsTest, TimeNoneIsInt64Min) {
-    EXPECT_EQ(wire_time(GST_CLOCK_TIME_NONE), kNoTime);
-    EXPECT_EQ(clock_time(kNoTime), GST_CLOCK_TIME_NONE);
-    EXPECT_EQ(clock_time(wire_time(33 * GST_MSECOND)), 33 * GST_MSECOND);
-    EXPECT_EQ(wire_time(0), 0);
 }
 
 TEST_F(CapsTest, OpaqueBudgetIsAPowerOfTwo) {

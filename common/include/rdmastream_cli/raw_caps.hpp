@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// The caps string of a raw video stream, both ways: what rdmasend announces
-// and what rdmarecv (or the GStreamer elements) read back. Accepts what
-// gst_caps_to_string writes ("format=(string)I420, width=(int)320") as well
-// as the short form ("format=I420,width=320").
+// A raw video stream's caps in FFmpeg's terms, and the caps string rdmasend
+// announces for them, written without GStreamer (rdmasend links none).
+// Reading a sender's caps is GStreamer's job: rdmarecv reads them with
+// GStreamer's parser into the same struct (receiver/raw_video_caps.hpp),
+// the elements with GStreamer itself.
 #pragma once
 
 extern "C" {
@@ -26,7 +27,5 @@ struct RawVideoCaps {
 // "video/x-raw,format=I420,width=...". Throws UserError when the format has
 // no GStreamer name (the message suggests --pix-fmt).
 std::string to_caps_string(const RawVideoCaps& caps);
-// Throws ProtocolError on caps that are not raw video we can map.
-RawVideoCaps parse_caps_string(const std::string& caps);
 
 } // namespace rdmastream::cli
