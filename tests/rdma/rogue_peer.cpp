@@ -165,7 +165,11 @@ int main(int argc, char** argv) {
             auto c = connect_with_retry(peer, ConnectionOptions{}, std::chrono::seconds(30), opening(mode, true));
             std::printf("rogue-peer: mute-key: connected, proving nothing\n");
             std::fflush(stdout);
-            std::this_thread::sleep_for(std::chrono::seconds(hold_s));
+            // Until the listener hangs up on it (its handshake timeout), or
+            // --hold at the most: a test's next step need not wait out the hold.
+            if (const auto ev = c.events().next(std::chrono::seconds(hold_s))) {
+                std::printf("rogue-peer: mute-key: the listener ended it (%s)\n", rdma_event_str(ev->type));
+            }
         } else {
             // garbage / bad-hello / probe: the listener must refuse the request.
             const auto data = opening(mode, as_sender);
