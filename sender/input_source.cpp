@@ -7,11 +7,14 @@
 #include "rdmastream/error.hpp"
 
 extern "C" {
+#include <libavutil/macros.h>
 #include <libavutil/pixdesc.h>
 #ifdef RDMASTREAM_HAVE_AVDEVICE
-#include <libavdevice/avdevice.h>
+#include <libavdevice/version.h>
 #endif
 }
+
+#include <dlfcn.h>
 
 #include <fmt/format.h>
 
@@ -24,19 +27,43 @@ namespace {
 
 constexpr std::string_view kLavfiPrefix = "lavfi:";
 
+// libavdevice, for its lavfi input only, is loaded when an input asks for
+// it: linked, it and the ~80 libraries it pulls in (SDL, X11, PulseAudio,
+// JACK, ...) would load, and unload, at every start of rdmasend, for files
+// too. Returns why it could not, or empty once its inputs are registered.
+std::string register_devices() {
+#ifdef RDMASTREAM_HAVE_AVDEVICE
+    static const std::string why = [] {
+        const char* soname = "libavdevice.so." AV_STRINGIFY(LIBAVDEVICE_VERSION_MAJOR);
+        void* lib = dlopen(soname, RTLD_NOW | RTLD_GLOBAL); // kept: its formats stay registered
+        if (lib == nullptr) {
+            return fmt::format("{} could not be loaded ({}): install it (Debian: libavdevice{})", soname, dlerror(),
+                               LIBAVDEVICE_VERSION_MAJOR);
+        }
+        auto* register_all = reinterpret_cast<void (*)()>(dlsym(lib, "avdevice_register_all"));
+        if (register_all == nullptr) {
+            return fmt::format("{} has no avdevice_register_all", soname);
+        }
+        register_all();
+        return std::string();
+    }();
+    return why;
+#else
+    return "this rdmasend was built without libavdevice's lavfi input: install libavdevice-dev and rebuild";
+#endif
+}
+
 // "lavfi:testsrc2=size=1280x720" opens libavdevice's lavfi input on the graph.
 InputContextPtr open_input(const std::string& url) {
     const AVInputFormat* forced = nullptr;
     std::string path = url;
     if (url.starts_with(kLavfiPrefix)) {
-#ifdef RDMASTREAM_HAVE_AVDEVICE
-        avdevice_register_all();
+        if (const std::string why = register_devices(); !why.empty()) {
+            throw UserError(fmt::format("cannot open {}: {}; or give a file", url, why));
+        }
         forced = av_find_input_format("lavfi");
-#endif
         if (forced == nullptr) {
-            throw UserError(fmt::format("cannot open {}: this rdmasend was built without libavdevice's lavfi "
-                                        "input: install libavdevice-dev and rebuild, or give a file",
-                                        url));
+            throw UserError(fmt::format("cannot open {}: libavdevice has no lavfi input; give a file", url));
         }
         path = url.substr(kLavfiPrefix.size());
     }
