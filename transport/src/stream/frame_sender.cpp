@@ -274,7 +274,7 @@ void FrameSender::begin_format(const wire::StreamFormat& format) {
 
 bool FrameSender::format_settled() {
     check_usable("format_settled");
-    pump_now();
+    pump_now(Clock::now());
     return state_ != SenderState::kFormatPosted;
 }
 
@@ -350,7 +350,7 @@ void FrameSender::flush_pending(std::chrono::milliseconds timeout) {
         while (credits_.available() == 0) {
             pump(deadline, timeout);
         }
-        post(*pending_); // a refused post leaves it pending
+        post(*pending_, Clock::now()); // a refused post leaves it pending
         pending_.reset();
     }
 }

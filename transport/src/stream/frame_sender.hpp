@@ -210,10 +210,12 @@ private:
     static std::unique_ptr<FrameSender> over(std::unique_ptr<VerbsDatapath> path, std::unique_ptr<Handshake> handshake,
                                              const SenderOptions& opts);
 
+    using TimePoint = std::chrono::steady_clock::time_point;
+
     struct InFlight {
         std::uint64_t cookie = 0;
         std::uint64_t number = 0; // frame number (what the caller saw)
-        std::chrono::steady_clock::time_point posted;
+        TimePoint posted;         // as the call that posted it read the clock (see progress_at)
     };
     struct Pending {
         std::span<const std::byte> payload;
@@ -223,7 +225,9 @@ private:
         std::uint64_t number = 0;
     };
 
-    void post(const Pending& frame); // takes the slot's credit once the write is posted
+    // Takes the slot's credit once the write is posted; `now` is the calling
+    // call's clock read, the frame's posted time.
+    void post(const Pending& frame, TimePoint now);
     void flush_pending(std::chrono::milliseconds timeout); // posts the pending frame, waiting for a slot
     void post_control(wire::Control kind, std::size_t payload_size = 0);
     void post_format(const wire::StreamFormat& format); // enters kFormatPosted
@@ -241,23 +245,33 @@ private:
     // Throws on failure, and TimeoutError (naming `timeout`, the caller's
     // whole wait) at the deadline.
     bool pump(std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds timeout);
-    void pump_now();                       // handles what is ready, never waits
+    // progress() at `now`: the steady clock, read once per call and shared by
+    // what the call does (deliveries learned, events looked for, a keepalive
+    // due, frames posted), so a frame costs one read of it, not five. A call
+    // takes well under a microsecond unless it waits, and a wait reads the
+    // clock again when it returns (pump).
+    void progress_at(TimePoint now);
+    void pump_now(TimePoint now);          // handles what is ready, never waits
     void on_cm_event(const std::optional<CmEvent>& ev); // an rdma_cm event: ConnectionError on a lost connection
     // A failed completion (of work request `work`): throws (ConnectionError,
     // or ProtocolError for a receive the receiver overran), naming the
     // receiver's hang-up if that is what caused it.
     [[noreturn]] void failed(const ibv_wc& wc, Work work);
-    void take_credits(std::span<const std::byte> bytes); // a kCredits message
-    void keepalive_if_idle(); // a keepalive when nothing went out for opts_.keepalive
+    void take_credits(std::span<const std::byte> bytes, TimePoint now); // a kCredits message
+    void keepalive_if_idle(TimePoint now); // a keepalive when nothing went out for opts_.keepalive
     // A format that grows the ring is posted and the receiver's new ring has
     // not come yet: it is registering memory and serving nothing.
     bool awaiting_ring() const noexcept {
         return state_ == SenderState::kFormatPosted && posted_format_.grows && !posted_format_.ring_adopted;
     }
-    void look_for_events();   // rdma_cm events (a hang-up), at most every 10 ms
-    void handle(const ibv_wc& wc);     // handle_one(), with the receiver's address added to a ProtocolError
-    void handle_one(const ibv_wc& wc);
-    void retire_through(std::uint64_t posted_before); // frames below this posted index are delivered
+    void look_for_events(TimePoint now); // rdma_cm events (a hang-up), at most every 10 ms
+    // handle_one(), with the receiver's address added to a ProtocolError;
+    // `now`: when the completion was polled, for the latency of what it
+    // retires.
+    void handle(const ibv_wc& wc, TimePoint now);
+    void handle_one(const ibv_wc& wc, TimePoint now);
+    // Frames below this posted index are delivered, learned at `now`.
+    void retire_through(std::uint64_t posted_before, TimePoint now);
     void drop_pending();
     std::uint64_t oldest_undone() const noexcept; // lowest frame number not yet delivered or dropped
 
