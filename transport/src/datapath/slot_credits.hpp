@@ -13,17 +13,34 @@
 namespace rdmastream {
 
 // Sender side: the credits it holds, used in the order they came home.
+// take() and next() run per frame: defined here, so they inline (out of
+// line, the optional they return went through the stack).
 class SenderCredits {
 public:
     explicit SenderCredits(std::uint32_t slot_count);
 
     // A slot to write the next frame into, with the generation to stamp on
     // it; nullopt when the receiver holds every slot (wait for a credit).
-    std::optional<wire::SlotImm> take() noexcept;
+    std::optional<wire::SlotImm> take() noexcept {
+        const std::optional<wire::SlotImm> credit = next();
+        if (credit) {
+            head_ = wrap(head_ + 1);
+            --count_;
+            held_[credit->slot] = false;
+            ++generation_[credit->slot];
+        }
+        return credit;
+    }
     // What take() would give, left in place: a write is made with it and
     // the credit taken only once the write is posted (a refused post
     // keeps it).
-    std::optional<wire::SlotImm> next() const noexcept;
+    std::optional<wire::SlotImm> next() const noexcept {
+        if (count_ == 0) {
+            return std::nullopt;
+        }
+        const std::uint16_t slot = fifo_[head_];
+        return wire::SlotImm{slot, generation_[slot]};
+    }
     // A credit the receiver sent back. Refuses (ProtocolError) a slot the
     // sender already holds, or a generation that is not the slot's next one.
     void give_back(wire::SlotImm credit);
@@ -33,6 +50,12 @@ public:
     bool all_home() const noexcept { return count_ == held_.size(); }
 
 private:
+    // A fifo_ position past the end, brought back in (no division: it is
+    // at most one lap out).
+    std::uint32_t wrap(std::uint32_t i) const noexcept {
+        return i >= fifo_.size() ? i - static_cast<std::uint32_t>(fifo_.size()) : i;
+    }
+
     std::vector<std::uint16_t> fifo_; // ring buffer of credited slots
     std::uint32_t head_ = 0;
     std::uint32_t count_ = 0;

@@ -289,13 +289,20 @@ private:
     // credit carried (with windows, that credit's window), or the advert's.
     std::vector<std::uint32_t> slot_rkey_;
     std::vector<std::uint64_t> last_post_in_slot_; // posted index of the latest write per slot
-    std::vector<InFlight> in_flight_;              // by posted index % size: at most one per slot
+    // By posted index, masked: at most one per slot, and a power of two
+    // long (slot_count rounded up), so no division per frame.
+    std::vector<InFlight> in_flight_;
+    InFlight& in_flight(std::uint64_t index) noexcept { return in_flight_[index & (in_flight_.size() - 1)]; }
+    const InFlight& in_flight(std::uint64_t index) const noexcept {
+        return in_flight_[index & (in_flight_.size() - 1)];
+    }
     std::vector<wire::Credit> credits_in_;          // a decoded credit message; slot_count entries
     std::uint64_t next_number_ = 0;   // frames offered
     std::uint64_t next_post_ = 0;     // writes posted
     std::uint64_t retired_before_ = 0; // every write below this posted index is delivered
     std::optional<Pending> pending_;
     std::uint32_t signal_every_; // writes between signalled ones: half the ring, or of the caller's depth
+    std::uint64_t next_signalled_ = 0; // posted index of the next write signalled for signal_every_
     bool waiting_for_credit_ = false; // the frame being offered has had to wait (counted once)
     bool control_in_flight_ = false;
     std::chrono::steady_clock::time_point control_posted_at_; // while control_in_flight_

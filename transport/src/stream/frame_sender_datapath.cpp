@@ -260,7 +260,7 @@ void FrameSender::take_credits(std::span<const std::byte> bytes, TimePoint now) 
 
 void FrameSender::retire_through(std::uint64_t posted_before, TimePoint now) {
     for (; retired_before_ < posted_before; ++retired_before_) {
-        const InFlight& f = in_flight_[retired_before_ % in_flight_.size()];
+        const InFlight& f = in_flight(retired_before_);
         stats_.add_latency(now - f.posted);
         if (opts_.on_done) {
             opts_.on_done(f.cookie, FrameFate::kDelivered);
@@ -279,7 +279,7 @@ void FrameSender::drop_pending() {
 
 std::uint64_t FrameSender::oldest_undone() const noexcept {
     if (retired_before_ < next_post_) {
-        return in_flight_[retired_before_ % in_flight_.size()].number;
+        return in_flight(retired_before_).number;
     }
     return pending_ ? pending_->number : next_number_;
 }
@@ -379,10 +379,13 @@ void FrameSender::post(const Pending& frame, TimePoint now) {
     wr.num_sge = frame.payload.empty() ? 1 : 2;
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     wr.imm_data = htonl(wire::encode(imm));
-    // Every signal_every_ writes, and the write that takes the last credit: a
-    // receiver that then releases nothing must not keep the delivered
-    // frames' memory from the caller (in a fan-out, from everyone).
-    wr.send_flags = ((index + 1) % signal_every_ == 0 || credits_.available() == 1) ? IBV_SEND_SIGNALED : 0;
+    // Every signal_every_ writes (those whose index + 1 is a multiple of it:
+    // next_signalled_, counted rather than divided), and the write that
+    // takes the last credit: a receiver that then releases nothing must not
+    // keep the delivered frames' memory from the caller (in a fan-out, from
+    // everyone).
+    const bool every = index == next_signalled_;
+    wr.send_flags = (every || credits_.available() == 1) ? IBV_SEND_SIGNALED : 0;
     wr.wr.rdma.remote_addr = ring_.addr + std::uint64_t{imm.slot} * ring_.slot_size;
     wr.wr.rdma.rkey = slot_rkey_[imm.slot]; // the slot's credit's key, never the advert's ring key
     path_->post_send(wr, "ibv_post_send(RDMA_WRITE_WITH_IMM)");
@@ -391,8 +394,11 @@ void FrameSender::post(const Pending& frame, TimePoint now) {
     // and the credit with us.
     credits_.take();
     ++next_post_;
+    if (every) {
+        next_signalled_ += signal_every_;
+    }
     last_post_in_slot_[imm.slot] = index;
-    in_flight_[index % in_flight_.size()] = InFlight{frame.cookie, frame.number, now};
+    in_flight(index) = InFlight{frame.cookie, frame.number, now};
     last_post_time_ = now;
     ++stats_.frames;
     stats_.bytes += frame.payload.size();
