@@ -13,8 +13,9 @@
 namespace rdmastream {
 
 // Sender side: the credits it holds, used in the order they came home.
-// take() and next() run per frame: defined here, so they inline (out of
-// line, the optional they return went through the stack).
+// What runs per frame is defined here, so it inlines: front() and
+// pop_front() for the sender's own writes, which check available() first
+// (an optional, even inlined, went through the stack: a stalled load).
 class SenderCredits {
 public:
     explicit SenderCredits(std::uint32_t slot_count);
@@ -22,13 +23,11 @@ public:
     // A slot to write the next frame into, with the generation to stamp on
     // it; nullopt when the receiver holds every slot (wait for a credit).
     std::optional<wire::SlotImm> take() noexcept {
-        const std::optional<wire::SlotImm> credit = next();
-        if (credit) {
-            head_ = wrap(head_ + 1);
-            --count_;
-            held_[credit->slot] = false;
-            ++generation_[credit->slot];
+        if (count_ == 0) {
+            return std::nullopt;
         }
+        const wire::SlotImm credit = front();
+        pop_front();
         return credit;
     }
     // What take() would give, left in place: a write is made with it and
@@ -38,8 +37,20 @@ public:
         if (count_ == 0) {
             return std::nullopt;
         }
+        return front();
+    }
+    // next() and take() for a caller that saw available() > 0 (else
+    // undefined).
+    wire::SlotImm front() const noexcept {
         const std::uint16_t slot = fifo_[head_];
         return wire::SlotImm{slot, generation_[slot]};
+    }
+    void pop_front() noexcept {
+        const std::uint16_t slot = fifo_[head_];
+        head_ = wrap(head_ + 1);
+        --count_;
+        held_[slot] = false;
+        ++generation_[slot];
     }
     // A credit the receiver sent back. Refuses (ProtocolError) a slot the
     // sender already holds, or a generation that is not the slot's next one.

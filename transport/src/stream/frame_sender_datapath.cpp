@@ -359,7 +359,7 @@ std::optional<std::uint64_t> FrameSender::send(std::span<const std::byte> payloa
 }
 
 void FrameSender::post(const Pending& frame, TimePoint now) {
-    const wire::SlotImm imm = *credits_.next(); // taken once the write is posted
+    const wire::SlotImm imm = credits_.front(); // every caller saw a credit; taken once the write is posted
     const std::uint64_t index = next_post_;
 
     const auto header = headers_.bytes().subspan(std::size_t{imm.slot} * wire::kSlotHeaderSize);
@@ -392,7 +392,7 @@ void FrameSender::post(const Pending& frame, TimePoint now) {
     // Only a posted frame is ours, and only a posted write uses its slot's
     // credit: a refused post (SystemError) leaves the frame with the caller
     // and the credit with us.
-    credits_.take();
+    credits_.pop_front();
     ++next_post_;
     if (every) {
         next_signalled_ += signal_every_;
