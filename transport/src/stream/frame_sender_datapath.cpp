@@ -316,9 +316,8 @@ bool FrameSender::wait_done(std::uint64_t number, std::chrono::milliseconds time
     return true;
 }
 
-std::optional<std::uint64_t> FrameSender::send(std::span<const std::byte> payload, std::uint32_t lkey,
-                                               const FrameMeta& meta, std::uint64_t cookie,
-                                               std::chrono::milliseconds timeout) {
+bool FrameSender::offer(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
+                        std::uint64_t cookie, std::chrono::milliseconds timeout, std::uint64_t& number) {
     check_usable("send");
     if ((meta.flags & ~wire::kFrameFlagsDefined) != 0) {
         throw std::invalid_argument(fmt::format("send: frame flags {:#06x} set reserved bits", meta.flags));
@@ -341,12 +340,13 @@ std::optional<std::uint64_t> FrameSender::send(std::span<const std::byte> payloa
             }
             waiting_for_credit_ = false;
             pending_ = Pending{payload, lkey, meta, cookie, next_number_++};
-            return pending_->number;
+            number = pending_->number;
+            return true;
         }
         const auto deadline = Clock::now() + timeout;
         while (credits_.available() == 0) {
             if (!pump(deadline, timeout)) {
-                return std::nullopt; // not taken: the caller offers it again, under the same number
+                return false; // not taken: the caller offers it again, under the same number
             }
         }
         now = Clock::now(); // after the wait
@@ -355,7 +355,8 @@ std::optional<std::uint64_t> FrameSender::send(std::span<const std::byte> payloa
     const Pending frame{payload, lkey, meta, cookie, next_number_};
     post(frame, now);
     ++next_number_; // posted: a refused post took no number, as a woken wait
-    return frame.number;
+    number = frame.number;
+    return true;
 }
 
 void FrameSender::post(const Pending& frame, TimePoint now) {
