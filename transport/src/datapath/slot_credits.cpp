@@ -14,25 +14,6 @@ SenderCredits::SenderCredits(std::uint32_t slot_count)
     }
 }
 
-std::optional<wire::SlotImm> SenderCredits::next() const noexcept {
-    if (count_ == 0) {
-        return std::nullopt;
-    }
-    const std::uint16_t slot = fifo_[head_];
-    return wire::SlotImm{slot, generation_[slot]};
-}
-
-std::optional<wire::SlotImm> SenderCredits::take() noexcept {
-    const std::optional<wire::SlotImm> credit = next();
-    if (credit) {
-        head_ = (head_ + 1) % static_cast<std::uint32_t>(fifo_.size());
-        --count_;
-        held_[credit->slot] = false;
-        ++generation_[credit->slot];
-    }
-    return credit;
-}
-
 void SenderCredits::give_back(wire::SlotImm credit) {
     if (credit.slot >= held_.size()) {
         throw ProtocolError(fmt::format("credit for slot {}, but the ring has {} slots", credit.slot, held_.size()));
@@ -45,7 +26,7 @@ void SenderCredits::give_back(wire::SlotImm credit) {
                                         credit.generation, generation_[credit.slot]));
     }
     held_[credit.slot] = true;
-    fifo_[(head_ + count_) % fifo_.size()] = credit.slot;
+    fifo_[wrap(head_ + count_)] = credit.slot;
     ++count_;
 }
 

@@ -13,17 +13,45 @@
 namespace rdmastream {
 
 // Sender side: the credits it holds, used in the order they came home.
+// What runs per frame is defined here, so it inlines: front() and
+// pop_front() for the sender's own writes, which check available() first
+// (an optional, even inlined, went through the stack: a stalled load).
 class SenderCredits {
 public:
     explicit SenderCredits(std::uint32_t slot_count);
 
     // A slot to write the next frame into, with the generation to stamp on
     // it; nullopt when the receiver holds every slot (wait for a credit).
-    std::optional<wire::SlotImm> take() noexcept;
+    std::optional<wire::SlotImm> take() noexcept {
+        if (count_ == 0) {
+            return std::nullopt;
+        }
+        const wire::SlotImm credit = front();
+        pop_front();
+        return credit;
+    }
     // What take() would give, left in place: a write is made with it and
     // the credit taken only once the write is posted (a refused post
     // keeps it).
-    std::optional<wire::SlotImm> next() const noexcept;
+    std::optional<wire::SlotImm> next() const noexcept {
+        if (count_ == 0) {
+            return std::nullopt;
+        }
+        return front();
+    }
+    // next() and take() for a caller that saw available() > 0 (else
+    // undefined).
+    wire::SlotImm front() const noexcept {
+        const std::uint16_t slot = fifo_[head_];
+        return wire::SlotImm{slot, generation_[slot]};
+    }
+    void pop_front() noexcept {
+        const std::uint16_t slot = fifo_[head_];
+        head_ = wrap(head_ + 1);
+        --count_;
+        held_[slot] = false;
+        ++generation_[slot];
+    }
     // A credit the receiver sent back. Refuses (ProtocolError) a slot the
     // sender already holds, or a generation that is not the slot's next one.
     void give_back(wire::SlotImm credit);
@@ -33,6 +61,12 @@ public:
     bool all_home() const noexcept { return count_ == held_.size(); }
 
 private:
+    // A fifo_ position past the end, brought back in (no division: it is
+    // at most one lap out).
+    std::uint32_t wrap(std::uint32_t i) const noexcept {
+        return i >= fifo_.size() ? i - static_cast<std::uint32_t>(fifo_.size()) : i;
+    }
+
     std::vector<std::uint16_t> fifo_; // ring buffer of credited slots
     std::uint32_t head_ = 0;
     std::uint32_t count_ = 0;

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 
 namespace rdmastream {
 
@@ -149,10 +150,11 @@ FrameSender::FrameSender(std::unique_ptr<Datapath> path, const wire::RingAdvert&
       credits_(ring_.slot_count),
       slot_rkey_(ring_.slot_count),
       last_post_in_slot_(ring_.slot_count, 0),
-      in_flight_(ring_.slot_count),
+      in_flight_(std::bit_ceil(ring_.slot_count)),
       credits_in_(ring_.slot_count),
       signal_every_(std::max<std::uint32_t>(
-          1, std::min(ring_.slot_count, opts_.caller_depth > 0 ? opts_.caller_depth : ring_.slot_count) / 2)) {
+          1, std::min(ring_.slot_count, opts_.caller_depth > 0 ? opts_.caller_depth : ring_.slot_count) / 2)),
+      next_signalled_(signal_every_ - 1) {
     // Credits only come back for frames written, so posting their receives
     // now, before the first write, is early enough. Each credit message
     // carries at least one slot we do not hold, so slot_count receives
@@ -174,7 +176,7 @@ void FrameSender::stop() noexcept {
     // buffers) before the caller gets a frame back or any region goes.
     path_->stop();
     for (; retired_before_ < next_post_; ++retired_before_) {
-        if (opts_.on_done) opts_.on_done(in_flight_[retired_before_ % in_flight_.size()].cookie, FrameFate::kDropped);
+        if (opts_.on_done) opts_.on_done(in_flight(retired_before_).cookie, FrameFate::kDropped);
     }
     if (pending_) {
         if (opts_.on_done) opts_.on_done(pending_->cookie, FrameFate::kDropped);
@@ -230,7 +232,7 @@ void FrameSender::begin_format(const wire::StreamFormat& format) {
 
 bool FrameSender::format_settled() {
     check_usable("format_settled");
-    pump_now();
+    pump_now(Clock::now());
     return state_ != SenderState::kFormatPosted;
 }
 
@@ -306,7 +308,7 @@ void FrameSender::flush_pending(std::chrono::milliseconds timeout) {
         while (credits_.available() == 0) {
             pump(deadline, timeout);
         }
-        post(*pending_); // a refused post leaves it pending
+        post(*pending_, Clock::now()); // a refused post leaves it pending
         pending_.reset();
     }
 }

@@ -150,7 +150,13 @@ public:
     // more (as every other call that waits). A post the device refuses
     // (SystemError) takes nothing either: no number, no credit, no on_done.
     std::optional<std::uint64_t> send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
-                                      std::uint64_t cookie, std::chrono::milliseconds timeout);
+                                      std::uint64_t cookie, std::chrono::milliseconds timeout) {
+        std::uint64_t number = 0;
+        if (!offer(payload, lkey, meta, cookie, timeout, number)) {
+            return std::nullopt;
+        }
+        return number;
+    }
     // Handles whatever completions and credits are ready, posts the pending
     // frame if a slot came free, sends a keepalive when idle. Never blocks.
     void progress();
@@ -210,10 +216,12 @@ private:
     static std::unique_ptr<FrameSender> over(std::unique_ptr<VerbsDatapath> path, std::unique_ptr<Handshake> handshake,
                                              const SenderOptions& opts);
 
+    using TimePoint = std::chrono::steady_clock::time_point;
+
     struct InFlight {
         std::uint64_t cookie = 0;
         std::uint64_t number = 0; // frame number (what the caller saw)
-        std::chrono::steady_clock::time_point posted;
+        TimePoint posted;         // as the call that posted it read the clock (see progress_at)
     };
     struct Pending {
         std::span<const std::byte> payload;
@@ -223,7 +231,16 @@ private:
         std::uint64_t number = 0;
     };
 
-    void post(const Pending& frame); // takes the slot's credit once the write is posted
+    // Takes the slot's credit once the write is posted; `now` is the calling
+    // call's clock read, the frame's posted time.
+    void post(const Pending& frame, TimePoint now);
+    // send(), the frame's number through `number` and false for nullopt. GCC
+    // returns an optional<uint64_t> through the stack, its flag stored as a
+    // byte and read back in a word (a load that waits for the store: perf
+    // put most of send()'s own time there); send() is inline over this, so
+    // the optional is made where it is used.
+    bool offer(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta, std::uint64_t cookie,
+               std::chrono::milliseconds timeout, std::uint64_t& number);
     void flush_pending(std::chrono::milliseconds timeout); // posts the pending frame, waiting for a slot
     void post_control(wire::Control kind, std::size_t payload_size = 0);
     void post_format(const wire::StreamFormat& format); // enters kFormatPosted
@@ -241,23 +258,33 @@ private:
     // Throws on failure, and TimeoutError (naming `timeout`, the caller's
     // whole wait) at the deadline.
     bool pump(std::chrono::steady_clock::time_point deadline, std::chrono::milliseconds timeout);
-    void pump_now();                       // handles what is ready, never waits
+    // progress() at `now`: the steady clock, read once per call and shared by
+    // what the call does (deliveries learned, events looked for, a keepalive
+    // due, frames posted), so a frame costs one read of it, not five. A call
+    // takes well under a microsecond unless it waits, and a wait reads the
+    // clock again when it returns (pump).
+    void progress_at(TimePoint now);
+    void pump_now(TimePoint now);          // handles what is ready, never waits
     void on_cm_event(const std::optional<CmEvent>& ev); // an rdma_cm event: ConnectionError on a lost connection
     // A failed completion (of work request `work`): throws (ConnectionError,
     // or ProtocolError for a receive the receiver overran), naming the
     // receiver's hang-up if that is what caused it.
     [[noreturn]] void failed(const ibv_wc& wc, Work work);
-    void take_credits(std::span<const std::byte> bytes); // a kCredits message
-    void keepalive_if_idle(); // a keepalive when nothing went out for opts_.keepalive
+    void take_credits(std::span<const std::byte> bytes, TimePoint now); // a kCredits message
+    void keepalive_if_idle(TimePoint now); // a keepalive when nothing went out for opts_.keepalive
     // A format that grows the ring is posted and the receiver's new ring has
     // not come yet: it is registering memory and serving nothing.
     bool awaiting_ring() const noexcept {
         return state_ == SenderState::kFormatPosted && posted_format_.grows && !posted_format_.ring_adopted;
     }
-    void look_for_events();   // rdma_cm events (a hang-up), at most every 10 ms
-    void handle(const ibv_wc& wc);     // handle_one(), with the receiver's address added to a ProtocolError
-    void handle_one(const ibv_wc& wc);
-    void retire_through(std::uint64_t posted_before); // frames below this posted index are delivered
+    void look_for_events(TimePoint now); // rdma_cm events (a hang-up), at most every 10 ms
+    // handle_one(), with the receiver's address added to a ProtocolError;
+    // `now`: when the completion was polled, for the latency of what it
+    // retires.
+    void handle(const ibv_wc& wc, TimePoint now);
+    void handle_one(const ibv_wc& wc, TimePoint now);
+    // Frames below this posted index are delivered, learned at `now`.
+    void retire_through(std::uint64_t posted_before, TimePoint now);
     void drop_pending();
     std::uint64_t oldest_undone() const noexcept; // lowest frame number not yet delivered or dropped
 
@@ -275,13 +302,20 @@ private:
     // credit carried (with windows, that credit's window), or the advert's.
     std::vector<std::uint32_t> slot_rkey_;
     std::vector<std::uint64_t> last_post_in_slot_; // posted index of the latest write per slot
-    std::vector<InFlight> in_flight_;              // by posted index % size: at most one per slot
+    // By posted index, masked: at most one per slot, and a power of two
+    // long (slot_count rounded up), so no division per frame.
+    std::vector<InFlight> in_flight_;
+    InFlight& in_flight(std::uint64_t index) noexcept { return in_flight_[index & (in_flight_.size() - 1)]; }
+    const InFlight& in_flight(std::uint64_t index) const noexcept {
+        return in_flight_[index & (in_flight_.size() - 1)];
+    }
     std::vector<wire::Credit> credits_in_;          // a decoded credit message; slot_count entries
     std::uint64_t next_number_ = 0;   // frames offered
     std::uint64_t next_post_ = 0;     // writes posted
     std::uint64_t retired_before_ = 0; // every write below this posted index is delivered
     std::optional<Pending> pending_;
     std::uint32_t signal_every_; // writes between signalled ones: half the ring, or of the caller's depth
+    std::uint64_t next_signalled_ = 0; // posted index of the next write signalled for signal_every_
     bool waiting_for_credit_ = false; // the frame being offered has had to wait (counted once)
     bool control_in_flight_ = false;
     std::chrono::steady_clock::time_point control_posted_at_; // while control_in_flight_

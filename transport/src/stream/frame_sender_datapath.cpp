@@ -3,8 +3,9 @@
 // polled in batches and signalled every slots/2 writes (or half the
 // caller's depth, SenderOptions::caller_depth); credits arrive
 // coalesced (one receive per message, not per slot); no allocation, no copy
-// of the payload, clock reads through the vDSO (no syscall), one poll(2) of
-// the rdma_cm channel per 10 ms, and syscalls in waits only (see
+// of the payload, two clock reads through the vDSO (no syscall: the steady
+// clock once per call, progress_at, and the wall clock for the header), one
+// poll(2) of the rdma_cm channel per 10 ms, and syscalls in waits only (see
 // CompletionPoller).
 #include "rdmastream/error.hpp"
 #include "stream/frame_sender.hpp"
@@ -19,16 +20,16 @@ namespace rdmastream {
 
 using Clock = std::chrono::steady_clock;
 
-void FrameSender::pump_now() {
+void FrameSender::pump_now(TimePoint now) {
     const std::size_t n = path_->poll(wcs_);
     for (std::size_t i = 0; i < n; ++i) {
-        handle(wcs_[i]);
+        handle(wcs_[i], now);
     }
 }
 
-void FrameSender::handle(const ibv_wc& wc) {
+void FrameSender::handle(const ibv_wc& wc, TimePoint now) {
     try {
-        handle_one(wc);
+        handle_one(wc, now);
     } catch (const ProtocolError& e) {
         mark_failed();
         // One place names the peer for every refusal (no cost until one is thrown).
@@ -52,11 +53,13 @@ bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds tim
                                               : last_post_time_ + opts_.keepalive;
         Waited w = path_->wait(wcs_, std::min(deadline, timer));
         switch (w.kind) {
-        case Waited::kCompletions:
+        case Waited::kCompletions: {
+            const auto polled = Clock::now(); // the wait may have been long: a fresh read
             for (std::size_t i = 0; i < w.completions; ++i) {
-                handle(wcs_[i]);
+                handle(wcs_[i], polled);
             }
             return true;
+        }
         case Waited::kWoken: return false;
         case Waited::kCmEvent: on_cm_event(w.event); return true;
         case Waited::kTimeout: break;
@@ -79,7 +82,7 @@ bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds tim
             throw TimeoutError(fmt::format("sender: no credit for {} ms after {} frames: is the receiver stuck?",
                                            timeout.count(), next_post_));
         }
-        keepalive_if_idle();
+        keepalive_if_idle(now);
     }
 }
 
@@ -102,8 +105,9 @@ void FrameSender::on_cm_event(const std::optional<CmEvent>& ev) {
         // completions among them are the hang-up's doing: it explains them.
         std::array<ibv_wc, 16> late{};
         for (std::size_t n; (n = path_->poll(late)) != 0;) {
+            const auto polled = Clock::now();
             for (std::size_t i = 0; i < n; ++i) {
-                if (late[i].status == IBV_WC_SUCCESS) handle(late[i]);
+                if (late[i].status == IBV_WC_SUCCESS) handle(late[i], polled);
             }
         }
         if (state_ == SenderState::kEnded) {
@@ -148,12 +152,11 @@ void FrameSender::failed(const ibv_wc& wc, Work work) {
     path_->fail(wc, "sender");
 }
 
-void FrameSender::look_for_events() {
+void FrameSender::look_for_events(TimePoint now) {
     // A hang-up arrives as an rdma_cm event, which only a wait looks at. A
     // sender that never has to wait (a fan-out member with credits to spare)
     // looks every 10 ms (one poll(2)), so a receiver that leaves is noticed
     // at once, not when a later write runs out of RC retries.
-    const auto now = Clock::now();
     if (now < next_event_look_) {
         return;
     }
@@ -169,14 +172,14 @@ void FrameSender::look_for_events() {
 // of registering 2 GiB), and none is needed: the format's own SEND was
 // acknowledged, and the receiver knows we wait. A dead path meanwhile is the
 // caller's timeout (or a disconnect), named as such in pump().
-void FrameSender::keepalive_if_idle() {
+void FrameSender::keepalive_if_idle(TimePoint now) {
     const bool streaming = state_ == SenderState::kStreaming || state_ == SenderState::kFormatPosted;
-    if (streaming && !control_in_flight_ && !awaiting_ring() && Clock::now() - last_post_time_ >= opts_.keepalive) {
+    if (streaming && !control_in_flight_ && !awaiting_ring() && now - last_post_time_ >= opts_.keepalive) {
         post_control(wire::Control::kKeepalive);
     }
 }
 
-void FrameSender::handle_one(const ibv_wc& wc) {
+void FrameSender::handle_one(const ibv_wc& wc, TimePoint now) {
     const WorkId id = decode_work_id(wc.wr_id);
     if (wc.status != IBV_WC_SUCCESS) {
         failed(wc, id.work);
@@ -192,10 +195,10 @@ void FrameSender::handle_one(const ibv_wc& wc) {
         // message is delivered too, signalled or not. So a keepalive or the
         // end of stream hands back frames a stuck receiver's missing credits
         // would otherwise keep.
-        retire_through(control_after_);
+        retire_through(control_after_, now);
         return;
     case Work::kFrameWrite: // signalled: this write and every one before it are done
-        retire_through(id.index + 1);
+        retire_through(id.index + 1, now);
         return;
     case Work::kControlRecv: {
         if (wc.opcode != IBV_WC_RECV) {
@@ -210,7 +213,7 @@ void FrameSender::handle_one(const ibv_wc& wc) {
         const std::uint64_t buffer = id.index;
         const auto bytes = control_in_.bytes().subspan(buffer * control_in_size_, wc.byte_len);
         switch (const wire::Control kind = wire::decode_control(ntohl(wc.imm_data))) {
-        case wire::Control::kCredits: take_credits(bytes); break;
+        case wire::Control::kCredits: take_credits(bytes, now); break;
         case wire::Control::kRing: adopt_ring(wire::decode_ring_advert(bytes)); break;
         case wire::Control::kLeaving:
             if (wc.byte_len != 0) {
@@ -235,7 +238,7 @@ void FrameSender::handle_one(const ibv_wc& wc) {
     }
 }
 
-void FrameSender::take_credits(std::span<const std::byte> bytes) {
+void FrameSender::take_credits(std::span<const std::byte> bytes, TimePoint now) {
     const std::size_t n = wire::decode_credits(bytes, ring_.slot_count, credits_in_);
     std::uint64_t seen_before = retired_before_;
     for (std::size_t i = 0; i < n; ++i) {
@@ -252,13 +255,12 @@ void FrameSender::take_credits(std::span<const std::byte> bytes) {
         seen_before = std::max(seen_before, last_post_in_slot_[c.imm.slot] + 1);
     }
     // The receiver saw those writes, so (RC ordering) every earlier one too.
-    retire_through(seen_before);
+    retire_through(seen_before, now);
 }
 
-void FrameSender::retire_through(std::uint64_t posted_before) {
-    const auto now = Clock::now();
+void FrameSender::retire_through(std::uint64_t posted_before, TimePoint now) {
     for (; retired_before_ < posted_before; ++retired_before_) {
-        const InFlight& f = in_flight_[retired_before_ % in_flight_.size()];
+        const InFlight& f = in_flight(retired_before_);
         stats_.add_latency(now - f.posted);
         if (opts_.on_done) {
             opts_.on_done(f.cookie, FrameFate::kDelivered);
@@ -277,23 +279,25 @@ void FrameSender::drop_pending() {
 
 std::uint64_t FrameSender::oldest_undone() const noexcept {
     if (retired_before_ < next_post_) {
-        return in_flight_[retired_before_ % in_flight_.size()].number;
+        return in_flight(retired_before_).number;
     }
     return pending_ ? pending_->number : next_number_;
 }
 
-void FrameSender::progress() {
+void FrameSender::progress() { progress_at(Clock::now()); }
+
+void FrameSender::progress_at(TimePoint now) {
     if (state_ == SenderState::kEnding || state_ == SenderState::kEnded) {
         return; // finish() moves what is left
     }
     check_usable("progress");
-    pump_now();
-    look_for_events();
+    pump_now(now);
+    look_for_events(now);
     if (pending_ && credits_.available() > 0) {
-        post(*pending_); // a refused post leaves it pending
+        post(*pending_, now); // a refused post leaves it pending
         pending_.reset();
     }
-    keepalive_if_idle();
+    keepalive_if_idle(now);
 }
 
 bool FrameSender::wait_done(std::uint64_t number, std::chrono::milliseconds timeout) {
@@ -312,9 +316,8 @@ bool FrameSender::wait_done(std::uint64_t number, std::chrono::milliseconds time
     return true;
 }
 
-std::optional<std::uint64_t> FrameSender::send(std::span<const std::byte> payload, std::uint32_t lkey,
-                                               const FrameMeta& meta, std::uint64_t cookie,
-                                               std::chrono::milliseconds timeout) {
+bool FrameSender::offer(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
+                        std::uint64_t cookie, std::chrono::milliseconds timeout, std::uint64_t& number) {
     check_usable("send");
     if ((meta.flags & ~wire::kFrameFlagsDefined) != 0) {
         throw std::invalid_argument(fmt::format("send: frame flags {:#06x} set reserved bits", meta.flags));
@@ -324,7 +327,8 @@ std::optional<std::uint64_t> FrameSender::send(std::span<const std::byte> payloa
                                     "larger slots",
                                     payload.size(), ring_.slot_size));
     }
-    progress();
+    auto now = Clock::now(); // this call's one read, unless it waits
+    progress_at(now);
     if (credits_.available() == 0) {
         if (!waiting_for_credit_) { // once per frame, however often a wake interrupts its wait
             ++stats_.credit_waits;
@@ -336,24 +340,27 @@ std::optional<std::uint64_t> FrameSender::send(std::span<const std::byte> payloa
             }
             waiting_for_credit_ = false;
             pending_ = Pending{payload, lkey, meta, cookie, next_number_++};
-            return pending_->number;
+            number = pending_->number;
+            return true;
         }
         const auto deadline = Clock::now() + timeout;
         while (credits_.available() == 0) {
             if (!pump(deadline, timeout)) {
-                return std::nullopt; // not taken: the caller offers it again, under the same number
+                return false; // not taken: the caller offers it again, under the same number
             }
         }
+        now = Clock::now(); // after the wait
     }
     waiting_for_credit_ = false;
     const Pending frame{payload, lkey, meta, cookie, next_number_};
-    post(frame);
+    post(frame, now);
     ++next_number_; // posted: a refused post took no number, as a woken wait
-    return frame.number;
+    number = frame.number;
+    return true;
 }
 
-void FrameSender::post(const Pending& frame) {
-    const wire::SlotImm imm = *credits_.next(); // taken once the write is posted
+void FrameSender::post(const Pending& frame, TimePoint now) {
+    const wire::SlotImm imm = credits_.front(); // every caller saw a credit; taken once the write is posted
     const std::uint64_t index = next_post_;
 
     const auto header = headers_.bytes().subspan(std::size_t{imm.slot} * wire::kSlotHeaderSize);
@@ -373,21 +380,26 @@ void FrameSender::post(const Pending& frame) {
     wr.num_sge = frame.payload.empty() ? 1 : 2;
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     wr.imm_data = htonl(wire::encode(imm));
-    // Every signal_every_ writes, and the write that takes the last credit: a
-    // receiver that then releases nothing must not keep the delivered
-    // frames' memory from the caller (in a fan-out, from everyone).
-    wr.send_flags = ((index + 1) % signal_every_ == 0 || credits_.available() == 1) ? IBV_SEND_SIGNALED : 0;
+    // Every signal_every_ writes (those whose index + 1 is a multiple of it:
+    // next_signalled_, counted rather than divided), and the write that
+    // takes the last credit: a receiver that then releases nothing must not
+    // keep the delivered frames' memory from the caller (in a fan-out, from
+    // everyone).
+    const bool every = index == next_signalled_;
+    wr.send_flags = (every || credits_.available() == 1) ? IBV_SEND_SIGNALED : 0;
     wr.wr.rdma.remote_addr = ring_.addr + std::uint64_t{imm.slot} * ring_.slot_size;
     wr.wr.rdma.rkey = slot_rkey_[imm.slot]; // the slot's credit's key, never the advert's ring key
     path_->post_send(wr, "ibv_post_send(RDMA_WRITE_WITH_IMM)");
     // Only a posted frame is ours, and only a posted write uses its slot's
     // credit: a refused post (SystemError) leaves the frame with the caller
     // and the credit with us.
-    credits_.take();
+    credits_.pop_front();
     ++next_post_;
+    if (every) {
+        next_signalled_ += signal_every_;
+    }
     last_post_in_slot_[imm.slot] = index;
-    const auto now = Clock::now();
-    in_flight_[index % in_flight_.size()] = InFlight{frame.cookie, frame.number, now};
+    in_flight(index) = InFlight{frame.cookie, frame.number, now};
     last_post_time_ = now;
     ++stats_.frames;
     stats_.bytes += frame.payload.size();

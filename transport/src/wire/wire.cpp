@@ -245,14 +245,11 @@ void encode(const SlotHeader& h, std::span<std::byte, kSlotHeaderSize> out) noex
     store_le<std::uint32_t>(out, kHdrPayload, h.payload_size);
     store_le<std::uint16_t>(out, kHdrSlot, h.imm.slot);
     store_le<std::uint16_t>(out, kHdrGen, h.imm.generation);
-    store_le<std::uint16_t>(out, kHdrFormat, h.format_id);
-    for (std::size_t i = kHdrFormat + 2; i < kHdrSentAt; ++i) {
-        out[i] = std::byte{0};
-    }
+    // format_id and the 6 bytes of reserved@42 after it (zero) in one 8-byte
+    // store, as the decoder reads them; then sent_at and reserved@56 (zero).
+    store_le<std::uint64_t>(out, kHdrFormat, h.format_id);
     store_le<std::uint64_t>(out, kHdrSentAt, h.sent_at_ns);
-    for (std::size_t i = kHdrSentAt + 8; i < kSlotHeaderSize; ++i) {
-        out[i] = std::byte{0};
-    }
+    store_le<std::uint64_t>(out, kHdrSentAt + 8, 0);
 }
 
 SlotHeader decode_slot_header(std::span<const std::byte> slot, SlotImm expected) {
