@@ -58,10 +58,11 @@ if ((status)); then
 fi
 stage "bed prepare" scripts/softroce/rdmabed prepare
 # Native first, two at a time; then the one-guest RDMA tests two at a time
-# on two served beds, the two-guest ones one at a time (tests/CMakeLists.txt).
+# on two served beds, the two-guest ones two at a time on two served pairs
+# (tests/CMakeLists.txt).
 ctest_stage "native tests (-j2)" -LE 'rdma|fuzz' -j2 "$@"
 ctest_stage "RDMA tests, one guest (-j2)" -L rdma-one -j2 "$@"
-ctest_stage "RDMA tests, two guests" -L rdma-two -LE long "$@"
+ctest_stage "RDMA tests, two guests (-j2)" -L rdma-two -LE long -j2 "$@"
 if ((long)); then ctest_stage "long tests" -L long "$@"; fi
 ctest_stage fuzz -L fuzz "$@"
 if [ "${RDMASTREAM_SKIP_SANITIZE:-}" = 1 ]; then
