@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "rdmaprops.hpp"
 
+#include "rdmastream/error.hpp"
+
+#include <fmt/format.h>
+
 #include <array>
 
 namespace rdmastream::gst {
 namespace {
 
 using C = ConnectionSettings;
-constexpr std::array<Field<C>, 10> kSharedFields = {
+constexpr std::array<Field<C>, 12> kSharedFields = {
     field<&C::host>(PROP_HOST),
     field<&C::port>(PROP_PORT),
     field<&C::role>(PROP_ROLE),
@@ -17,6 +21,8 @@ constexpr std::array<Field<C>, 10> kSharedFields = {
     field<&C::poll_mode>(PROP_POLL_MODE),
     field<&C::key_file>(PROP_KEY_FILE),
     field<&C::allow>(PROP_ALLOW),
+    field<&C::max_pending>(PROP_MAX_PENDING),
+    field<&C::max_pending_per_address>(PROP_MAX_PENDING_PER_ADDRESS),
     field<&C::stats_interval_ms>(PROP_STATS_INTERVAL),
 };
 
@@ -52,6 +58,17 @@ void install_shared_properties(GObjectClass* klass, const SharedPropertyTexts& t
                                 "shared, and a peer without it is refused; empty: no authentication",
                                 d.key_file.c_str(), rw));
     install(klass, PROP_ALLOW, g_param_spec_string("allow", "Allow", t.allow, d.allow.c_str(), rw));
+    install(klass, PROP_MAX_PENDING,
+            g_param_spec_uint("max-pending", "Max pending",
+                              "role=listen: peers taken through their handshakes at once; each has 5 s to complete "
+                              "its connect request and then the handshake timeout, so requests that never complete "
+                              "(a flood) tie up at most this many while a genuine peer is served",
+                              1, 4096, d.max_pending, rw));
+    install(klass, PROP_MAX_PENDING_PER_ADDRESS,
+            g_param_spec_uint("max-pending-per-address", "Max pending per address",
+                              "role=listen: of those, at most this many from one peer address; its next request "
+                              "drops its oldest one not yet connected, or is refused busy",
+                              1, 4096, d.max_pending_per_address, rw));
     install(klass, PROP_STATS,
             g_param_spec_boxed("stats", "Statistics", t.stats, GST_TYPE_STRUCTURE,
                                static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
@@ -63,6 +80,15 @@ void install_shared_properties(GObjectClass* klass, const SharedPropertyTexts& t
     install_uri_property(klass, PROP_URI);
     gst_type_mark_as_plugin_api(role_get_type(), static_cast<GstPluginAPIFlags>(0));
     gst_type_mark_as_plugin_api(poll_mode_get_type(), static_cast<GstPluginAPIFlags>(0));
+}
+
+PendingLimits pending_limits(const ConnectionSettings& s) {
+    if (s.max_pending_per_address > s.max_pending) {
+        throw UserError(fmt::format("max-pending-per-address {} is more than max-pending {}: one address can never "
+                                    "have more pending than all together",
+                                    s.max_pending_per_address, s.max_pending));
+    }
+    return PendingLimits{s.max_pending, s.max_pending_per_address};
 }
 
 std::span<const Field<ConnectionSettings>> shared_fields() {

@@ -9,6 +9,7 @@
 #include "rdmaenums.hpp"
 #include "rdmauri.hpp"
 
+#include "rdmastream/door.hpp"
 #include "rdmastream/endpoint.hpp"
 
 #include <gst/gst.h>
@@ -30,6 +31,8 @@ enum SharedProperty : guint {
     PROP_POLL_MODE,
     PROP_KEY_FILE,
     PROP_ALLOW,
+    PROP_MAX_PENDING,
+    PROP_MAX_PENDING_PER_ADDRESS,
     PROP_STATS_INTERVAL,
     PROP_STATS, // read only, from the element's counters
     PROP_URI,   // sets and reads the others
@@ -53,6 +56,10 @@ struct ConnectionSettings {
     PollMode poll_mode = PollMode::kEvent;
     std::string key_file;        // empty: no authentication
     std::string allow;           // role=listen: "ADDR[/PREFIX],..."; empty: everyone
+    // role=listen: peers on their way in at once, in all and from one
+    // address (the transport's PendingLimits).
+    guint max_pending = static_cast<guint>(PendingLimits{}.total);
+    guint max_pending_per_address = static_cast<guint>(PendingLimits{}.per_address);
     guint stats_interval_ms = 0; // 0: no stats messages
 };
 
@@ -66,6 +73,10 @@ struct SharedPropertyTexts {
     const char* allow;
     const char* stats;
 };
+
+// role=listen: the pending limits the settings ask for. Throws UserError
+// when the per-address one exceeds the total.
+PendingLimits pending_limits(const ConnectionSettings& s);
 
 // Installs every shared property; `defaults` gives their default values.
 void install_shared_properties(GObjectClass* klass, const SharedPropertyTexts& texts,

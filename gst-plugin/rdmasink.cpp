@@ -153,7 +153,7 @@ static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
             // One warning per refused receiver; the wait goes on for a good one.
             Door door = Door::listen(ep, std::move(allow), [self](const std::string& line) {
                 GST_ELEMENT_WARNING(self, RESOURCE, WRITE, ("%s", line.c_str()), (nullptr));
-            });
+            }, pending_limits(s));
             GST_INFO_OBJECT(self, "waiting for a receiver on %s (for up to %u ms)", door.describe().c_str(),
                             s.connect_timeout_ms);
             state->sender = Sender::open(door, config); // keeps the listener: later receivers hear "busy"

@@ -109,7 +109,8 @@ static gboolean gst_rdma_src_start(GstBaseSrc* bsrc) {
             st->door.emplace(Door::listen(Endpoint{s.host, static_cast<std::uint16_t>(s.port)}, std::move(allow),
                                           [self](const std::string& line) {
                                               GST_ELEMENT_WARNING(self, RESOURCE, READ, ("%s", line.c_str()), (nullptr));
-                                          }));
+                                          },
+                                          pending_limits(s)));
             GST_INFO_OBJECT(self, "listening on %s", st->door->describe().c_str());
         } else if (s.host.empty()) {
             throw UserError("role=connect needs the sender's address: set the host property");

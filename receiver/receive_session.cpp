@@ -60,7 +60,8 @@ ReceiverConfig receiver_config(const ReceiveOptions& o, std::shared_ptr<Waker> w
 Door open_door(const ReceiveOptions& o, const ConnectionPlan& plan) {
     if (!plan.listen) return Door::dial(plan.endpoint);
     Door door = Door::listen(plan.endpoint, allow_list(o.connection, plan),
-                             [](const std::string& line) { std::fprintf(stderr, "rdmarecv: %s\n", line.c_str()); });
+                             [](const std::string& line) { std::fprintf(stderr, "rdmarecv: %s\n", line.c_str()); },
+                             plan.pending);
     std::fprintf(stderr, "rdmarecv: listening on %s, %u slots of %u bytes%s%s\n", door.describe().c_str(),
                  o.connection.slots, o.slot_size, door.allow().empty() ? "" : "; allowed: ",
                  door.allow().empty() ? "" : door.allow().describe().c_str());

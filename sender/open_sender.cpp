@@ -67,7 +67,7 @@ std::unique_ptr<Sender> open_sender(const ConnectionPlan& plan, AllowList allow,
     }
     // The Door may go once the Sender is open: the Sender keeps its
     // listener, so later receivers hear "busy" (or join a fan-out).
-    Door door = Door::listen(plan.endpoint, std::move(allow), log_line);
+    Door door = Door::listen(plan.endpoint, std::move(allow), log_line, plan.pending);
     if (config.receivers > 0) {
         return open_fanout(door, config);
     }

@@ -57,6 +57,20 @@ void add_connection_flags(CLI::App& app, ConnectionFlags& f, bool listens_by_def
                    "(repeat it, or separate by commas); others are refused at their connect request. Default: "
                    "everyone")
         ->type_name("ADDR[/PREFIX]");
+    const PendingLimits pending;
+    app.add_option("--max-pending", f.max_pending,
+                   "with --listen: peers taken through their handshakes at once; each has 5 s to complete its "
+                   "connect request and then the handshake timeout, so requests that never complete (a flood) "
+                   "tie up at most this many while a genuine peer is served")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
+        ->default_val(pending.total)
+        ->capture_default_str();
+    app.add_option("--max-pending-per-address", f.max_pending_per_address,
+                   "with --listen: of those, at most N from one peer address; its next request drops its oldest "
+                   "one not yet connected, or is refused \"busy\"")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
+        ->default_val(pending.per_address)
+        ->capture_default_str();
     if (listens_by_default) { // a receiver: a sender on probation must start streaming
         app.add_option("--handshake-timeout", f.handshake_timeout,
                        "with --listen: seconds a new sender has to prove its key (--key-file), and then to send "
@@ -94,6 +108,16 @@ ConnectionPlan connection_plan(const CLI::App& app, const ConnectionFlags& f, bo
     }
     ConnectionPlan plan;
     plan.listen = listen_given || (!connect_given && listens_by_default);
+    if (!plan.listen && (app.count("--max-pending") > 0 || app.count("--max-pending-per-address") > 0)) {
+        throw UserError("--max-pending and --max-pending-per-address need --listen: they bound the peers a "
+                        "listener takes in at once, and this side connects");
+    }
+    if (f.max_pending_per_address > f.max_pending) {
+        throw UserError(fmt::format("--max-pending-per-address {} is more than --max-pending {}: one address can "
+                                    "never have more pending than all together",
+                                    f.max_pending_per_address, f.max_pending));
+    }
+    plan.pending = PendingLimits{f.max_pending, f.max_pending_per_address};
     if (plan.listen) {
         plan.endpoint = parse_endpoint(f.listen);
     } else {

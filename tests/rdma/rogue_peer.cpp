@@ -12,6 +12,9 @@
 //                the rogue never reads the CM's reply, so never sends the RTU
 //   abandon      a connect request, then the rogue's id is gone at once (a
 //                stale request at the listener)
+//   flood        --count half-open connect requests at once (from --from, if
+//                given), each with a good hello, held for --hold seconds: the
+//                flood a listener must not let lock a genuine peer out
 //   silent       (--as sender) a good handshake (protocol 4: hellos, the
 //                receiver's ring advert), then nothing at all
 //   mute-key     (--as sender) a hello that claims a key, the connection
@@ -68,49 +71,59 @@ std::vector<std::byte> opening(const std::string& mode, bool as_sender) {
     return data;
 }
 
-// half-open and abandon: raw rdma_cm, to stop where a correct peer never does.
-void raw_request(const Endpoint& peer, const std::string& mode, bool as_sender, std::chrono::seconds hold) {
-    EventChannel ch(rdma_create_event_channel());
-    if (!ch) throw SystemError("rdma_create_event_channel", errno);
+// A connect request sent by hand, on its own event channel, which nobody
+// reads: the listener's answer stays unread, so no RTU ever goes (members
+// die in reverse: QP, id, channel).
+struct RawRequest {
+    EventChannel ch;
+    CmId id;
+    CmQueuePair qp;
+};
+
+// half-open, abandon and flood: raw rdma_cm, to stop where a correct peer
+// never does. `from`: the source address ("" : the route's).
+std::unique_ptr<RawRequest> raw_request(const Endpoint& peer, const std::string& from, bool as_sender) {
+    auto r = std::make_unique<RawRequest>();
+    r->ch.reset(rdma_create_event_channel());
+    if (!r->ch) throw SystemError("rdma_create_event_channel", errno);
     rdma_cm_id* raw = nullptr;
-    check_errno(rdma_create_id(ch.get(), &raw, nullptr, RDMA_PS_TCP), "rdma_create_id");
-    CmId id(raw);
-    addrinfo* ai = nullptr;
-    if (getaddrinfo(peer.host.c_str(), std::to_string(peer.port).c_str(), nullptr, &ai) != 0) {
-        throw UserError("cannot resolve " + peer.host);
-    }
-    const int rc = rdma_resolve_addr(id.get(), nullptr, ai->ai_addr, 5000);
-    freeaddrinfo(ai);
-    check_errno(rc, "rdma_resolve_addr");
+    check_errno(rdma_create_id(r->ch.get(), &raw, nullptr, RDMA_PS_TCP), "rdma_create_id");
+    r->id.reset(raw);
+    const auto resolve = [](const std::string& host, std::uint16_t port) {
+        addrinfo* ai = nullptr;
+        if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), nullptr, &ai) != 0) {
+            throw UserError("cannot resolve " + host);
+        }
+        return std::unique_ptr<addrinfo, void (*)(addrinfo*)>(ai, freeaddrinfo);
+    };
+    const auto dst = resolve(peer.host, peer.port);
+    const auto src = from.empty() ? decltype(dst)(nullptr, freeaddrinfo) : resolve(from, 0);
+    check_errno(rdma_resolve_addr(r->id.get(), src ? src->ai_addr : nullptr, dst->ai_addr, 5000),
+                "rdma_resolve_addr");
     const auto expect = [&](rdma_cm_event_type want) {
         rdma_cm_event* ev = nullptr;
-        check_errno(rdma_get_cm_event(ch.get(), &ev), "rdma_get_cm_event");
+        check_errno(rdma_get_cm_event(r->ch.get(), &ev), "rdma_get_cm_event");
         const auto got = ev->event;
         rdma_ack_cm_event(ev);
         if (got != want) throw std::runtime_error(std::string("rogue: got ") + rdma_event_str(got));
     };
     expect(RDMA_CM_EVENT_ADDR_RESOLVED);
-    check_errno(rdma_resolve_route(id.get(), 5000), "rdma_resolve_route");
+    check_errno(rdma_resolve_route(r->id.get(), 5000), "rdma_resolve_route");
     expect(RDMA_CM_EVENT_ROUTE_RESOLVED);
     ibv_qp_init_attr qa{};
     qa.qp_type = IBV_QPT_RC;
     qa.cap.max_send_wr = qa.cap.max_recv_wr = 4;
     qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
-    check_errno(rdma_create_qp(id.get(), nullptr, &qa), "rdma_create_qp");
-    CmQueuePair qp(id.get());
+    check_errno(rdma_create_qp(r->id.get(), nullptr, &qa), "rdma_create_qp");
+    r->qp = CmQueuePair(r->id.get());
     const auto data = opening("ok", as_sender);
     rdma_conn_param p{};
     p.private_data = data.data();
     p.private_data_len = static_cast<std::uint8_t>(data.size());
     p.responder_resources = p.initiator_depth = 1;
     p.retry_count = p.rnr_retry_count = 6;
-    check_errno(rdma_connect(id.get(), &p), "rdma_connect");
-    std::printf("rogue-peer: %s: connect request sent\n", mode.c_str());
-    std::fflush(stdout);
-    if (mode == "half-open") {
-        std::this_thread::sleep_for(hold); // the listener's answer stays unread: no RTU
-    }
-    // abandon: the id and QP go now, with the request still at the listener.
+    check_errno(rdma_connect(r->id.get(), &p), "rdma_connect");
+    return r;
 }
 
 // silent and bad-format: a real sender that then misbehaves.
@@ -140,17 +153,20 @@ void as_bad_sender(const Endpoint& peer, const std::string& mode, std::chrono::s
 } // namespace
 
 int main(int argc, char** argv) {
-    std::string connect, mode, as = "sender";
-    int hold_s = 20;
+    std::string connect, mode, as = "sender", from;
+    int hold_s = 20, count = 64;
     CLI::App app{"rdma-rogue-peer: one misbehaving peer at a listening rdmastream end (tests)"};
     app.add_option("--connect", connect, "the listener, ADDR[:PORT]")->required();
-    app.add_option("--mode", mode, "garbage, bad-hello, half-open, abandon, silent, mute-key, bad-format, probe")
+    app.add_option("--mode", mode,
+                   "garbage, bad-hello, half-open, abandon, flood, silent, mute-key, bad-format, probe")
         ->required()
         ->check(CLI::IsMember(
-            {"garbage", "bad-hello", "half-open", "abandon", "silent", "mute-key", "bad-format", "probe"}));
+            {"garbage", "bad-hello", "half-open", "abandon", "flood", "silent", "mute-key", "bad-format", "probe"}));
+    app.add_option("--count", count, "flood: how many connect requests")->check(CLI::Range(1, 4096));
+    app.add_option("--from", from, "half-open, abandon, flood: the source address (default: the route's)");
     app.add_option("--as", as, "the role it claims: sender (at a receiver) or receiver (at a sender)")
         ->check(CLI::IsMember({"sender", "receiver"}));
-    app.add_option("--hold", hold_s, "seconds to stay (half-open, silent, mute-key)");
+    app.add_option("--hold", hold_s, "seconds to stay (half-open, flood, silent, mute-key)");
     CLI11_PARSE(app, argc, argv);
     try {
         const Endpoint peer = parse_endpoint(connect);
@@ -159,7 +175,18 @@ int main(int argc, char** argv) {
             if (!as_sender) throw UserError("--mode " + mode + " is a sender's misbehaviour: --as sender");
             as_bad_sender(peer, mode, std::chrono::seconds(hold_s));
         } else if (mode == "half-open" || mode == "abandon") {
-            raw_request(peer, mode, as_sender, std::chrono::seconds(hold_s));
+            auto r = raw_request(peer, from, as_sender);
+            std::printf("rogue-peer: %s: connect request sent\n", mode.c_str());
+            std::fflush(stdout);
+            // abandon: the id and QP go now, with the request still at the listener.
+            if (mode == "half-open") std::this_thread::sleep_for(std::chrono::seconds(hold_s));
+        } else if (mode == "flood") {
+            std::vector<std::unique_ptr<RawRequest>> flood;
+            for (int i = 0; i < count; ++i) flood.push_back(raw_request(peer, from, as_sender));
+            std::printf("rogue-peer: flood: %d connect requests sent%s%s, held for %d s\n", count,
+                        from.empty() ? "" : " from ", from.c_str(), hold_s);
+            std::fflush(stdout);
+            std::this_thread::sleep_for(std::chrono::seconds(hold_s));
         } else if (mode == "mute-key") {
             if (!as_sender) throw UserError("--mode mute-key is a sender's misbehaviour: --as sender");
             auto c = connect_with_retry(peer, ConnectionOptions{}, std::chrono::seconds(30), opening(mode, true));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "rdmastream/allow_list.hpp"
+#include "rdmastream/door.hpp"
 #include "rdmastream/endpoint.hpp"
 #include "rdmastream/key.hpp"
 #include "rdmastream/policy.hpp"
@@ -33,15 +34,21 @@ struct ConnectionFlags {
     // rdmarecv --listen: seconds a new sender has to send its first frame
     // before it is refused and the next one served.
     double handshake_timeout = 10;
+    // With --listen: how many peers may be on their way in at once, in all
+    // and from one address (the transport's PendingLimits).
+    std::size_t max_pending = PendingLimits{}.total;
+    std::size_t max_pending_per_address = PendingLimits{}.per_address;
 };
 
 struct ConnectionPlan {
     bool listen = false;
     Endpoint endpoint;
+    PendingLimits pending; // listening: --max-pending, --max-pending-per-address
 };
 
 // Adds --listen, --connect, -d/--device, --policy, --poll, --slots,
-// --connect-timeout, --idle-timeout, --key-file. `listens_by_default` says which side this program takes
+// --connect-timeout, --idle-timeout, --key-file, --allow, --max-pending,
+// --max-pending-per-address. `listens_by_default` says which side this program takes
 // when neither --listen nor --connect is given.
 void add_connection_flags(CLI::App& app, ConnectionFlags& flags, bool listens_by_default);
 
@@ -49,8 +56,10 @@ void add_connection_flags(CLI::App& app, ConnectionFlags& flags, bool listens_by
 // when --allow is given without listening (a connecting side picks its peer).
 AllowList allow_list(const ConnectionFlags& flags, const ConnectionPlan& plan);
 
-// After parsing: which side, and the endpoint. Throws UserError on both
-// --listen and --connect, or a bad address.
+// After parsing: which side, the endpoint, and (listening) the pending
+// limits. Throws UserError on both --listen and --connect, a bad address,
+// or pending limits without --listen or with the per-address one above
+// the total.
 ConnectionPlan connection_plan(const CLI::App& app, const ConnectionFlags& flags, bool listens_by_default);
 
 std::chrono::milliseconds to_ms(double seconds);

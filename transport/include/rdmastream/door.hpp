@@ -15,12 +15,28 @@
 #include "rdmastream/allow_list.hpp"
 #include "rdmastream/endpoint.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 
 namespace rdmastream {
+
+// How many peers a listening Door takes through their handshakes at once.
+// Each pending peer has its own deadline (5 s to complete its connect
+// request, then the handshake timeout for its key proof and ring advert), so
+// a flood of connect requests that never complete ties up at most these
+// many, and from one address at most `per_address`: a genuine peer is
+// served meanwhile. A request from an address at its bound makes room by
+// dropping that address's oldest request not yet connected; one past
+// `total` drops the oldest not yet connected of the address with most
+// pending; with none to drop it is refused "busy". docs/protocol.md
+// ("Listening: pending handshakes") has the whole policy.
+struct PendingLimits {
+    std::size_t total = 32;
+    std::size_t per_address = 4;
+};
 
 class Door {
 public:
@@ -32,8 +48,9 @@ public:
     // Binds and listens on `local` now: a port in use is a UserError naming
     // it; a missing RDMA device one that names the fix. `allow` empty:
     // everyone may connect. `log` gets one line per refused peer
-    // ("refused 198.18.0.2:40123: ..."); empty: stderr.
-    static Door listen(const Endpoint& local, AllowList allow = {}, LogFn log = {});
+    // ("refused 198.18.0.2:40123: ..."); empty: stderr. `pending`: both
+    // bounds at least 1 (a UserError otherwise).
+    static Door listen(const Endpoint& local, AllowList allow = {}, LogFn log = {}, PendingLimits pending = {});
 
     Door(Door&&) noexcept;
     Door& operator=(Door&&) noexcept;
@@ -46,6 +63,7 @@ public:
     // "198.18.0.2:7000", or "*:7000" for a listener on every address.
     std::string describe() const;
     const AllowList& allow() const noexcept;
+    PendingLimits pending_limits() const noexcept;
 
     struct Impl;
     Impl& impl() const noexcept { return *impl_; } // the library's own

@@ -186,6 +186,27 @@ Waited CompletionPoller::wait(std::span<ibv_wc> out, std::chrono::steady_clock::
     return mode_ == PollMode::kBusy ? spin(out, deadline) : sleep(out, deadline);
 }
 
+int CompletionPoller::arm() {
+    if (armed_) { // it may have fired: read it, or the fd stays readable
+        ibv_cq* cq = nullptr;
+        void* ctx = nullptr;
+        if (ibv_get_cq_event(conn_.comp_channel(), &cq, &ctx) == 0) {
+            armed_ = false;
+            if (++unacked_events_ >= kAckBatch) {
+                ibv_ack_cq_events(conn_.cq(), unacked_events_);
+                unacked_events_ = 0;
+            }
+        } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            throw SystemError("ibv_get_cq_event", errno);
+        }
+    }
+    if (!armed_) {
+        check_rc(ibv_req_notify_cq(conn_.cq(), 0), "ibv_req_notify_cq");
+        armed_ = true;
+    }
+    return conn_.comp_channel()->fd;
+}
+
 Waited CompletionPoller::sleep(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline) {
     for (;;) {
         if (waker_ != nullptr && waker_->take()) {

@@ -67,6 +67,13 @@ public:
         return wait(out, std::chrono::steady_clock::now() + timeout);
     }
 
+    // For a caller that sleeps on many connections at once (a listener's
+    // pending handshakes) instead of in wait(): takes a notification that
+    // fired, arms the CQ's next one, and returns the completion channel's
+    // fd, readable once a completion arrives after this call. Poll the CQ
+    // after it (what came before the arm wakes nothing).
+    int arm();
+
     // A failed completion: throws ConnectionError, naming the device event
     // behind it when there is one (a QP's fatal event, or a port that went down: it
     // explains a retry counter that ran out).

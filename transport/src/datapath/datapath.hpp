@@ -104,6 +104,8 @@ public:
         return poller_.wait(out, deadline);
     }
     std::optional<CmEvent> next_event() override;
+    // CompletionPoller::arm: the fd to sleep on beside other connections'.
+    int arm() { return poller_.arm(); }
     std::optional<CmEvent> wait_event(std::chrono::milliseconds timeout) override {
         return conn_.events().next(timeout);
     }

@@ -19,11 +19,17 @@ Door Door::dial(const Endpoint& peer) {
     return Door(std::move(d));
 }
 
-Door Door::listen(const Endpoint& local, AllowList allow, LogFn log) {
+Door Door::listen(const Endpoint& local, AllowList allow, LogFn log, PendingLimits pending) {
+    if (pending.total == 0 || pending.per_address == 0) {
+        throw UserError(fmt::format("a listener needs room for at least one pending handshake (asked: {} in all, {} "
+                                    "per address)",
+                                    pending.total, pending.per_address));
+    }
     auto d = std::make_shared<Impl>();
     d->endpoint = local;
     d->listener = std::make_unique<Listener>(local);
     d->listener->set_allow(std::move(allow));
+    d->listener->set_pending_limits(pending);
     if (log) {
         d->listener->set_log(std::move(log));
     }
@@ -41,6 +47,10 @@ std::string Door::describe() const {
 const AllowList& Door::allow() const noexcept {
     static const AllowList kEveryone;
     return impl_->listener ? impl_->listener->allow() : kEveryone;
+}
+
+PendingLimits Door::pending_limits() const noexcept {
+    return impl_->listener ? impl_->listener->pending_limits() : PendingLimits{};
 }
 
 void Door::Impl::claim() {

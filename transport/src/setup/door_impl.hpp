@@ -6,7 +6,6 @@
 
 #include "rdmastream/door.hpp"
 #include "rdmastream/error.hpp"
-#include "rdmastream/waker.hpp"
 #include "setup/cm_event_channel.hpp"
 #include "setup/listener.hpp"
 
@@ -45,34 +44,6 @@ private:
 inline std::chrono::milliseconds time_left(std::chrono::steady_clock::time_point deadline) {
     return std::max(std::chrono::milliseconds(0), std::chrono::duration_cast<std::chrono::milliseconds>(
                                                       deadline - std::chrono::steady_clock::now()));
-}
-
-// The next peer a listening Door serves, for both stream ends: `accept(t)`
-// (FrameSender::accept or FrameReceiver::accept on `listener`, waiting up
-// to t) takes the first request that passes, refusing and logging the
-// others. With a waker the wait is on the listener's fd, where a wake ends
-// it (an empty result), and `accept` only takes the requests waiting now;
-// a refused one sends us back to the wait. TimeoutError at `timeout`,
-// naming `who` and the Door.
-template <typename Accept>
-auto accept_next(Listener& listener, Waker* waker, std::chrono::milliseconds timeout, const std::string& door,
-                 const char* who, Accept&& accept) -> decltype(accept(timeout)) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-        if (waker != nullptr) {
-            const Readiness r = wait_readable(listener.fd(), *waker, time_left(deadline));
-            if (r == Readiness::kWoken) return {};
-            if (r == Readiness::kTimedOut) {
-                throw TimeoutError(fmt::format("no {} connected to {} within {} ms", who, door, timeout.count()));
-            }
-        }
-        try {
-            return accept(waker != nullptr ? std::chrono::milliseconds(0) : time_left(deadline));
-        } catch (const CmEventError& e) {
-            if (e.event() || waker == nullptr) throw; // the listener's own event, or the wait's end
-            // every waiting request was refused: listen on
-        }
-    }
 }
 
 } // namespace rdmastream

@@ -90,24 +90,24 @@ std::string reject_with(rdma_cm_id* id, wire::RejectReason reason, const std::st
 std::optional<RcConnection> Listener::screened(CmEvent&& req, const ConnectionOptions& opts,
                                                const Screen& screen) {
     CmId id = std::move(req.request); // released on every path out of here but the connection's
-    const std::string peer = peer_text(id.get());
+    const Requester peer{peer_text(id.get()), address_text(rdma_get_peer_addr(id.get()))};
     if (!allow_.allows(rdma_get_peer_addr(id.get()))) {
         const std::string told =
             reject_with(id.get(), wire::RejectReason::kConfig, "this listener does not take connections from your address");
-        log_refusal(peer, fmt::format("its address is not allowed (allowed: {}){}", allow_.describe(), told));
+        log_refusal(peer.name, fmt::format("its address is not allowed (allowed: {}){}", allow_.describe(), told));
         return std::nullopt;
     }
     try {
         if (screen) screen(req.private_bytes(), peer);
         check_id_device(id.get(), opts.device, "the connection request");
     } catch (const PeerRefused& e) {
-        log_refusal(peer, e.what() + reject_with(id.get(), e.reason(), e.what()));
+        log_refusal(peer.name, e.what() + reject_with(id.get(), e.reason(), e.what()));
         return std::nullopt;
     } catch (const ProtocolError& e) {
-        log_refusal(peer, e.what() + reject_with(id.get(), wire::RejectReason::kProtocol, e.what()));
+        log_refusal(peer.name, e.what() + reject_with(id.get(), wire::RejectReason::kProtocol, e.what()));
         return std::nullopt;
     } catch (const UserError& e) {
-        log_refusal(peer, e.what() + reject_with(id.get(), wire::RejectReason::kConfig, e.what()));
+        log_refusal(peer.name, e.what() + reject_with(id.get(), wire::RejectReason::kConfig, e.what()));
         return std::nullopt;
     }
     CmEventChannel own;
@@ -123,7 +123,7 @@ std::optional<RcConnection> Listener::screened(CmEvent&& req, const ConnectionOp
         // all made for it; the listener serves the next.
         const std::string told =
             reject_with(c.id_.get(), wire::RejectReason::kResources, "the listener could not set up the connection");
-        log_refusal(peer, fmt::format("could not set up its connection (or it gave its request up): {}{}", e.what(), told));
+        log_refusal(peer.name, fmt::format("could not set up its connection (or it gave its request up): {}{}", e.what(), told));
         return std::nullopt;
     }
     return c;
@@ -191,20 +191,6 @@ RcConnection Listener::wait_request(const ConnectionOptions& opts, std::chrono::
             return std::move(*c);
         }
     }
-}
-
-bool Listener::complete(RcConnection& conn, std::span<const std::byte> private_data) const {
-    try {
-        conn.accept(private_data);
-        return true;
-    } catch (const CmEventError& e) {
-        log_refusal(conn.peer_name(), fmt::format("it did not complete the handshake: {}", e.what()));
-    } catch (const SystemError& e) {
-        // rdma_accept on a request whose peer gave up already (EINVAL): the
-        // CM dropped it under us.
-        log_refusal(conn.peer_name(), fmt::format("it gave its connect request up: {}", e.what()));
-    }
-    return false;
 }
 
 std::size_t Listener::refuse_waiting(wire::RejectReason reason, const std::string& text) {

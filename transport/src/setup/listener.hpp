@@ -5,6 +5,7 @@
 #pragma once
 
 #include "rdmastream/allow_list.hpp"
+#include "rdmastream/door.hpp"
 #include "setup/cm_event_channel.hpp"
 #include "setup/rc_connection.hpp"
 #include "setup/verbs_owners.hpp"
@@ -49,11 +50,15 @@ public:
 class Listener {
 public:
     using LogFn = std::function<void(const std::string&)>;
-    // Checks a request's private data before any resource is made for it;
-    // throws ProtocolError or UserError to refuse it (the text goes to the
-    // peer in the reject, and to the log). `peer` ("198.18.0.2:40123") is
-    // for its messages.
-    using Screen = std::function<void(std::span<const std::byte> private_data, const std::string& peer)>;
+    // Who sent a connect request.
+    struct Requester {
+        std::string name;    // "198.18.0.2:40123", for messages
+        std::string address; // "198.18.0.2": what bounds per source count
+    };
+    // Checks a request before any resource is made for it; throws
+    // ProtocolError, UserError or PeerRefused to refuse it (the text goes to
+    // the peer in the reject, and to the log).
+    using Screen = std::function<void(std::span<const std::byte> private_data, const Requester& peer)>;
 
     // Binds and listens. A port in use is a UserError naming it.
     explicit Listener(const Endpoint& local);
@@ -65,6 +70,9 @@ public:
     // Who may connect (default: everyone).
     void set_allow(AllowList allow) { allow_ = std::move(allow); }
     const AllowList& allow() const noexcept { return allow_; }
+    // How many peers may be on their way in at once (PendingPeers).
+    void set_pending_limits(PendingLimits l) noexcept { pending_ = l; }
+    PendingLimits pending_limits() const noexcept { return pending_; }
     // Where refusals go, one line each ("refused 198.18.0.2:40123: ...");
     // default: stderr.
     void set_log(LogFn log) { log_ = std::move(log); }
@@ -80,13 +88,6 @@ public:
     // CmEventError on timeout.
     RcConnection wait_request(const ConnectionOptions& opts, std::chrono::milliseconds timeout,
                               const Screen& screen = {});
-
-    // Accepts `conn` (from wait_request) with `private_data`: true once it
-    // is established. A peer that gave its request up (rdma_accept fails),
-    // rejects our answer or never completes the handshake (no ESTABLISHED
-    // within the connection's step timeout) is logged and false comes back:
-    // serve the next one. Only the peer can cause those.
-    bool complete(RcConnection& conn, std::span<const std::byte> private_data) const;
 
     // Refuses every request waiting now with `reason` (never blocks);
     // returns how many. For a listener that serves one peer at a time.
@@ -112,6 +113,7 @@ private:
     CmId id_;
     std::string device_; // the device bound to ("rxe0"), or "" for every address
     AllowList allow_;
+    PendingLimits pending_;
     LogFn log_;
 };
 

@@ -38,6 +38,8 @@ FanoutSender::FanoutSender(Listener& listener, const SenderOptions& opts, LogFn 
       log_(std::move(log)),
       pd_(make_shared_pd(pick_device(listener, opts.device))),
       member_opts_(member_options()),
+      plan_(FrameSender::opening_plan(member_opts_)),
+      pending_(listener_, plan_, kJoinPatience),
       shared_(kSharedFrames) {}
 
 FanoutSender::~FanoutSender() {
@@ -93,21 +95,32 @@ void FanoutSender::for_each_member(Fn&& fn) {
 }
 
 std::size_t FanoutSender::admit() {
-    if (request_seen()) {
-        accept_requests();
+    if (look_due()) {
+        if (listener_readable()) accept_requests();
+        if (pending_.size() > 0) {
+            while (std::optional<Opening> o = pending_.advance()) {
+                auto j = std::make_unique<Joiner>();
+                j->peer = o->path->peer_name();
+                j->sender = FrameSender::over(std::move(*o), member_opts_);
+                j->deadline = std::chrono::steady_clock::now() + kJoinPatience;
+                joining_.push_back(std::move(j));
+            }
+        }
     }
     return joining_.empty() ? 0 : advance_joiners();
 }
 
-bool FanoutSender::request_seen() {
+bool FanoutSender::look_due() {
     // admit() runs for every frame, and nobody joining is the common case:
-    // a clock read (vDSO, no syscall) decides whether to look at all.
+    // a clock read (vDSO, no syscall) decides whether to look at all. The
+    // pending handshakes move on at the same pace: a few syscalls each per
+    // look, never per frame.
     const auto now = std::chrono::steady_clock::now();
     if (now < next_listener_look_) {
         return false;
     }
     next_listener_look_ = now + kListenerLook;
-    return listener_readable();
+    return true;
 }
 
 bool FanoutSender::listener_readable() {
@@ -116,48 +129,25 @@ bool FanoutSender::listener_readable() {
 }
 
 void FanoutSender::accept_requests() {
-    // Only while the listener holds an event: each accept_waiting() costs
-    // syscalls (and, with a device named, a device listing), so it is never
-    // called to find out that there is nothing. New requests are accepted at
-    // once; the handshake and the format then complete over later admit()
-    // calls, so a joiner costs the others no wait.
-    // Limits are checked on the request itself, before its QP, CQ and
+    // Only while the listener holds an event: each request costs syscalls
+    // (and, with a device named, a device listing), so the listener is never
+    // read to find out that there is nothing. New requests are accepted at
+    // once; their handshakes and the format then complete over later
+    // admit() calls, so a joiner costs the others no wait. The fan-out's
+    // own limit is checked on the request itself, before its QP, CQ and
     // memory regions exist: a refused receiver costs nothing but its reject.
-    const auto admission = [this](std::span<const std::byte>, const std::string&) {
-        if (members_.size() + joining_.size() >= max_receivers_) {
+    const auto admission = [this](std::span<const std::byte>, const Listener::Requester&) {
+        if (members_.size() + joining_.size() + pending_.size() >= max_receivers_) {
             throw PeerRefused(wire::RejectReason::kBusy,
                               fmt::format("busy: this sender takes at most {} receivers at once (--max-receivers)",
                                           max_receivers_));
         }
-        if (joining_.size() >= kMaxJoining) {
-            throw PeerRefused(wire::RejectReason::kBusy,
-                              fmt::format("busy: {} receivers are joining already; try again", kMaxJoining));
-        }
     };
-    // At most kRequestsPerLook per call, so that however the listener
-    // behaves this returns; the rest wait for the next look. A failure of
-    // the listener itself (ListenerError: its device removed, its channel
-    // broken) is not one receiver's and ends the fan-out's admitting: it
-    // goes to the caller. Any other failure came after its request was read
-    // (so the loop moves on) and costs only that receiver.
-    for (std::size_t n = 0; n < kRequestsPerLook; ++n) {
-        std::unique_ptr<FrameSender::Joining> s;
-        try {
-            s = FrameSender::accept_waiting(listener_, member_opts_, admission);
-        } catch (const ListenerError&) {
-            throw;
-        } catch (const std::exception& e) {
-            if (log_) log_(fmt::format("a receiver could not join: {}", e.what()));
-        }
-        if (s) { // else: refused, failed, or an event that was not a connect request
-            auto j = std::make_unique<Joiner>();
-            j->peer = s->peer();
-            j->joining = std::move(s);
-            j->deadline = std::chrono::steady_clock::now() + kJoinPatience;
-            joining_.push_back(std::move(j));
-        }
-        if (!listener_readable()) break;
-    }
+    // A failure of the listener itself (ListenerError: its device removed,
+    // its channel broken) is not one receiver's and ends the fan-out's
+    // admitting: it goes to the caller. Each receiver's own failures are
+    // logged by the listener and cost only that receiver.
+    pending_.take_requests(kRequestsPerLook, admission);
 }
 
 std::size_t FanoutSender::advance_joiners() {
@@ -167,7 +157,7 @@ std::size_t FanoutSender::advance_joiners() {
         try {
             if (!advance(j)) {
                 if (std::chrono::steady_clock::now() >= j.deadline) {
-                    throw TimeoutError(fmt::format("it did not finish joining within {} ms",
+                    throw TimeoutError(fmt::format("it took no format within {} ms",
                                                    std::chrono::duration_cast<std::chrono::milliseconds>(kJoinPatience)
                                                        .count()));
                 }
@@ -196,11 +186,6 @@ std::size_t FanoutSender::advance_joiners() {
 }
 
 bool FanoutSender::advance(Joiner& j) {
-    if (!j.sender) {
-        j.sender = j.joining->finish(); // the handshake: key proofs, the receiver's ring
-        if (!j.sender) return false;
-        j.joining.reset();
-    }
     // A late joiner learns the stream's format (the latest, if it changed
     // while this one was on its way) before its first frame.
     if (j.format_id != 0 && !j.sender->format_settled()) return false;
@@ -215,27 +200,21 @@ bool FanoutSender::advance(Joiner& j) {
 bool FanoutSender::wait_for_receivers(std::size_t count, std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
-        advance_joiners();
+        next_listener_look_ = {}; // look now: this is a wait, not the per-frame path
+        admit();
         if (members_.size() >= count) {
             return true;
         }
-        if (std::chrono::steady_clock::now() >= deadline) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= deadline) {
             throw TimeoutError(fmt::format("only {} of {} receivers connected within {} ms", members_.size(), count,
                                            timeout.count()));
         }
-        // Sleeps until a request comes; joiners on their way move on through
-        // advance_joiners(), so look again soon while there are any.
-        const std::chrono::milliseconds look(joining_.empty() ? 100 : 1);
-        if (opts_.waker) {
-            const Readiness r = wait_readable(listener_.fd(), *opts_.waker, look);
-            if (r == Readiness::kWoken) return false;
-            if (r == Readiness::kReadable) accept_requests();
-            continue;
-        }
-        pollfd pfd{listener_.fd(), POLLIN, 0};
-        if (::poll(&pfd, 1, static_cast<int>(look.count())) > 0 && (pfd.revents & POLLIN) != 0) {
-            accept_requests();
-        }
+        // Sleeps until a request comes or a pending handshake moves; joiners
+        // taking the format move on through admit(), so look again soon
+        // while there are any.
+        const auto until = joining_.empty() ? deadline : std::min(deadline, now + std::chrono::milliseconds(1));
+        if (pending_.wait(until, opts_.waker.get()) == Readiness::kWoken) return false;
     }
 }
 
@@ -355,6 +334,10 @@ void FanoutSender::finish(std::chrono::milliseconds timeout) {
 }
 
 void FanoutSender::stop() noexcept {
+    try {
+        pending_.drop_all("the sender stopped before it joined");
+    } catch (...) { // only a log line can fail: the peers left go with pending_
+    }
     joining_.clear();
     members_.clear(); // each reports its undelivered frames through member_done
 }

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "stream/frame_sender.hpp"
+#include "stream/pending_peers.hpp"
 
 #include <functional>
 #include <memory>
@@ -49,9 +50,11 @@ public:
     // TimeoutError after it; false once the options' waker is woken first.
     bool wait_for_receivers(std::size_t count, std::chrono::milliseconds timeout);
     std::size_t receivers() const noexcept { return members_.size(); }
-    // At most this many receivers at once, joiners included (default:
-    // kDefaultMaxReceivers); one more is refused "busy" at its connect
-    // request, before anything is allocated for it.
+    // At most this many receivers at once, joiners and pending handshakes
+    // included (default: kDefaultMaxReceivers); one more is refused "busy"
+    // at its connect request, before anything is allocated for it. How many
+    // may be on their way at once, and from one address, is the listener's
+    // (Listener::pending_limits()).
     void set_max_receivers(std::size_t n) noexcept { max_receivers_ = n; }
     static constexpr std::size_t kDefaultMaxReceivers = 64;
     // How long one receiver may hold the stream back: a lossless receiver
@@ -61,9 +64,6 @@ public:
     // long for any one receiver, whatever their own timeout.
     void set_member_timeout(std::chrono::milliseconds t) noexcept { member_timeout_ = t; }
     static constexpr std::chrono::milliseconds kDefaultMemberTimeout{5000};
-    // Handshakes in progress at once: a flood of connect requests that never
-    // finish joining cannot make the fan-out hold more connections than this.
-    static constexpr std::size_t kMaxJoining = 8;
     // The largest frame every receiver's ring takes now.
     std::uint32_t max_payload() const noexcept;
 
@@ -120,26 +120,27 @@ private:
         std::unique_ptr<FrameSender> sender;
         std::string peer;
     };
-    // A receiver on its way in: accepted, not yet established or not yet
-    // holding the stream's format. Gets no frames until it is a Member.
+    // A receiver through its handshake, not yet holding the stream's
+    // format. Gets no frames until it is a Member. (Before its handshake it
+    // is one of pending_'s, within the listener's pending limits.)
     struct Joiner {
-        std::unique_ptr<FrameSender::Joining> joining; // until the handshake is through
-        std::unique_ptr<FrameSender> sender;           // then
+        std::unique_ptr<FrameSender> sender;
         std::string peer;
         std::chrono::steady_clock::time_point deadline;
         std::uint16_t format_id = 0; // the format posted to it, 0: none yet
     };
+    // A receiver's handshake, and then its format, each within this.
     static constexpr std::chrono::seconds kJoinPatience{5};
-    // How often admit() looks at the listener for a connect request: a
-    // joiner waits at most this long to be noticed, against a handshake of
+    // How often admit() looks at the listener and the pending handshakes:
+    // a joiner waits at most this long to be noticed, against a handshake of
     // several round trips; the same period FrameSender looks for hang-ups.
     static constexpr std::chrono::milliseconds kListenerLook{10};
-    // Connect requests one admit() reads at most: a flood is served over
+    // Connect requests one look reads at most: a flood is served over
     // several looks, and admit() always returns.
-    static constexpr std::size_t kRequestsPerLook = 2 * kMaxJoining;
-    bool request_seen();      // a look at the listener (at most every kListenerLook) found a request
+    static constexpr std::size_t kRequestsPerLook = 16;
+    bool look_due();          // at most every kListenerLook: a clock read
     bool listener_readable(); // one poll(2), no wait
-    void accept_requests();   // every request the listener holds becomes a Joiner
+    void accept_requests();   // the requests the listener holds go pending, within the limits
     std::size_t advance_joiners(); // returns how many joined the stream
     bool advance(Joiner& j); // true once j may take frames; throws if it failed
     bool has_lossless_member() const noexcept;
@@ -166,6 +167,8 @@ private:
     LogFn log_;
     std::shared_ptr<ibv_pd> pd_;
     SenderOptions member_opts_; // made once: admit() must not copy options per frame
+    OpeningPlan plan_;          // how a receiver's connection opens (member_opts_'s)
+    PendingPeers pending_;      // receivers on their way through their handshakes
     std::chrono::steady_clock::time_point next_listener_look_{};
     std::vector<SharedFrame> shared_; // by number % kSharedFrames
     std::vector<std::unique_ptr<Member>> members_;

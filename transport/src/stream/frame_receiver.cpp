@@ -101,16 +101,21 @@ OpeningPlan receiver_plan(const RingConfig& ring) {
 } // namespace
 
 std::unique_ptr<FrameReceiver> FrameReceiver::accept(Listener& listener, const RingConfig& ring,
-                                                     std::chrono::milliseconds timeout) {
+                                                     std::chrono::milliseconds timeout, const std::string& where) {
     check_config(ring);
     // A bad hello (a wrong or missing key flag included) is refused before
     // anything is made for it; a peer that then fails its handshake (a key
     // that does not match, silence) is logged, costs only its own
     // connection, and the next one is served. The ring is registered only
     // for a sender through its handshake.
-    Opening o = accept_next_peer(listener, timeout, ring.handshake_timeout, receiver_plan(ring));
-    o.handshake.reset(); // through: none of its work requests is left
-    return over(std::move(o.path), ring);
+    std::optional<Opening> o =
+        accept_next_peer(listener, std::chrono::steady_clock::now() + timeout, ring.handshake_timeout,
+                         receiver_plan(ring), where.empty() ? fmt::format("port {}", listener.port()) : where);
+    if (!o) {
+        return nullptr; // woken
+    }
+    o->handshake.reset(); // through: none of its work requests is left
+    return over(std::move(o->path), ring);
 }
 
 std::unique_ptr<FrameReceiver> FrameReceiver::connect(const Endpoint& sender, const RingConfig& ring,

@@ -81,10 +81,13 @@ struct RingConfig {
 
 class FrameReceiver {
 public:
-    // Waits for one sender on `listener`, registers the ring on its
-    // connection and accepts with the ring advert.
+    // Waits for one sender on `listener` (many may be on their way at
+    // once: stream/pending_peers.hpp; the first through its handshake is
+    // taken), registers the ring on its connection and sends the ring
+    // advert. nullptr once the ring's waker is woken; TimeoutError after
+    // `timeout`, naming `where` (default: the listener's port).
     static std::unique_ptr<FrameReceiver> accept(Listener& listener, const RingConfig& ring,
-                                                 std::chrono::milliseconds timeout);
+                                                 std::chrono::milliseconds timeout, const std::string& where = {});
     // Connects to a listening sender, retrying while it is not up yet;
     // nullptr once the config's waker is woken between two tries.
     static std::unique_ptr<FrameReceiver> connect(const Endpoint& sender, const RingConfig& ring,

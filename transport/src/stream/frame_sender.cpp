@@ -53,12 +53,13 @@ wire::RingAdvert checked_advert(const wire::RingAdvert& ring) {
     return ring;
 }
 
-// How a FrameSender opens its connection (stream/opening.hpp).
-OpeningPlan sender_plan(const SenderOptions& opts) {
+} // namespace
+
+OpeningPlan FrameSender::opening_plan(const SenderOptions& opts) {
     OpeningPlan p;
     p.role = wire::Role::kSender;
     p.peer_role = "receiver";
-    p.slots = FrameSender::kMaxSlots;
+    p.slots = kMaxSlots;
     p.key = opts.key;
     p.poll_mode = opts.poll_mode;
     p.waker = opts.waker.get();
@@ -66,73 +67,37 @@ OpeningPlan sender_plan(const SenderOptions& opts) {
     p.check_slots = [](std::uint32_t slots) { check_slots(slots); };
     return p;
 }
-} // namespace
 
 std::unique_ptr<FrameSender> FrameSender::connect(const Endpoint& receiver, const SenderOptions& opts,
                                                   std::chrono::milliseconds patience) {
     if (!opts.device.empty()) {
         check_device_exists(opts.device); // once; a passive side checks each request's device instead
     }
-    std::optional<Opening> o = dial(receiver, patience, sender_plan(opts));
+    std::optional<Opening> o = dial(receiver, patience, opening_plan(opts));
     if (!o) {
         return nullptr; // woken between two tries
     }
-    return over(std::move(o->path), std::move(o->handshake), opts);
+    return over(std::move(*o), opts);
 }
 
 std::unique_ptr<FrameSender> FrameSender::accept(Listener& listener, const SenderOptions& opts,
-                                                 std::chrono::milliseconds timeout) {
+                                                 std::chrono::milliseconds timeout, const std::string& where) {
     // A receiver that fails the handshake (a wrong or missing key, a bad
     // message, silence) is logged by the listener and the next one served.
-    Opening o = accept_next_peer(listener, timeout, Handshake::kPatience, sender_plan(opts));
-    return over(std::move(o.path), std::move(o.handshake), opts);
+    std::optional<Opening> o =
+        accept_next_peer(listener, std::chrono::steady_clock::now() + timeout, Handshake::kPatience,
+                         opening_plan(opts), where.empty() ? fmt::format("port {}", listener.port()) : where);
+    if (!o) {
+        return nullptr; // woken
+    }
+    return over(std::move(*o), opts);
 }
 
-std::unique_ptr<FrameSender::Joining> FrameSender::accept_waiting(Listener& listener, const SenderOptions& opts,
-                                                                  const Listener::Screen& screen) {
-    const OpeningPlan plan = sender_plan(opts);
-    auto conn = listener.try_request(plan.queues, [&](std::span<const std::byte> hello, const std::string& peer) {
-        if (screen) screen(hello, peer);
-        screen_hello(hello, peer, plan);
-    });
-    if (!conn) {
-        return nullptr;
-    }
-    Opening s = make_opening(std::move(*conn), plan);
-    RcConnection& c = s.path->connection();
-    check_or_refuse(c, [&] { take_hello(s, plan); }); // screened already: cannot fail
-    try {
-        c.accept_begin(s.handshake->hello());
-    } catch (const SystemError& e) { // the peer gave its request up (EINVAL): it goes, with all made for it
-        listener.log_refusal(c.peer_name(), fmt::format("it gave its connect request up: {}", e.what()));
-        return nullptr;
-    }
-    return std::unique_ptr<Joining>(new Joining(std::move(s.path), std::move(s.handshake), opts));
-}
-
-FrameSender::Joining::Joining(std::unique_ptr<VerbsDatapath> path, std::unique_ptr<Handshake> handshake,
-                              const SenderOptions& opts)
-    : opts_(opts), peer_(path->peer_name()), path_(std::move(path)), handshake_(std::move(handshake)) {}
-
-FrameSender::Joining::~Joining() = default;
-
-std::unique_ptr<FrameSender> FrameSender::Joining::finish() {
-    if (!established_) {
-        if (!path_->connection().accept_done()) return nullptr;
-        established_ = true;
-    }
-    if (!handshake_->step()) {
-        return nullptr;
-    }
-    return over(std::move(path_), std::move(handshake_), opts_);
-}
-
-std::unique_ptr<FrameSender> FrameSender::over(std::unique_ptr<VerbsDatapath> path,
-                                               std::unique_ptr<Handshake> handshake, const SenderOptions& opts) {
-    const wire::RingAdvert ring = handshake->ring();
-    handshake.reset(); // through: none of its work requests is left
-    RcConnection& c = path->connection();
-    auto s = std::make_unique<FrameSender>(std::move(path), ring, opts);
+std::unique_ptr<FrameSender> FrameSender::over(Opening opening, const SenderOptions& opts) {
+    const wire::RingAdvert ring = opening.handshake->ring();
+    opening.handshake.reset(); // through: none of its work requests is left
+    RcConnection& c = opening.path->connection();
+    auto s = std::make_unique<FrameSender>(std::move(opening.path), ring, opts);
     s->conn_ = &c; // lives in s->path_
     return s;
 }

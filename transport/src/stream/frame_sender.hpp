@@ -24,6 +24,7 @@
 #include "rdmastream/stream_states.hpp"
 #include "rdmastream/stream_stats.hpp"
 #include "rdmastream/waker.hpp"
+#include "stream/opening.hpp"
 #include "stream/peer_left.hpp"
 #include "wire/wire.hpp"
 #include "wire/work_id.hpp"
@@ -85,36 +86,17 @@ public:
     // Waits for a receiver to dial in (its hello comes with the request,
     // its ring advert over the connection once it is up, after the key
     // proofs if there is a key: handshake.hpp); receivers refused meanwhile
-    // (the listener logs them) do not end the wait.
+    // (the listener logs them) do not end the wait, and many may be on
+    // their way at once (stream/pending_peers.hpp): the first through is
+    // taken. nullptr once the options' waker is woken; TimeoutError after
+    // `timeout`, naming `where` (default: the listener's port).
     static std::unique_ptr<FrameSender> accept(Listener& listener, const SenderOptions& opts,
-                                               std::chrono::milliseconds timeout);
-    // A receiver accepted but not through the handshake yet (a fan-out's
-    // joiner): finish() gives the FrameSender once it is.
-    class Joining {
-    public:
-        // nullptr until the connection is up, the key proven both ways and
-        // the receiver's ring advert in; throws if the handshake failed.
-        // Never blocks.
-        std::unique_ptr<FrameSender> finish();
-        std::string peer() const { return peer_; }
-        ~Joining();
-
-    private:
-        friend class FrameSender;
-        Joining(std::unique_ptr<VerbsDatapath> path, std::unique_ptr<Handshake> handshake, const SenderOptions& opts);
-        SenderOptions opts_;
-        std::string peer_;
-        std::unique_ptr<VerbsDatapath> path_;
-        std::unique_ptr<Handshake> handshake_; // after path_: goes first
-        bool established_ = false;
-    };
-    // A receiver already waiting (nullptr if none is, or it was refused:
-    // the listener logs that), accepted without waiting for the handshake to
-    // finish (a few round trips). For a fan-out that must not stall the
-    // others while someone joins. Never blocks. `screen` refuses a request
-    // before anything is made for it (the fan-out's admission limits).
-    static std::unique_ptr<Joining> accept_waiting(Listener& listener, const SenderOptions& opts,
-                                                   const Listener::Screen& screen = {});
+                                               std::chrono::milliseconds timeout, const std::string& where = {});
+    // How a FrameSender opens a connection (stream/opening.hpp), for a
+    // caller that accepts receivers itself (a fan-out, over PendingPeers).
+    static OpeningPlan opening_plan(const SenderOptions& opts);
+    // A FrameSender over a connection through its handshake.
+    static std::unique_ptr<FrameSender> over(Opening opening, const SenderOptions& opts);
     // Over any datapath (the in-memory fabric of the tests, for one), with
     // the receiver's ring already known.
     FrameSender(std::unique_ptr<Datapath> path, const wire::RingAdvert& ring, const SenderOptions& opts);
@@ -212,10 +194,6 @@ public:
     std::string peer() const { return path_->peer_name(); }
 
 private:
-    // A FrameSender over verbs, once `handshake` on `path` is through.
-    static std::unique_ptr<FrameSender> over(std::unique_ptr<VerbsDatapath> path, std::unique_ptr<Handshake> handshake,
-                                             const SenderOptions& opts);
-
     using TimePoint = std::chrono::steady_clock::time_point;
 
     struct InFlight {

@@ -2,6 +2,9 @@
 #include "stream/opening.hpp"
 
 #include "setup/refuse_on_error.hpp"
+#include "stream/pending_peers.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 
@@ -46,30 +49,29 @@ std::optional<Opening> dial(const Endpoint& peer, std::chrono::milliseconds pati
     return dialled;
 }
 
-Opening accept_next_peer(Listener& listener, std::chrono::milliseconds timeout,
-                         std::chrono::milliseconds handshake_timeout, const OpeningPlan& plan) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+std::optional<Opening> accept_next_peer(Listener& listener, std::chrono::steady_clock::time_point deadline,
+                                        std::chrono::milliseconds handshake_timeout, const OpeningPlan& plan,
+                                        const std::string& where) {
+    // Requests one look takes at most, so that a flood is read over several
+    // looks and the peers pending meanwhile still move on.
+    constexpr std::size_t kRequestsPerLook = 16;
+    const auto start = std::chrono::steady_clock::now();
+    PendingPeers pending(listener, plan, handshake_timeout);
     for (;;) {
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        Opening o = make_opening(listener.wait_request(plan.queues, std::max(left, std::chrono::milliseconds(0)),
-                                                       [&](std::span<const std::byte> hello, const std::string& peer) {
-                                                           screen_hello(hello, peer, plan);
-                                                       }),
-                                 plan);
-        RcConnection& c = o.path->connection();
-        check_or_refuse(c, [&] { take_hello(o, plan); }); // screened already: cannot fail
-        if (!listener.complete(c, o.handshake->hello())) {
-            continue;
+        pending.take_requests(kRequestsPerLook);
+        if (std::optional<Opening> o = pending.advance()) {
+            pending.drop_all(fmt::format("busy: this listener serves one {} at a time and took {} first",
+                                         plan.peer_role, o->path->peer_name()));
+            return o;
         }
-        try {
-            o.handshake->run(handshake_timeout);
-        } catch (const std::exception& e) {
-            listener.log_refusal(c.peer_name(), e.what());
-            o.path->disconnect(); // too late to reject: the peer sees a disconnect
-            continue;
+        switch (pending.wait(deadline, plan.waker)) {
+        case Readiness::kWoken: return std::nullopt;
+        case Readiness::kTimedOut:
+            throw TimeoutError(fmt::format("no {} connected to {} within {} ms", plan.peer_role, where,
+                                           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - start)
+                                               .count()));
+        case Readiness::kReadable: break;
         }
-        return o;
     }
 }
 

@@ -31,6 +31,12 @@ namespace rdmastream {
 struct Opening {
     std::unique_ptr<VerbsDatapath> path;
     std::unique_ptr<Handshake> handshake; // after path: goes first
+
+    Opening() = default;
+    Opening(Opening&&) noexcept = default;
+    // Member-wise assignment would replace the connection (and its PD)
+    // while the old handshake's memory is still registered on it.
+    Opening& operator=(Opening&&) = delete;
 };
 
 // What differs between the two ends.
@@ -62,10 +68,14 @@ void screen_hello(std::span<const std::byte> private_data, const std::string& pe
 // handshake. nullopt when plan.waker was woken between two tries.
 std::optional<Opening> dial(const Endpoint& peer, std::chrono::milliseconds patience, const OpeningPlan& plan);
 
-// The next peer of `listener` through its handshake (allowed
-// `handshake_timeout`), within `timeout` (TimeoutError after it); a peer
-// that fails is logged by the listener and the next one served.
-Opening accept_next_peer(Listener& listener, std::chrono::milliseconds timeout,
-                         std::chrono::milliseconds handshake_timeout, const OpeningPlan& plan);
+// The first peer of `listener` through its handshake (allowed
+// `handshake_timeout`), many handled at once within the listener's pending
+// limits (stream/pending_peers.hpp); the others pending then are refused
+// "busy". nullopt once plan.waker is woken; TimeoutError at `deadline`
+// ("no receiver connected to `where` within ..."). Peers that fail are
+// logged by the listener.
+std::optional<Opening> accept_next_peer(Listener& listener, std::chrono::steady_clock::time_point deadline,
+                                        std::chrono::milliseconds handshake_timeout, const OpeningPlan& plan,
+                                        const std::string& where);
 
 } // namespace rdmastream

@@ -87,9 +87,7 @@ std::unique_ptr<Receiver> Receiver::open(Door& door, const ReceiverConfig& confi
     const auto deadline = Clock::now() + config.open_timeout;
     for (;;) {
         // The next sender through its handshake (refused ones logged), then its probation.
-        std::unique_ptr<FrameReceiver> rx =
-            accept_next(listener, config.waker.get(), time_left(deadline), door.describe(), "sender",
-                        [&](std::chrono::milliseconds t) { return FrameReceiver::accept(listener, ring, t); });
+        std::unique_ptr<FrameReceiver> rx = FrameReceiver::accept(listener, ring, time_left(deadline), door.describe());
         if (!rx) return nullptr; // woken
         try {
             impl->first = first_frame(*rx, config);

@@ -46,8 +46,7 @@ std::unique_ptr<Sender> Sender::open(Door& door, const SenderConfig& config) {
         auto claim = std::make_unique<DoorClaim>(door.impl_);
         const SenderOptions so = sender_options(config);
         Listener& listener = claim->listener();
-        if (auto tx = accept_next(listener, config.waker.get(), config.open_timeout, door.describe(), "receiver",
-                                  [&](std::chrono::milliseconds t) { return FrameSender::accept(listener, so, t); })) {
+        if (auto tx = FrameSender::accept(listener, so, config.open_timeout, door.describe())) {
             impl = single_sender(std::move(tx), config, std::move(claim));
         }
     }
