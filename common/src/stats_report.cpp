@@ -74,7 +74,10 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
                      program_.c_str(), p.peer.c_str(), static_cast<unsigned long long>(p.stats.frames),
                      static_cast<unsigned long long>(p.stats.bytes), static_cast<unsigned long long>(p.stats.drops),
                      static_cast<unsigned long long>(p.stats.credit_waits), p.stats.latency_mean_us() / 1e3,
-                     p.policy.c_str(), p.left ? "; left mid-stream" : "");
+                     p.policy.c_str(),
+                     // A receiver gone before its first frame (refused its format, cut, failed) never
+                     // streamed: not one that left mid-stream. The log line says which.
+                     !p.left ? "" : p.stats.frames == 0 ? "; gone before its first frame" : "; gone mid-stream");
     }
     if (json_path.empty()) return;
     nlohmann::json j = {

@@ -1,0 +1,666 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// docs/protocol.md against the code. The page is what a second
+// implementation is written from, so every number it states must be the
+// compiled one. This test reads the page (its path comes from CMake) and
+// checks:
+//   * its "Constants" table, row by row, against the code's value: a row
+//     the test does not know, a known constant missing from the page, or a
+//     value that differs fails;
+//   * the message layouts (sender and receiver hello, key proof, ring
+//     advert, reject, slot header, stream format): each row's offset and
+//     size against where the encoder puts a marker value, the rows tiling
+//     the message, and the heading's size;
+//   * the handshake's table of message sizes;
+//   * what cannot be read as a constant is measured: the key proof's label
+//     by recomputing the MAC with libsodium from the page's label, the
+//     receives each end posts through a datapath that records them, the
+//     reject status that is never retried through worth_retrying.
+#include "memory_fabric.hpp"
+
+#include "rdmastream/endpoint.hpp"
+#include "rdmastream/key.hpp"
+#include "rdmastream/receiver.hpp"
+#include "rdmastream/sender.hpp"
+#include "setup/rc_connection.hpp"
+#include "stream/frame_receiver.hpp"
+#include "stream/frame_sender.hpp"
+#include "wire/handshake.hpp"
+#include "wire/peer_auth.hpp"
+#include "wire/wire.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sodium.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef RDMASTREAM_PROTOCOL_PAGE
+#error "CMake passes the path of docs/protocol.md as RDMASTREAM_PROTOCOL_PAGE"
+#endif
+
+namespace rdmastream {
+namespace {
+
+// Not in the code yet: the listener's bounds on pending handshakes
+// (docs/protocol.md, "Listening: pending handshakes"). TODO: compare with
+// the listener's constants once they exist.
+constexpr std::size_t kExpectedMaxPending = 32;
+constexpr std::size_t kExpectedMaxPendingPerAddress = 4;
+
+// The kernel's, not ours (include/rdma/ib_cm.h, drivers/infiniband/core/
+// cma.c): a REQ carries 92 bytes of private data, rdma_cm's struct cma_hdr
+// takes 36 of them.
+constexpr std::size_t kReqPrivateData = 92 - 36;
+
+// ---------------------------------------------------------------- the page
+
+std::vector<std::string> page_lines() {
+    std::ifstream in(RDMASTREAM_PROTOCOL_PAGE);
+    if (!in) throw std::runtime_error(std::string("cannot read ") + RDMASTREAM_PROTOCOL_PAGE);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+std::string trim(std::string s) {
+    const auto not_space = [](unsigned char c) { return !std::isspace(c); };
+    s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+    s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+    if (s.size() >= 2 && s.front() == '`' && s.back() == '`') s = s.substr(1, s.size() - 2);
+    return s;
+}
+
+// A table row's cells, trimmed and without surrounding backticks. A '|'
+// inside a later cell splits it too: only the first cells are relied on.
+std::vector<std::string> cells(const std::string& line) {
+    std::vector<std::string> out;
+    std::stringstream ss(line.substr(1));
+    for (std::string cell; std::getline(ss, cell, '|');) out.push_back(trim(cell));
+    return out;
+}
+
+struct Table {
+    std::string heading;                     // the heading line above it
+    std::vector<std::vector<std::string>> rows; // without the header and separator
+};
+
+// The first table after the first heading that starts with `heading`
+// (before the next heading), or the first table whose header's first cell
+// is `first_header_cell` when that is given.
+std::optional<Table> table(const std::vector<std::string>& lines, const std::string& heading,
+                           const std::string& first_header_cell = "") {
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        if (lines[i].rfind(heading, 0) != 0) continue;
+        Table t{lines[i], {}};
+        for (std::size_t j = i + 1; j < lines.size(); ++j) {
+            if (lines[j].rfind("#", 0) == 0) break;
+            if (lines[j].rfind("|", 0) != 0) continue;
+            if (!first_header_cell.empty() && cells(lines[j]).front() != first_header_cell) continue;
+            for (std::size_t k = j + 2; k < lines.size() && lines[k].rfind("|", 0) == 0; ++k) {
+                t.rows.push_back(cells(lines[k]));
+            }
+            return t;
+        }
+        return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+// ------------------------------------------------------- what is measured
+
+// A datapath that records the receives posted through it (their buffer
+// lengths) and otherwise is the in-memory fabric's end.
+struct Posted {
+    std::vector<std::uint32_t> lengths;
+};
+
+class RecordingPath final : public Datapath {
+public:
+    RecordingPath(std::unique_ptr<Datapath> inner, std::shared_ptr<Posted> posted)
+        : inner_(std::move(inner)), posted_(std::move(posted)) {}
+    RegisteredRegion register_memory(std::size_t size, int access) override {
+        return inner_->register_memory(size, access);
+    }
+    std::unique_ptr<SlotRing> register_ring(std::uint32_t slot_count, std::uint32_t slot_size, bool windows) override {
+        return inner_->register_ring(slot_count, slot_size, windows);
+    }
+    bool has_memory_windows() const override { return inner_->has_memory_windows(); }
+    std::string device_name() const override { return inner_->device_name(); }
+    void post_send(ibv_send_wr& wr, const char* what) override { inner_->post_send(wr, what); }
+    void post_recv(ibv_recv_wr& list, const char* what) override {
+        for (const ibv_recv_wr* wr = &list; wr != nullptr; wr = wr->next) {
+            std::uint32_t length = 0;
+            for (int i = 0; i < wr->num_sge; ++i) length += wr->sg_list[i].length;
+            posted_->lengths.push_back(length);
+        }
+        inner_->post_recv(list, what);
+    }
+    std::size_t poll(std::span<ibv_wc> out) override { return inner_->poll(out); }
+    Waited wait(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline) override {
+        return inner_->wait(out, deadline);
+    }
+    std::optional<CmEvent> next_event() override { return inner_->next_event(); }
+    std::optional<CmEvent> wait_event(std::chrono::milliseconds timeout) override {
+        return inner_->wait_event(timeout);
+    }
+    void stop() noexcept override { inner_->stop(); }
+    void disconnect() noexcept override { inner_->disconnect(); }
+    std::string peer_name() const override { return inner_->peer_name(); }
+
+private:
+    void throw_failure(const ibv_wc& wc, const char* side) override { inner_->fail(wc, side); }
+    std::unique_ptr<Datapath> inner_;
+    std::shared_ptr<Posted> posted_;
+};
+
+std::shared_ptr<const PresharedKey> test_key() {
+    std::array<std::byte, 32> bytes{};
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i * 7 + 1);
+    return PresharedKey::from_bytes(bytes, "the test's key");
+}
+
+// The receives a Handshake posts when it is made.
+Posted handshake_receives(wire::Role role, std::uint32_t slots, bool with_key) {
+    harness::MemoryFabric fabric;
+    auto posted = std::make_shared<Posted>();
+    RecordingPath path(fabric.end(0), posted);
+    Handshake hs(path, role, slots, with_key ? test_key() : nullptr);
+    return *posted;
+}
+
+Posted receiver_receives(std::uint32_t slots) {
+    harness::MemoryFabric fabric;
+    auto posted = std::make_shared<Posted>();
+    RingConfig ring;
+    ring.slots = slots;
+    ring.slot_size = 4096 + static_cast<std::uint32_t>(wire::kSlotHeaderSize);
+    FrameReceiver rx(std::make_unique<RecordingPath>(fabric.end(0), posted), ring);
+    return *posted;
+}
+
+Posted sender_receives(std::uint32_t slots) {
+    harness::MemoryFabric fabric;
+    auto posted = std::make_shared<Posted>();
+    const wire::RingAdvert advert{slots, 4096 + 64, 0x10000, 0x1234, false, {}};
+    FrameSender tx(std::make_unique<RecordingPath>(fabric.end(1), posted), advert, SenderOptions{});
+    return *posted;
+}
+
+// "n bytes each" when every receive has the same length, else a list.
+std::string each(const Posted& p) {
+    if (p.lengths.empty()) return "none";
+    if (std::all_of(p.lengths.begin(), p.lengths.end(), [&](std::uint32_t l) { return l == p.lengths.front(); })) {
+        return fmt::format("{} bytes each", p.lengths.front());
+    }
+    return fmt::format("lengths {}", fmt::join(p.lengths, ", "));
+}
+
+// Whether a connecting end retries a reject with this CM status.
+bool retried(int status) {
+    CmEvent ev;
+    ev.type = RDMA_CM_EVENT_REJECTED;
+    ev.status = status;
+    return worth_retrying(CmEventError("rejected", std::optional<CmEvent>(std::move(ev))));
+}
+
+// The key proof's label, as the page gives it, checked by computing the
+// MAC the page describes and comparing it with the code's.
+std::string check_proof_label(const std::string& label) {
+    std::array<std::byte, 32> key_bytes{};
+    for (std::size_t i = 0; i < key_bytes.size(); ++i) key_bytes[i] = static_cast<std::byte>(i * 7 + 1);
+    const auto key = PresharedKey::from_bytes(key_bytes, "the test's key");
+    wire::Nonce n1{}, n2{};
+    n1.fill(std::byte{0x11});
+    n2.fill(std::byte{0x22});
+    const auto sender_hello = wire::encode(wire::SenderHello{256, true, n1});
+    const auto receiver_hello = wire::encode(wire::ReceiverHello{8, true, n2});
+    if (sodium_init() < 0) return "sodium_init failed";
+    for (const wire::Role role : {wire::Role::kSender, wire::Role::kReceiver}) {
+        const wire::KeyProof code = make_key_proof(*key, role, sender_hello, receiver_hello);
+        crypto_auth_hmacsha512256_state st;
+        crypto_auth_hmacsha512256_init(&st, reinterpret_cast<const unsigned char*>(key_bytes.data()), key_bytes.size());
+        crypto_auth_hmacsha512256_update(&st, reinterpret_cast<const unsigned char*>(label.c_str()), label.size() + 1);
+        const auto r = static_cast<unsigned char>(role);
+        crypto_auth_hmacsha512256_update(&st, &r, 1);
+        crypto_auth_hmacsha512256_update(&st, reinterpret_cast<const unsigned char*>(sender_hello.data()),
+                                         sender_hello.size());
+        crypto_auth_hmacsha512256_update(&st, reinterpret_cast<const unsigned char*>(receiver_hello.data()),
+                                         receiver_hello.size());
+        std::array<unsigned char, crypto_auth_hmacsha512256_BYTES> mac{};
+        crypto_auth_hmacsha512256_final(&st, mac.data());
+        if (std::memcmp(mac.data(), code.mac.data(), mac.size()) != 0) {
+            return fmt::format("the MAC HMAC-SHA-512-256(key, \"{}\" NUL || role || hellos) is not the code's proof "
+                               "for the {} (another label, or another construction)",
+                               label, wire::name(role));
+        }
+    }
+    return "";
+}
+
+// --------------------------------------------------------- the constants
+
+// How a value is written on the page.
+std::string num(std::uint64_t v) { return std::to_string(v); }
+std::string hex4(std::uint64_t v) { return fmt::format("{:#06x}", v); }
+std::string wire_bytes(std::uint32_t magic) {
+    return fmt::format("{:02x} {:02x} {:02x} {:02x}", magic & 0xff, (magic >> 8) & 0xff, (magic >> 16) & 0xff,
+                       magic >> 24);
+}
+template <typename Rep, typename Period>
+std::string duration(std::chrono::duration<Rep, Period> d) {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+    return ms % 1000 == 0 ? fmt::format("{} s", ms / 1000) : fmt::format("{} ms", ms);
+}
+
+std::uint32_t load32(std::span<const std::byte> b, std::size_t at) {
+    std::uint32_t v = 0;
+    for (std::size_t i = 0; i < 4; ++i) v |= std::uint32_t{static_cast<std::uint8_t>(b[at + i])} << (8 * i);
+    return v;
+}
+
+std::uint32_t format_magic() {
+    std::array<std::byte, wire::kControlPayloadMax> out{};
+    StreamFormat f;
+    f.id = 1;
+    f.max_frame_size = 64;
+    wire::encode(f, std::span<std::byte, wire::kControlPayloadMax>(out));
+    return load32(out, 0);
+}
+
+// Each known constant: given the page's value, "" when it is the code's,
+// else what the code says.
+using Check = std::function<std::string(const std::string& page_value)>;
+
+Check is(std::string code_value) {
+    return [code_value](const std::string& page) { return page == code_value ? "" : "the code has " + code_value; };
+}
+
+std::map<std::string, Check> known_constants() {
+    std::map<std::string, Check> k;
+    k["wire::kProtocolVersion"] = is(num(wire::kProtocolVersion));
+    k["wire::kHelloMagic"] = is(wire_bytes(wire::kHelloMagic));
+    k["wire::kReceiverHelloMagic"] = is(wire_bytes(wire::kReceiverHelloMagic));
+    k["wire::kKeyProofMagic"] = is(wire_bytes(wire::kKeyProofMagic));
+    k["wire::kAdvertMagic"] = is(wire_bytes(wire::kAdvertMagic));
+    k["wire::kFormatMagic"] = is(wire_bytes(format_magic()));
+    k["wire::kSlotMagic"] = is(wire_bytes(wire::kSlotMagic));
+    k["wire::kRejectMagic"] = is(wire_bytes(wire::kRejectMagic));
+    k["wire::kSenderHelloSize"] = is(num(wire::kSenderHelloSize));
+    k["wire::kReceiverHelloSize"] = is(num(wire::kReceiverHelloSize));
+    k["wire::kNonceSize"] = is(num(wire::kNonceSize));
+    k["IB_CM_REQ_PRIVATE_DATA_SIZE - sizeof(struct cma_hdr)"] = is(num(kReqPrivateData));
+    k["wire::kKeyProofSize"] = is(num(wire::kKeyProofSize));
+    k["wire::kMacSize"] = is(num(wire::kMacSize));
+    k["kProofLabel"] = [](const std::string& page) { return check_proof_label(page); };
+    k["wire::Role::kSender"] = is(num(static_cast<unsigned>(wire::Role::kSender)));
+    k["wire::Role::kReceiver"] = is(num(static_cast<unsigned>(wire::Role::kReceiver)));
+    k["PresharedKey::kMinBytes"] = is(num(PresharedKey::kMinBytes));
+    k["PresharedKey::kMaxBytes"] = is(num(PresharedKey::kMaxBytes));
+    k["wire::kRejectSize"] = is(num(wire::kRejectSize));
+    k["wire::kRejectTextMax"] = is(num(wire::kRejectTextMax));
+    k["wire::RejectReason::kProtocol"] = is(num(static_cast<unsigned>(wire::RejectReason::kProtocol)));
+    k["wire::RejectReason::kConfig"] = is(num(static_cast<unsigned>(wire::RejectReason::kConfig)));
+    k["wire::RejectReason::kResources"] = is(num(static_cast<unsigned>(wire::RejectReason::kResources)));
+    k["wire::RejectReason::kBusy"] = is(num(static_cast<unsigned>(wire::RejectReason::kBusy)));
+    k["IB_CM_REJ_CONSUMER_DEFINED"] = [](const std::string& page) -> std::string {
+        // The one CM reject status a connecting end never retries.
+        std::vector<int> final_statuses;
+        for (int s = 0; s < 64; ++s) {
+            if (!retried(s)) final_statuses.push_back(s);
+        }
+        const std::string code = fmt::format("{}", fmt::join(final_statuses, ", "));
+        return page == code ? "" : "the code never retries a reject of status " + code;
+    };
+    k["wire::kRingAdvertSize"] = is(num(wire::kRingAdvertSize));
+    k["wire::kWindowKeySize"] = is(num(wire::kWindowKeySize));
+    k["wire::ring_advert_size(slots, windows)"] = [](const std::string& page) -> std::string {
+        for (const std::uint32_t s : {1u, 7u, 256u, 4096u}) {
+            if (wire::ring_advert_size(s, true) != 32 + 4 * std::size_t{s} || wire::ring_advert_size(s, false) != 32) {
+                return fmt::format("the code's sizes for {} slots are {} and {}", s, wire::ring_advert_size(s, true),
+                                   wire::ring_advert_size(s, false));
+            }
+        }
+        return page == "windows ? 32 + 4 * slots : 32" ? "" : "the code computes windows ? 32 + 4 * slots : 32";
+    };
+    k["wire::kMaxSlots"] = is(num(wire::kMaxSlots));
+    k["kMaxSenderSlots"] = is(num(kMaxSenderSlots));
+    k["wire::kMaxSlotSize"] = is(num(wire::kMaxSlotSize));
+    k["wire::kSlotHeaderSize"] = is(num(wire::kSlotHeaderSize));
+    k["kFrameFlagsDefined"] = is(hex4(kFrameFlagsDefined));
+    k["wire::kCreditSize"] = is(num(wire::kCreditSize));
+    k["wire::kControlSlot"] = is(hex4(wire::kControlSlot));
+    k["wire::Control::kEndOfStream"] = is(num(static_cast<unsigned>(wire::Control::kEndOfStream)));
+    k["wire::Control::kKeepalive"] = is(num(static_cast<unsigned>(wire::Control::kKeepalive)));
+    k["wire::Control::kFormat"] = is(num(static_cast<unsigned>(wire::Control::kFormat)));
+    k["wire::Control::kRing"] = is(num(static_cast<unsigned>(wire::Control::kRing)));
+    k["wire::Control::kCredits"] = is(num(static_cast<unsigned>(wire::Control::kCredits)));
+    k["wire::Control::kAuth"] = is(num(static_cast<unsigned>(wire::Control::kAuth)));
+    k["wire::Control::kLeaving"] = is(num(static_cast<unsigned>(wire::Control::kLeaving)));
+    k["wire::kControlPayloadMax"] = is(num(wire::kControlPayloadMax));
+    k["kMaxPlanes"] = is(num(kMaxPlanes));
+    k["kMaxCapsLength"] = is(num(kMaxCapsLength));
+    k["kMaxCapsNesting"] = is(num(kMaxCapsNesting));
+    k["Handshake: sender's receives"] = [](const std::string& page) {
+        const Posted bare = handshake_receives(wire::Role::kSender, kMaxSenderSlots, false);
+        const Posted keyed = handshake_receives(wire::Role::kSender, kMaxSenderSlots, true);
+        return is(fmt::format("{} + {} with a key, {}", bare.lengths.size(), keyed.lengths.size() - bare.lengths.size(),
+                              each(keyed)))(page);
+    };
+    k["Handshake: receiver's receives"] = [](const std::string& page) {
+        const Posted bare = handshake_receives(wire::Role::kReceiver, 8, false);
+        const Posted keyed = handshake_receives(wire::Role::kReceiver, 8, true);
+        return is(fmt::format("{} + {} with a key, {}", bare.lengths.size(), keyed.lengths.size() - bare.lengths.size(),
+                              each(keyed)))(page);
+    };
+    k["FrameReceiver: receives"] = [](const std::string& page) -> std::string {
+        for (const std::uint32_t s : {1u, 4u, 8u}) {
+            const Posted p = receiver_receives(s);
+            const std::string code = fmt::format("slots + {}, {}", p.lengths.size() - s, each(p));
+            if (page != code) return fmt::format("with {} slots the code posts: {}", s, code);
+        }
+        return "";
+    };
+    k["FrameSender: receives"] = [](const std::string& page) -> std::string {
+        const std::string formula = "slots, max(32 + 4 * slots, 8 * slots) bytes each";
+        if (page != formula) return "the code posts " + formula;
+        for (const std::uint32_t s : {1u, 3u, 4u, 5u, 8u, 256u}) {
+            const Posted p = sender_receives(s);
+            const std::string code = fmt::format("{} receives, {}", p.lengths.size(), each(p));
+            const std::string want =
+                fmt::format("{} receives, {} bytes each", s, std::max(32 + 4 * std::size_t{s}, 8 * std::size_t{s}));
+            if (code != want) return fmt::format("with {} slots the code posts {}", s, code);
+        }
+        return "";
+    };
+    k["kDefaultPort"] = is(num(kDefaultPort));
+    k["ConnectionOptions::step_timeout"] = is(duration(ConnectionOptions{}.step_timeout));
+    k["Handshake::kPatience"] = is(duration(Handshake::kPatience));
+    k["ReceiverConfig::handshake_timeout"] = is(duration(ReceiverConfig{}.handshake_timeout));
+    k["ConnectionOptions::ack_timeout"] = is(num(ConnectionOptions{}.ack_timeout));
+    k["ConnectionOptions::retry_count"] = is(num(ConnectionOptions{}.retry_count));
+    k["ConnectionOptions::rnr_retry"] = is(num(ConnectionOptions{}.rnr_retry));
+    k["SenderOptions::keepalive"] = is(duration(SenderOptions{}.keepalive));
+    k["SenderOptions::ack_limit"] = is(duration(SenderOptions{}.ack_limit));
+    k["kMaxPending"] = is(num(kExpectedMaxPending));
+    k["kMaxPendingPerAddress"] = is(num(kExpectedMaxPendingPerAddress));
+    return k;
+}
+
+TEST(ProtocolPage, ConstantsTableIsTheCode) {
+    const auto lines = page_lines();
+    const auto t = table(lines, "## Constants");
+    ASSERT_TRUE(t) << "docs/protocol.md has no \"## Constants\" table";
+    const auto known = known_constants();
+    std::set<std::string> seen;
+    for (const auto& row : t->rows) {
+        ASSERT_GE(row.size(), 2u);
+        const std::string& name = row[0];
+        const auto it = known.find(name);
+        if (it == known.end()) {
+            ADD_FAILURE() << "docs/protocol.md's Constants names `" << name
+                          << "`, which this test does not know: teach it (tests/unit/protocol_page_test.cpp) where "
+                             "the code keeps it";
+            continue;
+        }
+        EXPECT_TRUE(seen.insert(name).second) << "`" << name << "` is in the table twice";
+        const std::string wrong = it->second(row[1]);
+        EXPECT_EQ(wrong, "") << "docs/protocol.md says `" << name << "` is `" << row[1] << "`: " << wrong;
+    }
+    for (const auto& [name, check] : known) {
+        EXPECT_TRUE(seen.count(name) != 0) << "docs/protocol.md's Constants lacks `" << name << "`";
+    }
+    static_assert(wire::kSenderHelloSize <= kReqPrivateData && wire::kReceiverHelloSize <= kReqPrivateData,
+                  "a hello must fit a connect request's private data");
+}
+
+// ------------------------------------------------------------ the layouts
+
+// A field's expected bytes at its offset: an integer (little-endian, the
+// row's size, 1 to 8 bytes) or a byte string (the row's size, or a size
+// written as text, e.g. "n").
+struct Expect {
+    std::optional<std::uint64_t> value;
+    std::vector<std::byte> bytes;
+    std::string size_text; // for a size that is not a number
+};
+Expect u(std::uint64_t v) { return {v, {}, {}}; }
+Expect raw(std::vector<std::byte> b, std::string size_text = "") { return {std::nullopt, std::move(b), std::move(size_text)}; }
+
+template <typename Bytes>
+std::vector<std::byte> vec(const Bytes& b) {
+    return std::vector<std::byte>(b.begin(), b.end());
+}
+std::vector<std::byte> le32s(std::initializer_list<std::uint32_t> words) {
+    std::vector<std::byte> out;
+    for (const std::uint32_t w : words) {
+        for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::byte>((w >> (8 * i)) & 0xff));
+    }
+    return out;
+}
+
+struct Message {
+    std::string heading;        // "### Sender hello"
+    std::vector<std::byte> bytes; // as encoded
+    std::optional<std::size_t> size; // fixed size, if it has one
+    std::map<std::string, Expect> fields;
+};
+
+std::vector<Message> messages() {
+    std::vector<Message> m;
+    wire::Nonce nonce_a{}, nonce_b{};
+    for (std::size_t i = 0; i < nonce_a.size(); ++i) {
+        nonce_a[i] = static_cast<std::byte>(0x40 + i);
+        nonce_b[i] = static_cast<std::byte>(0x80 + i);
+    }
+    m.push_back({"### Sender hello", vec(wire::encode(wire::SenderHello{0x01020304, true, nonce_a})),
+                 wire::kSenderHelloSize,
+                 {{"magic", u(wire::kHelloMagic)},
+                  {"version", u(wire::kProtocolVersion)},
+                  {"flags", u(1)},
+                  {"max_slots", u(0x01020304)},
+                  {"reserved@12", u(0)},
+                  {"nonce", raw(vec(nonce_a))}}});
+    m.push_back({"### Receiver hello", vec(wire::encode(wire::ReceiverHello{0x0a0b, true, nonce_b})),
+                 wire::kReceiverHelloSize,
+                 {{"magic", u(wire::kReceiverHelloMagic)},
+                  {"version", u(wire::kProtocolVersion)},
+                  {"flags", u(1)},
+                  {"slot_count", u(0x0a0b)},
+                  {"reserved@12", u(0)},
+                  {"nonce", raw(vec(nonce_b))}}});
+    wire::KeyProof proof{wire::Role::kReceiver, {}};
+    for (std::size_t i = 0; i < proof.mac.size(); ++i) proof.mac[i] = static_cast<std::byte>(0xc0 + i);
+    m.push_back({"### Key proof", vec(wire::encode(proof)), wire::kKeyProofSize,
+                 {{"magic", u(wire::kKeyProofMagic)},
+                  {"version", u(wire::kProtocolVersion)},
+                  {"role", u(static_cast<unsigned>(wire::Role::kReceiver))},
+                  {"reserved@7", u(0)},
+                  {"mac", raw(vec(proof.mac))}}});
+    const wire::RingAdvert plain{3, 0x12345, 0x1122334455667788, 0xcafef00d, true, {}};
+    const wire::RingAdvert windowed{3, 0x12345, 0x1122334455667788, 0, false, {0x11111111, 0x22222222, 0x33333333}};
+    const auto windowed_bytes = wire::encode(windowed);
+    m.push_back({"### Ring advert", wire::encode(plain), wire::kRingAdvertSize,
+                 {{"magic", u(wire::kAdvertMagic)},
+                  {"version", u(wire::kProtocolVersion)},
+                  {"flags", u(1)}, // live
+                  {"slot_count", u(3)},
+                  {"slot_size", u(0x12345)},
+                  {"addr", u(0x1122334455667788)},
+                  {"rkey", u(0xcafef00d)},
+                  {"reserved@28", u(0)},
+                  // checked in the windowed advert's bytes, below
+                  {"window keys", raw(le32s({0x11111111, 0x22222222, 0x33333333}), "4 x slot_count")}}});
+    EXPECT_EQ(load32(windowed_bytes, 4) >> 16, 2u) << "a windowed advert's flags: bit 1, windows";
+    EXPECT_TRUE(std::equal(windowed_bytes.begin() + 32, windowed_bytes.end(), le32s({0x11111111, 0x22222222, 0x33333333}).begin()));
+    std::vector<std::byte> text(wire::kRejectTextMax, std::byte{0});
+    const std::string busy = "busy now";
+    for (std::size_t i = 0; i < busy.size(); ++i) text[i] = static_cast<std::byte>(busy[i]);
+    m.push_back({"### Reject", vec(wire::encode(wire::Reject{wire::RejectReason::kBusy, busy})), wire::kRejectSize,
+                 {{"magic", u(wire::kRejectMagic)},
+                  {"version", u(wire::kProtocolVersion)},
+                  {"reason", u(static_cast<unsigned>(wire::RejectReason::kBusy))},
+                  {"text", raw(text)}}});
+    wire::SlotHeader h{};
+    h.sequence = 0x0102030405060708;
+    h.pts = -5;
+    h.duration = 0x1111;
+    h.payload_size = 0x2222;
+    h.flags = 0x000b;
+    h.imm = wire::SlotImm{0x0304, 0x0506};
+    h.format_id = 0x0708;
+    h.sent_at_ns = 0x0a0b0c0d0e0f1011;
+    std::array<std::byte, wire::kSlotHeaderSize> header{};
+    wire::encode(h, std::span<std::byte, wire::kSlotHeaderSize>(header));
+    m.push_back({"### Slot header", vec(header), wire::kSlotHeaderSize,
+                 {{"magic", u(wire::kSlotMagic)},
+                  {"header_size", u(wire::kSlotHeaderSize)},
+                  {"flags", u(0x000b)},
+                  {"sequence", u(0x0102030405060708)},
+                  {"pts", u(static_cast<std::uint64_t>(std::int64_t{-5}))},
+                  {"duration", u(0x1111)},
+                  {"payload_size", u(0x2222)},
+                  {"slot", u(0x0304)},
+                  {"generation", u(0x0506)},
+                  {"format_id", u(0x0708)},
+                  {"reserved@42", u(0)},
+                  {"sent_at", u(0x0a0b0c0d0e0f1011)},
+                  {"reserved@56", u(0)}}});
+    StreamFormat f;
+    f.id = 0x0102;
+    f.plane_count = 2;
+    f.max_frame_size = 0x30000;
+    f.planes[0] = {0x10, 0x20};
+    f.planes[1] = {0x1000, 0x40};
+    f.caps = "video/x-raw";
+    std::array<std::byte, wire::kControlPayloadMax> fmt_out{};
+    const std::size_t fmt_size = wire::encode(f, std::span<std::byte, wire::kControlPayloadMax>(fmt_out));
+    std::vector<std::byte> caps;
+    for (const char c : f.caps) caps.push_back(static_cast<std::byte>(c));
+    m.push_back({"### Stream format", std::vector<std::byte>(fmt_out.begin(), fmt_out.begin() + static_cast<long>(fmt_size)),
+                 std::nullopt,
+                 {{"magic", u(format_magic())},
+                  {"version", u(wire::kProtocolVersion)},
+                  {"reserved@6", u(0)},
+                  {"format_id", u(0x0102)},
+                  {"plane_count", u(2)},
+                  {"reserved@11", u(0)},
+                  {"max_frame_size", u(0x30000)},
+                  {"planes", raw(le32s({0x10, 0x20, 0x1000, 0x40, 0, 0, 0, 0}))},
+                  {"caps_length", u(f.caps.size())},
+                  {"caps", raw(caps, "n")}}});
+    return m;
+}
+
+std::optional<std::size_t> number(const std::string& s) {
+    if (s.empty() || !std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); })) {
+        return std::nullopt;
+    }
+    return std::stoul(s);
+}
+
+std::uint64_t load_le(const std::vector<std::byte>& b, std::size_t at, std::size_t n) {
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < n; ++i) v |= std::uint64_t{static_cast<std::uint8_t>(b[at + i])} << (8 * i);
+    return v;
+}
+
+TEST(ProtocolPage, MessageLayoutsAreTheEncoders) {
+    const auto lines = page_lines();
+    for (const Message& msg : messages()) {
+        SCOPED_TRACE(msg.heading);
+        const auto t = table(lines, msg.heading);
+        ASSERT_TRUE(t) << "docs/protocol.md has no table under a heading \"" << msg.heading << "\"";
+        if (msg.size) { // "### Sender hello (48 bytes)": the heading's size
+            const auto open = t->heading.find('(');
+            ASSERT_NE(open, std::string::npos) << "the heading gives no size: " << t->heading;
+            EXPECT_EQ(number(t->heading.substr(open + 1, t->heading.find(' ', open) - open - 1)), *msg.size)
+                << t->heading;
+            EXPECT_EQ(msg.bytes.size(), *msg.size) << "the encoder's size";
+        }
+        std::set<std::string> seen;
+        std::size_t next = 0; // where the next row must start
+        for (const auto& row : t->rows) {
+            ASSERT_GE(row.size(), 3u);
+            const auto offset = number(row[0]);
+            const std::string& field = row[2];
+            ASSERT_TRUE(offset) << "row " << field << ": offset " << row[0];
+            EXPECT_EQ(*offset, next) << "row " << field << " does not start where the row before it ends";
+            const auto it = msg.fields.find(field);
+            if (it == msg.fields.end()) {
+                ADD_FAILURE() << "the page has a field `" << field << "` the test does not know";
+                continue;
+            }
+            seen.insert(field);
+            const Expect& e = it->second;
+            const auto size = number(row[1]);
+            if (!size) { // a size in words: the rest of the message
+                EXPECT_EQ(row[1], e.size_text) << "field " << field;
+                if (field != "window keys") { // those are in another encoding (a windowed advert)
+                    ASSERT_LE(*offset + e.bytes.size(), msg.bytes.size());
+                    EXPECT_TRUE(std::equal(e.bytes.begin(), e.bytes.end(), msg.bytes.begin() + static_cast<long>(*offset)))
+                        << "field " << field << " is not at offset " << *offset;
+                } else {
+                    EXPECT_EQ(*offset, wire::kRingAdvertSize);
+                }
+                next = SIZE_MAX;
+                continue;
+            }
+            ASSERT_LE(*offset + *size, msg.bytes.size()) << "field " << field << " runs past the message";
+            if (e.value) {
+                ASSERT_TRUE(*size >= 1 && *size <= 8) << "field " << field << ": an integer of 1 to 8 bytes";
+                EXPECT_EQ(load_le(msg.bytes, *offset, *size), *e.value)
+                    << "field " << field << " (offset " << *offset << ", " << *size << " bytes) is not where the "
+                    << "encoder puts it";
+            } else {
+                EXPECT_EQ(*size, e.bytes.size()) << "field " << field << "'s size";
+                EXPECT_TRUE(std::equal(e.bytes.begin(), e.bytes.end(), msg.bytes.begin() + static_cast<long>(*offset)))
+                    << "field " << field << " is not at offset " << *offset;
+            }
+            next = *offset + *size;
+        }
+        if (msg.size && next != SIZE_MAX) {
+            EXPECT_EQ(next, *msg.size) << "the rows do not cover the message";
+        }
+        for (const auto& [name, e] : msg.fields) {
+            EXPECT_TRUE(seen.count(name) != 0) << "the page's table lacks field `" << name << "`";
+        }
+    }
+}
+
+TEST(ProtocolPage, HandshakeMessageSizes) {
+    const auto lines = page_lines();
+    const auto t = table(lines, "## Handshake", "message");
+    ASSERT_TRUE(t) << "docs/protocol.md's Handshake section has no table of messages";
+    const std::map<std::string, std::size_t> want = {{"sender hello", wire::kSenderHelloSize},
+                                                     {"receiver hello", wire::kReceiverHelloSize},
+                                                     {"key proof", wire::kKeyProofSize},
+                                                     {"ring advert", wire::kRingAdvertSize},
+                                                     {"reject", wire::kRejectSize}};
+    std::set<std::string> seen;
+    for (const auto& row : t->rows) {
+        ASSERT_GE(row.size(), 3u);
+        const auto it = want.find(row[0]);
+        if (it == want.end()) {
+            ADD_FAILURE() << "the handshake's table names a message the test does not know: " << row[0];
+            continue;
+        }
+        seen.insert(row[0]);
+        EXPECT_EQ(row.back(), fmt::format("{} B", it->second)) << row[0];
+    }
+    EXPECT_EQ(seen.size(), want.size()) << "the handshake's table lacks a message";
+}
+
+} // namespace
+} // namespace rdmastream
