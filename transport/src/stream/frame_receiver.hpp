@@ -185,6 +185,9 @@ private:
     // or ProtocolError for what the sender did wrong), naming the
     // sender's hang-up if that is what caused it.
     [[noreturn]] void failed(const ibv_wc& wc, Work work);
+    // "the NIC refused a write (or read) of the sender's outside its
+    // credits ...; it held no credit for slot 0 (...)": the refusal's text.
+    std::string refused_request() const;
     RingConfig config_;
     std::unique_ptr<Datapath> path_;       // declared before what lives on it
     RcConnection* conn_ = nullptr;         // set-up over verbs (accept, connect); null over another datapath
