@@ -335,6 +335,7 @@ struct MemoryFabric::State {
         std::deque<Stalled> stalled; // empty but for a receiver-not-ready: allocates only then
         // Rare.
         alignas(kCacheLine) std::atomic<bool> down{false}; // stopped, hung up, or failed: the QP is in error
+        std::atomic<bool> refused_request{false}; // failed on a peer's write it refused (set by the peer)
         std::atomic<bool> rnr_waiting{false};              // !stalled.empty(), for the peer's post_recv
         std::atomic<bool> sleeps{true}; // event mode (set when the end is taken): arrivals wake it
         std::atomic<int> refuse_send{0}; // refuse_next_send's errno, until a post_send takes it
@@ -704,6 +705,12 @@ public:
     }
 
 
+    FlushCause flush_cause() override {
+        // The fabric's own failures complete with their status (no flush
+        // first); a refused peer's write leaves only a flush, as on rxe.
+        return {std::nullopt, s_->ends[side_].refused_request.load()};
+    }
+
     void stop() noexcept override {
         s_->ends[side_].down.store(true, std::memory_order_seq_cst);
         s_->wait_carried(peer_); // a copy into this end's buffers under way ends first
@@ -749,7 +756,20 @@ private:
         std::byte* dst = nullptr;
         if (write) {
             if (!s_->remote(wr.wr.rdma.rkey, peer_, wr.wr.rdma.remote_addr, total)) {
-                return IBV_WC_REM_ACCESS_ERR; // nothing lands; as on rxe, the peer sees no completion
+                // Nothing lands. As on rxe (a write longer than a packet),
+                // the peer's QP fails with no completion of its own: its
+                // oldest receive comes back flushed, and only that.
+                const Recv rv = *posted;
+                peer.recvs.pop();
+                peer.refused_request.store(true);
+                peer.down.store(true);
+                ibv_wc& theirs = s_->arriving(peer_);
+                theirs = {};
+                theirs.wr_id = rv.wr_id;
+                theirs.qp_num = peer.qp_num;
+                theirs.status = IBV_WC_WR_FLUSH_ERR;
+                s_->arrived(peer_);
+                return IBV_WC_REM_ACCESS_ERR;
             }
             dst = reinterpret_cast<std::byte*>(wr.wr.rdma.remote_addr);
         }

@@ -72,6 +72,7 @@ struct Options {
     std::uint64_t rejoin_after = 0;
     bool memory_windows = false; // receiver: --memory-windows sets it
     bool hold_first = false;    // receiver: hold frame 0 until the end; check it after a refusal
+    bool serve_next = false;    // receiver: after the first sender is refused, the listener serves the next
 };
 
 // FNV-1a over a frame's bytes: whether a held frame changed.
@@ -114,15 +115,21 @@ int run_receiver(const Options& o, std::unique_ptr<rs::FrameReceiver>& rx) {
     ring.live = o.policy == "live";
     ring.key = key(o);
     ring.memory_windows = o.memory_windows;
+    // --serve-next: the listener outlives the first sender.
+    std::optional<rs::Listener> kept;
     auto join = [&] {
         if (o.reverse) {
             rx = rs::FrameReceiver::connect(rs::Endpoint{o.addr, o.port}, ring, ms(o.connect_timeout));
         } else {
-            rs::Listener listener(rs::Endpoint{o.addr, o.port});
-            std::printf("receiver: listening on %s:%u, %u slots of %u bytes\n", o.addr.c_str(), listener.port(),
-                        o.slots, o.slot_size);
-            std::fflush(stdout);
-            rx = rs::FrameReceiver::accept(listener, ring, ms(o.connect_timeout));
+            std::optional<rs::Listener> own;
+            std::optional<rs::Listener>& at = o.serve_next ? kept : own;
+            if (!at) {
+                at.emplace(rs::Endpoint{o.addr, o.port});
+                std::printf("receiver: listening on %s:%u, %u slots of %u bytes\n", o.addr.c_str(), at->port(),
+                            o.slots, o.slot_size);
+                std::fflush(stdout);
+            }
+            rx = rs::FrameReceiver::accept(*at, ring, ms(o.connect_timeout));
         }
         std::printf("receiver: sender connected%s, %s\n", rx->huge_pages() ? " (ring on huge pages)" : "",
                     rx->memory_windows() ? "a memory window per slot" : "no memory windows");
@@ -144,7 +151,8 @@ int run_receiver(const Options& o, std::unique_ptr<rs::FrameReceiver>& rx) {
         rs::ReceivedFrame frame;
         std::uint64_t sum = 0;
     };
-    std::optional<Held> first;
+    std::unique_ptr<Held> first; // (not an optional: GCC 12 warns it may be used uninitialized)
+    bool hold_first = o.hold_first, refused_one = false;
     // A refusal while the consumer holds frame 0 says whether its bytes
     // changed: with memory windows the NIC refuses a write into it.
     const auto check_first = [&](const char* why) {
@@ -161,7 +169,21 @@ int run_receiver(const Options& o, std::unique_ptr<rs::FrameReceiver>& rx) {
         f = rx->next(ms(o.idle_timeout));
     } catch (const std::exception& e) {
         check_first(e.what());
-        throw;
+        if (!o.serve_next || refused_one) throw;
+        // The refused sender's connection goes (its ring with it); the
+        // listener serves the next one, a stream of its own.
+        std::printf("receiver: refused the first sender (%s); serving the next\n", e.what());
+        std::fflush(stdout);
+        refused_one = true;
+        first.reset();
+        held.clear();
+        rx.reset();
+        join();
+        model = rs::SenderCredits(o.slots);
+        last.reset();
+        received = gaps = 0;
+        hold_first = false;
+        continue;
     }
     if (!f) {
         if (first) rx->release(first->frame.slot);
@@ -211,8 +233,8 @@ int run_receiver(const Options& o, std::unique_ptr<rs::FrameReceiver>& rx) {
         if (o.consume_delay_ms > 0) { // a slow consumer
             std::this_thread::sleep_for(std::chrono::milliseconds(o.consume_delay_ms));
         }
-        if (o.hold_first && seq == 0) {
-            first = Held{*f, checksum(f->payload)};
+        if (hold_first && seq == 0) {
+            first = std::make_unique<Held>(Held{*f, checksum(f->payload)});
             continue; // released at the end of the stream
         }
         held.push_back(*expected);
@@ -455,6 +477,9 @@ int main(int argc, char** argv) {
     app.add_flag("--hold-first", o.hold_first,
                  "receiver: hold frame 0 to the end (release the others as usual); after a refusal, say whether "
                  "its bytes changed");
+    app.add_flag("--serve-next", o.serve_next,
+                 "receiver (listening): when the first sender is refused, serve the next one on the same listener; "
+                 "the run's verdict is that stream's");
     app.add_flag("--late-join", o.late_join, "receiver: the stream must already be running (its first frame > 0)");
     app.add_flag("--reverse", o.reverse,
                  "the sender listens on --addr and the receiver connects to it (default: the other way round)");

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <utility>
 
 namespace rdmastream {
@@ -65,6 +66,25 @@ void CompletionPoller::fail(const ibv_wc& wc, const char* side) {
     }
     throw ConnectionError(
         fmt::format("{}: work completion failed: {}{}", side, describe_failed_wc(wc), port_outage()));
+}
+
+FlushCause CompletionPoller::flush_cause() {
+    if (conn_.stopped()) {
+        return {}; // our own stop flushed it
+    }
+    take_device_events(); // throws with the device's own event if there is one
+    if (port_down_at_) {
+        return {}; // a port outage explains more than we know (fail() names it)
+    }
+    std::array<ibv_wc, 16> wcs{};
+    while (std::size_t n = poll(wcs)) {
+        for (std::size_t i = 0; i < n; ++i) {
+            if (wcs[i].status != IBV_WC_SUCCESS && wcs[i].status != IBV_WC_WR_FLUSH_ERR) {
+                return {wcs[i], false};
+            }
+        }
+    }
+    return {std::nullopt, true};
 }
 
 Waited CompletionPoller::spin(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline) {

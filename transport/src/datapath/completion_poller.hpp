@@ -40,6 +40,22 @@ namespace rdmastream {
 // wake-up per batch). kBusy: spin on the CQ (lowest latency, a core at
 // 100 %), looking at the connection and device events every millisecond.
 
+// What put a queue pair in error, asked after a flushed completion. A QP
+// fails by itself only on a work request of its own that failed (its
+// completion, not a flush, is in the CQ before the flushes: the NIC
+// completes it, then fails the QP), on a device event, or, as the
+// responder, on a request of the peer's that the NIC refused and answered
+// with a NAK (a write through a key or into a range the peer does not
+// hold, a read or atomic the QP does not allow): then this end has no
+// completion of its own to say so (rxe raises no event either; a NIC may
+// raise IBV_EVENT_QP_ACCESS_ERR or _REQ_ERR), only the flush. A peer that
+// hangs up does not fail it (the QP stays in RTS until we stop it; seen on
+// rxe: the disconnect event comes with the QP in RTS).
+struct FlushCause {
+    std::optional<ibv_wc> own; // a failed completion of this end's own (not a flush): it says why
+    bool peer_request = false; // nothing of ours failed, no port outage, not stopped: the peer's request
+};
+
 // What ended a wait.
 struct Waited {
     enum Kind { kCompletions, kCmEvent, kWoken, kTimeout };
@@ -78,6 +94,11 @@ public:
     // behind it when there is one (a QP's fatal event, or a port that went down: it
     // explains a retry counter that ran out).
     [[noreturn]] void fail(const ibv_wc& wc, const char* side);
+
+    // Asked after a flushed completion (Datapath::FlushCause): takes what
+    // is left in the CQ (the caller is failing anyway) and the device
+    // events. Error paths only: a syscall or two.
+    FlushCause flush_cause();
 
 private:
     // Takes this connection's device events (device_events.hpp: reading the

@@ -71,6 +71,9 @@ public:
         throw_failure(wc, side);
         throw std::logic_error("Datapath::throw_failure returned"); // it must throw
     }
+    // After a flushed completion: what put the queue pair in error
+    // (completion_poller.hpp). Error paths only.
+    virtual FlushCause flush_cause() = 0;
     // Stops the queue pair: nothing touches posted buffers after this.
     virtual void stop() noexcept = 0;
     // Hangs up: the peer sees RDMA_CM_EVENT_DISCONNECTED.
@@ -109,6 +112,7 @@ public:
     std::optional<CmEvent> wait_event(std::chrono::milliseconds timeout) override {
         return conn_.events().next(timeout);
     }
+    FlushCause flush_cause() override { return poller_.flush_cause(); }
     void stop() noexcept override { conn_.stop_qp(); }
     void disconnect() noexcept override { conn_.disconnect(); }
     std::string peer_name() const override { return conn_.peer_name(); }

@@ -60,6 +60,28 @@ wire::SlotImm ReceiverSlots::release(std::uint16_t slot) {
     return wire::SlotImm{slot, ++generation_[slot]};
 }
 
+std::string ReceiverSlots::uncredited() const {
+    // "slot 0", "slots 0, 2 and 5" for the slots owned by `who`.
+    const auto list = [this](Owner who, std::size_t& count) {
+        std::string out;
+        count = 0;
+        for (std::size_t s = 0; s < owner_.size(); ++s) {
+            if (owner_[s] == who) out += fmt::format("{}{}", count++ == 0 ? "" : ", ", s);
+        }
+        if (const auto last = out.rfind(", "); last != std::string::npos) out.replace(last, 2, " and ");
+        return fmt::format("{} {}", count == 1 ? "slot" : "slots", out);
+    };
+    std::size_t held = 0, pending = 0;
+    const std::string consumer = list(kConsumer, held), credit = list(kCreditPending, pending);
+    std::string out;
+    if (held > 0) out = consumer + (held == 1 ? " (its frame is with the consumer)" : " (their frames are with the consumer)");
+    if (pending > 0) {
+        out += fmt::format("{}{}{}", held > 0 ? "; " : "", credit,
+                           pending == 1 ? " (its credit is not sent yet)" : " (their credits are not sent yet)");
+    }
+    return out;
+}
+
 void ReceiverSlots::credit_sent(std::uint16_t slot) noexcept {
     if (slot < owner_.size() && owner_[slot] == kCreditPending) {
         owner_[slot] = kSender;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace rdmastream {
@@ -95,6 +96,11 @@ public:
     void credit_sent(std::uint16_t slot) noexcept;
 
     bool held(std::uint16_t slot) const noexcept { return slot < owner_.size() && owner_[slot] == kConsumer; }
+    // The slots the sender holds no credit for, for a refusal: "slot 0
+    // (its frame is with the consumer)", "slots 0, 2 (their frames are with
+    // the consumer) and 3 (its credit is not sent yet)"; "" when it holds
+    // every credit. Allocates: error paths only.
+    std::string uncredited() const;
     std::uint32_t slot_count() const noexcept { return static_cast<std::uint32_t>(owner_.size()); }
 
 private:

@@ -87,6 +87,7 @@ public:
     // behind them does, as the kernel's ib_drain_sq. Completions polled
     // meanwhile are discarded: the stream end is done with them. Once.
     void stop_qp() noexcept;
+    bool stopped() const noexcept { return stopped_; } // stop_qp() ran: the QP's error is our own doing
     // "198.18.0.2:40123", for messages.
     std::string peer_name() const;
     ibv_cq* cq() const noexcept { return cq_.get(); }

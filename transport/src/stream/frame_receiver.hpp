@@ -67,10 +67,10 @@ struct RingConfig {
     // A type 2 memory window per slot, bound while the sender holds the
     // slot's credit (slot_ring.hpp): the NIC refuses a write into a slot
     // the consumer holds. Off by default (rdmarecv --memory-windows, rdmasrc
-    // memory-windows=true turn it on): on the bed's rxe a lossy wire (5 %
-    // loss, or reordering) stalled a stream with windows, whose frames wait
-    // for invalidates queued behind retransmitted credits
-    // (docs/security.md). Off, or on a device without type 2 windows, the
+    // memory-windows=true turn it on): on the bed's rxe a lossy wire (0.1 %
+    // loss is enough) stalls a stream with windows, whose frames wait for
+    // invalidates queued behind retransmitted credits, which rxe 6.1 then
+    // never completes (docs/security.md, the reproduction). Off, or on a device without type 2 windows, the
     // ring is one REMOTE_WRITE region and a write into a held slot is only
     // noticed once it has landed.
     bool memory_windows = false;
@@ -188,6 +188,9 @@ private:
     // or ProtocolError for what the sender did wrong), naming the
     // sender's hang-up if that is what caused it.
     [[noreturn]] void failed(const ibv_wc& wc, Work work);
+    // "the NIC refused a write (or read) of the sender's outside its
+    // credits ...; it held no credit for slot 0 (...)": the refusal's text.
+    std::string refused_request() const;
     RingConfig config_;
     std::unique_ptr<Datapath> path_;       // declared before what lives on it
     RcConnection* conn_ = nullptr;         // set-up over verbs (accept, connect); null over another datapath

@@ -119,15 +119,27 @@ std::optional<ReceivedFrame> FrameReceiver::checked_next_arrived() {
     }
 }
 
+std::string FrameReceiver::refused_request() const {
+    // What the receiver knows: its NIC refused a request of the sender's.
+    // Not which slot it aimed at (the NIC reports neither key nor address),
+    // so the slots it held no credit for are named as such.
+    if (!windows_) {
+        return "the NIC refused a write (or read) of the sender's outside the ring or with a key it was not "
+               "given, and nothing of it landed";
+    }
+    const std::string slots = slots_.uncredited();
+    return fmt::format("the NIC refused a write (or read) of the sender's outside its credits, and nothing of it "
+                       "landed{}{}",
+                       slots.empty() ? "" : "; it held no credit for ", slots);
+}
+
 void FrameReceiver::failed(const ibv_wc& wc, Work work) {
     // A write through a key the sender holds no credit for (a window
     // invalidated, or bound over another slot): the NIC refused it before a
-    // byte landed. rxe tells only the writer; a NIC that also fails the
-    // receive the write would have used says it here.
+    // byte landed. A write whose receive the NIC had taken says so here (a
+    // single-packet write on rxe); a longer one leaves only the flush below.
     if (work == Work::kControlRecv && wc.status == IBV_WC_REM_ACCESS_ERR) {
-        throw ProtocolError(fmt::format("the sender wrote where it holds no credit: the NIC refused the write "
-                                        "({}), nothing of it landed",
-                                        ibv_wc_status_str(wc.status)));
+        throw ProtocolError(refused_request());
     }
     // A receive that failed (not flushed) is the sender's doing: a message
     // longer than the receive's buffer (LOC_LEN_ERR on a NIC, an invalid
@@ -136,6 +148,19 @@ void FrameReceiver::failed(const ibv_wc& wc, Work work) {
         throw ProtocolError(fmt::format("the sender sent a message longer than the {}-byte receive buffers, which "
                                         "the receive refused: {}",
                                         wire::kControlPayloadMax, ibv_wc_status_str(wc.status)));
+    }
+    if (wc.status == IBV_WC_WR_FLUSH_ERR) {
+        // The QP is in error and we did not stop it: a work request of ours
+        // failed (its completion says why), or the NIC refused a request of
+        // the sender's (completion_poller.hpp, FlushCause). The sender's
+        // hang-up that follows is its consequence, not the cause.
+        const FlushCause cause = path_->flush_cause();
+        if (cause.peer_request) {
+            throw ProtocolError(refused_request());
+        }
+        if (cause.own) {
+            failed(*cause.own, decode_work_id(cause.own->wr_id).work);
+        }
     }
     // A sender that dies makes our next credit SEND fail (remote operation
     // error, retries exceeded) as its kernel tears the QP down, often just
