@@ -17,6 +17,7 @@
 //     reject status that is never retried through worth_retrying.
 #include "memory_fabric.hpp"
 
+#include "rdmastream/door.hpp"
 #include "rdmastream/endpoint.hpp"
 #include "rdmastream/key.hpp"
 #include "rdmastream/receiver.hpp"
@@ -53,11 +54,6 @@
 namespace rdmastream {
 namespace {
 
-// Not in the code yet: the listener's bounds on pending handshakes
-// (docs/protocol.md, "Listening: pending handshakes"). TODO: compare with
-// the listener's constants once they exist.
-constexpr std::size_t kExpectedMaxPending = 32;
-constexpr std::size_t kExpectedMaxPendingPerAddress = 4;
 
 // The kernel's, not ours (include/rdma/ib_cm.h, drivers/infiniband/core/
 // cma.c): a REQ carries 92 bytes of private data, rdma_cm's struct cma_hdr
@@ -155,6 +151,7 @@ public:
     std::optional<CmEvent> wait_event(std::chrono::milliseconds timeout) override {
         return inner_->wait_event(timeout);
     }
+    FlushCause flush_cause() override { return inner_->flush_cause(); }
     void stop() noexcept override { inner_->stop(); }
     void disconnect() noexcept override { inner_->disconnect(); }
     std::string peer_name() const override { return inner_->peer_name(); }
@@ -393,8 +390,8 @@ std::map<std::string, Check> known_constants() {
     k["ConnectionOptions::rnr_retry"] = is(num(ConnectionOptions{}.rnr_retry));
     k["SenderOptions::keepalive"] = is(duration(SenderOptions{}.keepalive));
     k["SenderOptions::ack_limit"] = is(duration(SenderOptions{}.ack_limit));
-    k["kMaxPending"] = is(num(kExpectedMaxPending));
-    k["kMaxPendingPerAddress"] = is(num(kExpectedMaxPendingPerAddress));
+    k["kMaxPending"] = is(num(PendingLimits{}.total));
+    k["kMaxPendingPerAddress"] = is(num(PendingLimits{}.per_address));
     return k;
 }
 
