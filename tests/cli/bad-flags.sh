@@ -43,6 +43,21 @@ refused send_unknown_flag rdmasend 'The following argument was not expected: --n
 refused recv_unknown_flag rdmarecv 'The following argument was not expected: --no-such-flag' "$recv" --no-such-flag
 refused send_bad_fps rdmasend '--fps: Value -3 not in range .*' "$send" clip.mp4 --fps -3
 refused recv_bad_poll rdmarecv '--poll: spin not in \{event,busy\}' "$recv" --null --poll spin
+# mistaken NAME PROGRAM MESSAGE-REGEX ARGS...: a setting that parses but
+# cannot be (a UserError before any RDMA): exit 2, one line naming the fix.
+mistaken() {
+  name=$1 prog=$2 regex=$3
+  shift 3
+  timeout 20 "$@" >"$out" 2>"$err"
+  got=$?
+  [ "$got" -eq 2 ] || { fail "$name: exit status $got, expected 2"; return; }
+  grep -Eq "^$prog: $regex" "$err" && [ "$(wc -l <"$err")" -eq 1 ] || { fail "$name: stderr is not one line '$prog: $regex'"; return; }
+  echo "ok $name: $(head -1 "$err")"
+}
+mistaken recv_pending_without_listen rdmarecv '--max-pending and --max-pending-per-address need --listen' \
+  "$recv" --null --connect 192.0.2.1 --max-pending 3
+mistaken send_pending_per_address_above_total rdmasend '--max-pending-per-address 40 is more than --max-pending 32' \
+  "$send" clip.mp4 --listen --max-pending-per-address 40
 fine send_help '^Usage: rdmasend \[OPTIONS\] INPUT' "$send" --help
 fine recv_help '^Usage: rdmarecv \[OPTIONS\]' "$recv" --help
 fine send_version '^rdmasend [0-9]' "$send" --version
