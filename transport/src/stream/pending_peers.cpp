@@ -123,9 +123,7 @@ bool PendingPeers::step(Peer& p, Clock::time_point now) {
         return true;
     }
     if (now >= p.deadline) {
-        throw TimeoutError(fmt::format("it did not finish the handshake (key proofs, ring advert) within {} ms: it "
-                                       "hangs, or is not rdmastream protocol {}",
-                                       handshake_timeout_.count(), wire::kProtocolVersion));
+        p.opening.handshake->time_out(handshake_timeout_);
     }
     return false;
 }

@@ -158,13 +158,17 @@ void Handshake::run(std::chrono::milliseconds timeout) {
         case Waited::kWoken: break; // a stream end's wake: nothing to do for it yet
         case Waited::kTimeout:
             if (Clock::now() >= deadline) {
-                throw TimeoutError(fmt::format(
-                    "{} sent no {} within {} ms: it hangs, or is not rdmastream protocol {}", peer_label(),
-                    key_ && !peer_proved_ ? "key proof" : "ring advert", timeout.count(), wire::kProtocolVersion));
+                time_out(timeout);
             }
             break;
         }
     }
+}
+
+void Handshake::time_out(std::chrono::milliseconds allowed) const {
+    throw TimeoutError(fmt::format("{} sent no {} within {} ms: it hangs, or is not rdmastream protocol {}",
+                                   peer_label(), key_ && !peer_proved_ ? "key proof" : "ring advert", allowed.count(),
+                                   wire::kProtocolVersion));
 }
 
 void Handshake::drain() {

@@ -70,6 +70,9 @@ public:
     // what a lost connection means.
     bool step();
     void run(std::chrono::milliseconds timeout);
+    // The TimeoutError of a handshake not through within `allowed`, naming
+    // what the peer has not sent (a caller that drives step() itself).
+    [[noreturn]] void time_out(std::chrono::milliseconds allowed) const;
     // A sender's, once through: the receiver's ring advert.
     const wire::RingAdvert& ring() const;
 
