@@ -102,7 +102,8 @@ void PendingPeers::take_requests(std::size_t at_most, const Listener::Screen& sc
             continue;
         }
         const auto now = Clock::now();
-        pending_.push_back(std::make_unique<Peer>(Peer{std::move(o), std::move(who), now, now + plan_.queues.step_timeout, false}));
+        pending_.push_back(
+            std::make_unique<Peer>(Peer{std::move(o), std::move(who), now, now + plan_.queues.step_timeout, false}));
     }
 }
 
