@@ -44,7 +44,9 @@ public:
     // joining it costs a clock read (vDSO), and one poll(2) of the listener
     // every kListenerLook: no syscall per frame at rates above 100 frames/s.
     // The listener is only read when it holds a request (each accept lists
-    // the devices when one is named: once per joiner, not per frame).
+    // the devices when one is named: once per joiner, not per frame);
+    // receivers in their handshakes move on at the same looks, a few
+    // syscalls each, never per frame.
     std::size_t admit();
     // Waits up to `timeout` until at least `count` receivers are connected;
     // TimeoutError after it; false once the options' waker is woken first.

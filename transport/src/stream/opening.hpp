@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // How either stream end opens a connection, the one way both do it: dial
-// (retrying until the peer listens, a refusal explained) or accept the next
-// peer from a listener (a bad hello refused before anything is made for it,
-// a failed handshake logged and the next peer served); either way the
+// (retrying until the peer listens, a refusal explained) or accept the first
+// peer through its handshake from a listener (many at once, bounded:
+// stream/pending_peers.hpp; a bad hello refused before anything is made for
+// it, a failed handshake logged); either way the
 // peer's hello is taken and checked and the handshake (wire/handshake.hpp:
 // key proofs, the ring advert's turn) runs before the caller makes its
 // FrameSender or FrameReceiver over the result.
