@@ -33,10 +33,14 @@ wait_line() {
 
 flood_from=()
 if [ "$from" = other ]; then
-  # A second address on the bed's RDMA netdev: rxe adds its GID, so it can
-  # be a connect request's source.
-  ip addr add 198.18.0.3/24 dev rdma0 2>/dev/null
-  ip addr show dev rdma0 | grep -q 198.18.0.3 || fail "could not add 198.18.0.3 to rdma0"
+  # A second address on the netdev that carries the listener's (rdma0 in a
+  # guest, rdmabed0 on a host): the RDMA device adds its GID, so it can be
+  # a connect request's source. Root is needed (the bed's guests are).
+  dev=$(ip -o -4 addr show | awk -v a="$addr" 'index($4, a "/") == 1 {print $2; exit}')
+  [ -n "$dev" ] || fail "no netdev carries $addr"
+  ip addr add 198.18.0.3/32 dev "$dev" 2>/dev/null
+  ip -o -4 addr show dev "$dev" | grep -q ' 198\.18\.0\.3/' ||
+    fail "could not add 198.18.0.3 to $dev (needs root): the flood needs a second source address"
   flood_from=(--from 198.18.0.3)
 fi
 
