@@ -1,10 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "rdmaprops.hpp"
 
-#include "rdmastream/error.hpp"
-
-#include <fmt/format.h>
-
 #include <array>
 
 namespace rdmastream::gst {
@@ -83,12 +79,7 @@ void install_shared_properties(GObjectClass* klass, const SharedPropertyTexts& t
 }
 
 PendingLimits pending_limits(const ConnectionSettings& s) {
-    if (s.max_pending_per_address > s.max_pending) {
-        throw UserError(fmt::format("max-pending-per-address {} is more than max-pending {}: one address can never "
-                                    "have more pending than all together",
-                                    s.max_pending_per_address, s.max_pending));
-    }
-    return PendingLimits{s.max_pending, s.max_pending_per_address};
+    return PendingLimits{s.max_pending, s.max_pending_per_address}; // Door::listen checks them
 }
 
 std::span<const Field<ConnectionSettings>> shared_fields() {

@@ -74,8 +74,8 @@ struct SharedPropertyTexts {
     const char* stats;
 };
 
-// role=listen: the pending limits the settings ask for. Throws UserError
-// when the per-address one exceeds the total.
+// role=listen: the pending limits the settings ask for (Door::listen
+// refuses a per-address one above the total, naming both).
 PendingLimits pending_limits(const ConnectionSettings& s);
 
 // Installs every shared property; `defaults` gives their default values.

@@ -49,7 +49,7 @@ public:
     // it; a missing RDMA device one that names the fix. `allow` empty:
     // everyone may connect. `log` gets one line per refused peer
     // ("refused 198.18.0.2:40123: ..."); empty: stderr. `pending`: both
-    // bounds at least 1 (a UserError otherwise).
+    // bounds at least 1, per_address at most total (a UserError otherwise).
     static Door listen(const Endpoint& local, AllowList allow = {}, LogFn log = {}, PendingLimits pending = {});
 
     Door(Door&&) noexcept;

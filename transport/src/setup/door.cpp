@@ -20,9 +20,9 @@ Door Door::dial(const Endpoint& peer) {
 }
 
 Door Door::listen(const Endpoint& local, AllowList allow, LogFn log, PendingLimits pending) {
-    if (pending.total == 0 || pending.per_address == 0) {
-        throw UserError(fmt::format("a listener needs room for at least one pending handshake (asked: {} in all, {} "
-                                    "per address)",
+    if (pending.total == 0 || pending.per_address == 0 || pending.per_address > pending.total) {
+        throw UserError(fmt::format("a listener's pending handshakes need room for at least one, and no more per "
+                                    "address than in all (asked: {} in all, {} per address)",
                                     pending.total, pending.per_address));
     }
     auto d = std::make_shared<Impl>();

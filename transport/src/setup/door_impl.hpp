@@ -9,8 +9,6 @@
 #include "setup/cm_event_channel.hpp"
 #include "setup/listener.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <chrono>
 #include <memory>

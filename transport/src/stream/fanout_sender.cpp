@@ -147,7 +147,7 @@ void FanoutSender::accept_requests() {
     // its channel broken) is not one receiver's and ends the fan-out's
     // admitting: it goes to the caller. Each receiver's own failures are
     // logged by the listener and cost only that receiver.
-    pending_.take_requests(kRequestsPerLook, admission);
+    pending_.take_requests(PendingPeers::kRequestsPerLook, admission); // admit() always returns
 }
 
 std::size_t FanoutSender::advance_joiners() {

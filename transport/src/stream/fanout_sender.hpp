@@ -137,9 +137,6 @@ private:
     // a joiner waits at most this long to be noticed, against a handshake of
     // several round trips; the same period FrameSender looks for hang-ups.
     static constexpr std::chrono::milliseconds kListenerLook{10};
-    // Connect requests one look reads at most: a flood is served over
-    // several looks, and admit() always returns.
-    static constexpr std::size_t kRequestsPerLook = 16;
     bool look_due();          // at most every kListenerLook: a clock read
     bool listener_readable(); // one poll(2), no wait
     void accept_requests();   // the requests the listener holds go pending, within the limits

@@ -68,9 +68,10 @@ struct RingConfig {
     // slot's credit (slot_ring.hpp): the NIC refuses a write into a slot
     // the consumer holds. Off by default (rdmarecv --memory-windows, rdmasrc
     // memory-windows=true turn it on): on the bed's rxe a lossy wire (0.1 %
-    // loss is enough) stalls a stream with windows, whose frames wait for
-    // invalidates queued behind retransmitted credits, which rxe 6.1 then
-    // never completes (docs/security.md, the reproduction). Off, or on a device without type 2 windows, the
+    // loss is enough) stalls a stream with windows: rxe 6.1 runs a bind
+    // again when it retransmits a SEND queued before it, the second bind
+    // fails, and nothing on the queue completes after it (docs/security.md,
+    // bench/mw_stall_probe.cpp). Off, or on a device without type 2 windows, the
     // ring is one REMOTE_WRITE region and a write into a held slot is only
     // noticed once it has landed.
     bool memory_windows = false;

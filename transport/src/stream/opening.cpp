@@ -6,8 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 namespace rdmastream {
 
 Opening make_opening(RcConnection conn, const OpeningPlan& plan) {
@@ -52,13 +50,10 @@ std::optional<Opening> dial(const Endpoint& peer, std::chrono::milliseconds pati
 std::optional<Opening> accept_next_peer(Listener& listener, std::chrono::steady_clock::time_point deadline,
                                         std::chrono::milliseconds handshake_timeout, const OpeningPlan& plan,
                                         const std::string& where) {
-    // Requests one look takes at most, so that a flood is read over several
-    // looks and the peers pending meanwhile still move on.
-    constexpr std::size_t kRequestsPerLook = 16;
     const auto start = std::chrono::steady_clock::now();
     PendingPeers pending(listener, plan, handshake_timeout);
     for (;;) {
-        pending.take_requests(kRequestsPerLook);
+        pending.take_requests(PendingPeers::kRequestsPerLook);
         if (std::optional<Opening> o = pending.advance()) {
             pending.drop_all(fmt::format("busy: this listener serves one {} at a time and took {} first",
                                          plan.peer_role, o->path->peer_name()));

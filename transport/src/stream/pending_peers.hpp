@@ -33,6 +33,10 @@ namespace rdmastream {
 class PendingPeers {
 public:
     using Clock = std::chrono::steady_clock;
+    // Connect requests one take_requests() of its callers reads at most, so
+    // that a flood is read over several looks and the peers pending
+    // meanwhile still move on.
+    static constexpr std::size_t kRequestsPerLook = 16;
 
     // `plan`: how this end opens a connection; it must outlive this.
     PendingPeers(Listener& listener, const OpeningPlan& plan, std::chrono::milliseconds handshake_timeout);
