@@ -192,12 +192,22 @@ device_up() {
 # (also if the job deleted it), no netem, the dummy netdev gone (device_up
 # brings the wire up again).
 # Fails if rxe0 cannot be removed (a wedged device: the guest is rebooted).
+# Fails too if the job left the wire down (a link-down fault): rxe's packets
+# may be stuck in the virtio NIC's transmit ring, and their QPs are gone with
+# the job's processes. Bringing the link up frees them through 6.1 rxe's
+# rxe_skb_tx_dtor, which reads the dead QP and panics the guest (seen on CI:
+# NULL dereference in rxe_skb_tx_dtor under `ip link set up`). A fresh guest
+# costs a boot; a panic costs the next job.
 device_down() {
   if [[ -e /sys/class/infiniband/rxe0 ]]; then rdma link delete rxe0 || return 1; fi
   [[ ! -e /sys/class/infiniband/rxe0 ]] || return 1
   if [[ $RDMABED_TOPOLOGY == one ]]; then
-    ip link delete rdma0 2>/dev/null # its netem goes with it
+    ip link delete rdma0 2>/dev/null # its netem goes with it (a dummy has no ring)
   else
+    if ! ip -o link show dev "$wire" | grep -q '[<,]UP[,>]'; then
+      say "the job left $wire down: rxe packets may be stuck in its ring (6.1 rxe panics when they are freed)"
+      return 1
+    fi
     printf '%s\n' "qdisc del dev $wire root" | tc -force -batch - 2>/dev/null
     ip addr flush dev "$wire" 2>/dev/null
   fi
