@@ -270,7 +270,7 @@ constexpr ibv_wc_status kReceiverNotReady = IBV_WC_RNR_RETRY_EXC_ERR;
 // including what its pointers name.
 struct Stalled {
     ibv_send_wr wr{};
-    std::array<ibv_sge, 2> sges{};
+    std::array<ibv_sge, 3> sges{};
     ibv_mw mw{}; // a bind's window and region
     ibv_mr mr{};
 
@@ -492,11 +492,11 @@ public:
 
     void post_send(ibv_send_wr& list, const char* what) override {
         for (ibv_send_wr* wr = &list; wr != nullptr; wr = wr->next) {
-            if (wr->num_sge > 2 || (wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM && wr->opcode != IBV_WR_SEND_WITH_IMM &&
+            if (wr->num_sge > 3 || (wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM && wr->opcode != IBV_WR_SEND_WITH_IMM &&
                                     wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_BIND_MW &&
                                     wr->opcode != IBV_WR_LOCAL_INV)) {
                 throw SystemError(what, EINVAL,
-                                  "the harness takes WRITE_WITH_IMM, SEND_WITH_IMM or SEND with <= 2 SGEs, "
+                                  "the harness takes WRITE_WITH_IMM, SEND_WITH_IMM or SEND with <= 3 SGEs, "
                                   "BIND_MW and LOCAL_INV");
             }
         }

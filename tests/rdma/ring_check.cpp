@@ -318,7 +318,7 @@ int run_fanout_sender(const Options& o) {
                                                  check::frame_size(seq, o.min_payload, max_payload));
         check::fill(buf, seq);
         busy[b] = true;
-        tx.send(buf, buffers.lkey(), rs::FrameMeta{static_cast<std::int64_t>(seq), 1, 0}, b, ms(o.idle_timeout));
+        tx.send(buf, buffers.lkey(), rs::FrameMeta{static_cast<std::int64_t>(seq), 1, 0, {}}, b, ms(o.idle_timeout));
     }
     tx.finish(ms(o.idle_timeout));
     for (const auto& r : tx.receiver_stats()) {
@@ -383,7 +383,7 @@ int run_sender(const Options& o, std::vector<bool>& busy, std::unique_ptr<rs::Fr
                                                  check::frame_size(seq, o.min_payload, max_payload));
         check::fill(buf, seq);
         busy[b] = true;
-        number_in[b] = tx->send(buf, buffers.lkey(), rs::FrameMeta{static_cast<std::int64_t>(seq), 1, 0}, b,
+        number_in[b] = tx->send(buf, buffers.lkey(), rs::FrameMeta{static_cast<std::int64_t>(seq), 1, 0, {}}, b,
                                 ms(o.idle_timeout)).value(); // no waker: never interrupted
     }
     tx->finish(ms(o.idle_timeout));

@@ -349,6 +349,14 @@ std::map<std::string, Check> known_constants() {
     k["kMaxPlanes"] = is(num(kMaxPlanes));
     k["kMaxCapsLength"] = is(num(kMaxCapsLength));
     k["kMaxCapsNesting"] = is(num(kMaxCapsNesting));
+    k["kMaxSideDataBytes"] = is(num(kMaxSideDataBytes));
+    k["kDefaultSideDataBytes"] = is(num(kDefaultSideDataBytes));
+    k["kSideDataEntryHead"] = is(num(kSideDataEntryHead));
+    k["kMaxSideDataEntries"] = is(num(kMaxSideDataEntries));
+    k["SideDataKind::kCaptions"] = is(num(static_cast<unsigned>(SideDataKind::kCaptions)));
+    k["SideDataKind::kTimecode"] = is(num(static_cast<unsigned>(SideDataKind::kTimecode)));
+    k["SideDataKind::kMasteringDisplay"] = is(num(static_cast<unsigned>(SideDataKind::kMasteringDisplay)));
+    k["SideDataKind::kContentLight"] = is(num(static_cast<unsigned>(SideDataKind::kContentLight)));
     k["Handshake: sender's receives"] = [](const std::string& page) {
         const Posted bare = handshake_receives(wire::Role::kSender, kMaxSenderSlots, false);
         const Posted keyed = handshake_receives(wire::Role::kSender, kMaxSenderSlots, true);
@@ -518,6 +526,7 @@ std::vector<Message> messages() {
     h.imm = wire::SlotImm{0x0304, 0x0506};
     h.format_id = 0x0708;
     h.sent_at_ns = 0x0a0b0c0d0e0f1011;
+    h.side_data_size = 0x0c0d;
     std::array<std::byte, wire::kSlotHeaderSize> header{};
     wire::encode(h, std::span<std::byte, wire::kSlotHeaderSize>(header));
     m.push_back({"### Slot header", vec(header), wire::kSlotHeaderSize,
@@ -532,6 +541,7 @@ std::vector<Message> messages() {
                   {"generation", u(0x0506)},
                   {"format_id", u(0x0708)},
                   {"reserved@42", u(0)},
+                  {"side_data_size", u(0x0c0d)},
                   {"sent_at", u(0x0a0b0c0d0e0f1011)},
                   {"reserved@56", u(0)}}});
     StreamFormat f;
@@ -540,6 +550,7 @@ std::vector<Message> messages() {
     f.max_frame_size = 0x30000;
     f.planes[0] = {0x10, 0x20};
     f.planes[1] = {0x1000, 0x40};
+    f.max_side_data = 0x1234;
     f.caps = "video/x-raw";
     std::array<std::byte, wire::kControlPayloadMax> fmt_out{};
     const std::size_t fmt_size = wire::encode(f, std::span<std::byte, wire::kControlPayloadMax>(fmt_out));
@@ -555,6 +566,7 @@ std::vector<Message> messages() {
                   {"reserved@11", u(0)},
                   {"max_frame_size", u(0x30000)},
                   {"planes", raw(le32s({0x10, 0x20, 0x1000, 0x40, 0, 0, 0, 0}))},
+                  {"max_side_data", u(0x1234)},
                   {"caps_length", u(f.caps.size())},
                   {"caps", raw(caps, "n")}}});
     return m;

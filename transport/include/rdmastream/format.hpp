@@ -33,6 +33,10 @@ inline constexpr std::size_t kMaxCapsNesting = 8;
 struct StreamFormat {
     std::uint16_t id = 0;              // non-zero, changes with every new format
     std::uint32_t max_frame_size = 0;  // payload bytes a frame may need
+    // Side data bytes (side_data.hpp) a frame may carry after its payload,
+    // entry heads included; 0: none. At most kMaxSideDataBytes; the
+    // receiver's slots make room for max_frame_size + max_side_data.
+    std::uint32_t max_side_data = 0;
     std::array<PlaneLayout, kMaxPlanes> planes{};
     std::uint8_t plane_count = 0;
     std::string caps;

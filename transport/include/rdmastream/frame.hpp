@@ -5,6 +5,7 @@
 #pragma once
 
 #include "rdmastream/format.hpp"
+#include "rdmastream/side_data.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -26,6 +27,9 @@ struct FrameMeta {
     std::int64_t pts = 0;
     std::int64_t duration = 0;
     std::uint16_t flags = 0;
+    // Per-frame data to write after the payload (copied at send(); the
+    // format must declare room for it: StreamFormat::max_side_data).
+    std::span<const SideData> side_data;
 };
 
 // What became of a frame a sender was given: the receiver has it, or the
@@ -59,6 +63,9 @@ struct ReceivedFrame {
     // whether it changed since the previous frame (renegotiate downstream).
     const StreamFormat* format = nullptr;
     bool format_changed = false;
+    // Its per-frame data, checked, in the ring after the payload (never
+    // copied); valid until release(slot) as the payload is.
+    std::span<const SideData> side_data;
 };
 
 } // namespace rdmastream

@@ -136,7 +136,7 @@ void RcConnection::create_resources() {
     qp_attr.sq_sig_all = 0; // selective signalling: the poster decides
     qp_attr.cap.max_send_wr = opts_.send_wr;
     qp_attr.cap.max_recv_wr = opts_.recv_wr;
-    qp_attr.cap.max_send_sge = 2; // slot header + payload, gathered by the NIC
+    qp_attr.cap.max_send_sge = 3; // slot header, payload, side data: gathered by the NIC
     qp_attr.cap.max_recv_sge = 1;
     check_errno(rdma_create_qp(id_.get(), pd_.get(), &qp_attr), "rdma_create_qp");
     qp_.reset(id_.get());

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "stream/fanout_sender.hpp"
+#include "wire/side_data_wire.hpp"
 
 #include "setup/cm_devices.hpp"
 
@@ -227,6 +228,14 @@ std::uint32_t FanoutSender::max_payload() const noexcept {
 std::uint64_t FanoutSender::send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
                                  std::uint64_t cookie, std::chrono::milliseconds timeout) {
     admit();
+    // The caller's mistakes are the caller's, not one receiver's: refused
+    // before any receiver takes the frame (each would drop on its own).
+    const std::size_t side_size = wire::side_data_size(meta.side_data);
+    if (const std::uint32_t room = format_ ? format_->max_side_data : 0; side_size > room) {
+        throw UserError(fmt::format("a frame with {} bytes of side data, where its stream format declares room "
+                                    "for {}: raise StreamFormat::max_side_data",
+                                    side_size, room));
+    }
     const std::uint64_t token = next_token_++;
     SharedFrame& o = shared_[token % kSharedFrames];
     if (o.holders != 0) {
@@ -239,7 +248,7 @@ std::uint64_t FanoutSender::send(std::span<const std::byte> payload, std::uint32
     // it as they do): it waits again. Only a wake restarts that wait.
     o = SharedFrame{token, cookie, 1, false};
     for_each_member([&](FrameSender& s) {
-        if (payload.size() > s.max_payload()) {
+        if (payload.size() + side_size > s.max_payload()) {
             throw UserError(fmt::format("a {}-byte frame does not fit its {}-byte slots", payload.size(),
                                         s.ring().slot_size));
         }

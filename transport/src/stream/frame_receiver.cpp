@@ -161,7 +161,8 @@ FrameReceiver::FrameReceiver(std::unique_ptr<Datapath> path, const RingConfig& c
       signal_every_(kCreditBuffers / 2),
       recv_of_slot_(config.slots, 0),
       arrived_(2 * std::size_t{config.slots} + 2),
-      invalidated_(config.slots, 0) {
+      invalidated_(config.slots, 0),
+      side_of_slot_(config.slots) {
     for (std::uint32_t i = 0; i <= config.slots; ++i) {
         post_recv(i);
     }
@@ -257,13 +258,14 @@ std::uint32_t slot_size_for(const wire::StreamFormat& f, const RingConfig& confi
                                     sender, f.id, f.max_frame_size, f.max_frame_size / 1048576.0,
                                     config.max_frame_bytes));
     }
+    // A frame's payload and its side data share the slot behind the header.
+    // decode_stream_format bounds the two to 2^30 - 64: no overflow.
+    const std::uint32_t need = f.max_frame_size + f.max_side_data;
     const std::uint32_t room = config.slot_size - static_cast<std::uint32_t>(wire::kSlotHeaderSize);
-    if (f.max_frame_size <= room) {
+    if (need <= room) {
         return config.slot_size;
     }
-    // decode_stream_format bounds max_frame_size to 2^30 - 64: no overflow.
-    const std::uint32_t slot_size =
-        (f.max_frame_size + static_cast<std::uint32_t>(wire::kSlotHeaderSize) + 4095u) / 4096u * 4096u;
+    const std::uint32_t slot_size = (need + static_cast<std::uint32_t>(wire::kSlotHeaderSize) + 4095u) / 4096u * 4096u;
     const std::uint64_t ring = std::uint64_t{config.slots} * slot_size;
     if (ring > config.max_ring_bytes) {
         throw UserError(fmt::format("the sender at {} announced stream format {} with frames of up to {} bytes: "

@@ -230,6 +230,9 @@ private:
     std::size_t arrived_head_ = 0, arrived_count_ = 0;
     std::vector<std::uint8_t> invalidated_; // by slot: the window of the frame in it is invalidated
     std::optional<wire::StreamFormat> format_;
+    // By slot: the checked side data entries of the frame in it (the spans
+    // point into the ring), for ReceivedFrame::side_data.
+    std::vector<std::array<SideData, kMaxSideDataEntries>> side_of_slot_;
     bool format_changed_ = false;
     std::uint64_t last_sequence_ = 0; // the latest frame's number (once stats_.frames > 0)
 };

@@ -10,6 +10,7 @@
 // request in the credits' post.
 #include "rdmastream/error.hpp"
 #include "stream/frame_receiver.hpp"
+#include "wire/side_data_wire.hpp"
 
 #include <arpa/inet.h>
 
@@ -299,11 +300,24 @@ ReceivedFrame FrameReceiver::hand_out(const ibv_wc& wc) {
     }
     f.format = format_ ? &*format_ : nullptr;
     f.format_changed = std::exchange(format_changed_, false);
-    if (wc.byte_len != wire::kSlotHeaderSize + f.header.payload_size) {
+    // decode_slot_header bounds payload + side data by the slot: no overflow.
+    const std::size_t written = wire::kSlotHeaderSize + std::size_t{f.header.payload_size} + h.side_data_size;
+    if (wc.byte_len != written) {
         throw ProtocolError(fmt::format("slot {}: the write carried {} bytes, its header claims {}", imm.slot,
-                                        wc.byte_len, wire::kSlotHeaderSize + f.header.payload_size));
+                                        wc.byte_len, written));
     }
     f.payload = slot.subspan(wire::kSlotHeaderSize, f.header.payload_size);
+    if (h.side_data_size != 0) { // after the payload; bounded by the format (never by the ring's room)
+        const std::uint32_t bound = format_ ? format_->max_side_data : 0;
+        if (h.side_data_size > bound) {
+            throw ProtocolError(fmt::format("frame {} carries {} bytes of side data, its format allows {}",
+                                            f.header.sequence, h.side_data_size, bound));
+        }
+        auto& entries = side_of_slot_[imm.slot];
+        const std::size_t n = wire::decode_side_data(
+            slot.subspan(wire::kSlotHeaderSize + f.header.payload_size, h.side_data_size), imm.slot, entries);
+        f.side_data = std::span<const SideData>(entries.data(), n);
+    }
     f.arrived_at_ns = wall_clock_ns();
     if (f.header.sent_at_ns != 0 && f.arrived_at_ns >= f.header.sent_at_ns) {
         stats_.add_latency(std::chrono::nanoseconds(f.arrived_at_ns - f.header.sent_at_ns));

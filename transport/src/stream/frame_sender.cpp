@@ -176,9 +176,12 @@ void FrameSender::set_format(const wire::StreamFormat& format, std::chrono::mill
     // Frames in the old format may stay held downstream (RC ordering puts
     // the format after them), unless the ring grows: then the receiver must
     // hold nothing in the old ring, so wait for every credit.
-    const bool grows = format.max_frame_size > max_payload();
+    // Larger side data staging replaces the old, which writes in flight may
+    // still read: wait for every credit then too.
+    const bool grows = std::uint64_t{format.max_frame_size} + format.max_side_data > max_payload();
+    const bool side_grows = format.max_side_data > side_stride_;
     auto deadline = Clock::now() + timeout;
-    while (control_in_flight_ || (grows && !credits_.all_home())) pump(deadline, timeout);
+    while (control_in_flight_ || ((grows || side_grows) && !credits_.all_home())) pump(deadline, timeout);
     post_format(format);
     deadline = Clock::now() + timeout;
     while (state_ == SenderState::kFormatPosted) pump(deadline, timeout);
@@ -203,8 +206,15 @@ bool FrameSender::format_settled() {
 
 void FrameSender::post_format(const wire::StreamFormat& format) {
     const std::size_t size = wire::encode(format, control_out_.bytes().first<wire::kControlPayloadMax>());
+    if (format.max_side_data > side_stride_) { // no write reads the old staging (set_format waited)
+        side_.reset();
+        side_.emplace(path_->register_memory((std::size_t{ring_.slot_count} + 1) * format.max_side_data,
+                                             IBV_ACCESS_LOCAL_WRITE));
+        side_stride_ = format.max_side_data;
+    }
     post_control(wire::Control::kFormat, size);
-    posted_format_ = PostedFormat{format.id, format.max_frame_size > max_payload(), format.max_frame_size, false};
+    const std::uint32_t room = format.max_frame_size + format.max_side_data; // bounded by the decoder's limit
+    posted_format_ = PostedFormat{format.id, room > max_payload(), room, format.max_side_data, false};
     step(state_, SenderState::kFormatPosted);
 }
 

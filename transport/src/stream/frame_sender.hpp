@@ -204,10 +204,16 @@ private:
     struct Pending {
         std::span<const std::byte> payload;
         std::uint32_t lkey = 0;
-        FrameMeta meta;
+        FrameMeta meta; // its side_data, for a frame kept pending, already in side_'s pending entry
         std::uint64_t cookie = 0;
         std::uint64_t number = 0;
+        std::uint32_t side_size = 0; // bytes of encoded side data
     };
+    // Where a frame's encoded side data waits for its write: one entry of
+    // side_stride_ bytes per slot, and one for the pending frame.
+    std::span<std::byte> side_entry(std::size_t index) const noexcept {
+        return side_->bytes().subspan(index * side_stride_, side_stride_);
+    }
 
     // Takes the slot's credit once the write is posted; `now` is the calling
     // call's clock read, the frame's posted time.
@@ -272,6 +278,10 @@ private:
     wire::RingAdvert ring_;
     Policy policy_;
     RegisteredRegion headers_;     // one 64-byte header per slot
+    // Side data staging (side_entry), sized by the largest max_side_data a
+    // format declared; none until one declares some.
+    std::optional<RegisteredRegion> side_;
+    std::uint32_t side_stride_ = 0;
     std::size_t control_in_size_;  // room for a credit message of every slot, or a ring advert with window keys
     RegisteredRegion control_in_;  // a buffer per posted receive
     RegisteredRegion control_out_; // what the sender's control messages carry
@@ -303,7 +313,8 @@ private:
     struct PostedFormat {
         std::uint16_t id = 0;
         bool grows = false; // the receiver must grow its ring before frames follow
-        std::uint32_t max_frame_size = 0;
+        std::uint32_t max_frame_size = 0; // payload and side data
+        std::uint32_t max_side_data = 0;
         bool ring_adopted = false; // the grown ring arrived (it may come before our SEND's completion)
     };
     SenderState state_ = SenderState::kStreaming;

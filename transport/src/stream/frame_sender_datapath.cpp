@@ -9,10 +9,12 @@
 // CompletionPoller).
 #include "rdmastream/error.hpp"
 #include "stream/frame_sender.hpp"
+#include "wire/side_data_wire.hpp"
 
 #include <arpa/inet.h>
 
 #include <array>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -322,10 +324,16 @@ bool FrameSender::offer(std::span<const std::byte> payload, std::uint32_t lkey, 
     if ((meta.flags & ~wire::kFrameFlagsDefined) != 0) {
         throw std::invalid_argument(fmt::format("send: frame flags {:#06x} set reserved bits", meta.flags));
     }
-    if (payload.size() > max_payload()) {
-        throw UserError(fmt::format("a {}-byte frame does not fit the receiver's {}-byte slots: give the receiver "
-                                    "larger slots",
-                                    payload.size(), ring_.slot_size));
+    const std::size_t side_size = wire::side_data_size(meta.side_data); // refuses bad entries (UserError)
+    if (side_size > posted_format_.max_side_data) {
+        throw UserError(fmt::format("a frame with {} bytes of side data, where its stream format declares room "
+                                    "for {}: raise StreamFormat::max_side_data",
+                                    side_size, posted_format_.max_side_data));
+    }
+    if (payload.size() + side_size > max_payload()) {
+        throw UserError(fmt::format("a {}-byte frame (with {} bytes of side data) does not fit the receiver's "
+                                    "{}-byte slots: give the receiver larger slots",
+                                    payload.size(), side_size, ring_.slot_size));
     }
     auto now = Clock::now(); // this call's one read, unless it waits
     progress_at(now);
@@ -339,7 +347,12 @@ bool FrameSender::offer(std::span<const std::byte> payload, std::uint32_t lkey, 
                 drop_pending(); // the older frame goes: the newest is what a live viewer wants
             }
             waiting_for_credit_ = false;
-            pending_ = Pending{payload, lkey, meta, cookie, next_number_++};
+            // Its side data may not outlive this call: kept in the pending entry.
+            if (side_size != 0) {
+                wire::encode_side_data(meta.side_data, side_entry(ring_.slot_count));
+            }
+            pending_ = Pending{payload, lkey, meta, cookie, next_number_++, static_cast<std::uint32_t>(side_size)};
+            pending_->meta.side_data = {};
             number = pending_->number;
             return true;
         }
@@ -352,7 +365,7 @@ bool FrameSender::offer(std::span<const std::byte> payload, std::uint32_t lkey, 
         now = Clock::now(); // after the wait
     }
     waiting_for_credit_ = false;
-    const Pending frame{payload, lkey, meta, cookie, next_number_};
+    const Pending frame{payload, lkey, meta, cookie, next_number_, static_cast<std::uint32_t>(side_size)};
     post(frame, now);
     ++next_number_; // posted: a refused post took no number, as a woken wait
     number = frame.number;
@@ -366,18 +379,33 @@ void FrameSender::post(const Pending& frame, TimePoint now) {
     const auto header = headers_.bytes().subspan(std::size_t{imm.slot} * wire::kSlotHeaderSize);
     wire::encode(wire::SlotHeader{frame.number, frame.meta.pts, frame.meta.duration,
                                   static_cast<std::uint32_t>(frame.payload.size()), frame.meta.flags, imm, format_id_,
-                                  wall_clock_ns()},
+                                  wall_clock_ns(), frame.side_size},
                  header.first<wire::kSlotHeaderSize>());
-    ibv_sge sge[2] = {
+    ibv_sge sge[3] = {
         {headers_.addr() + std::uint64_t{imm.slot} * wire::kSlotHeaderSize,
          static_cast<std::uint32_t>(wire::kSlotHeaderSize), headers_.lkey()},
         {reinterpret_cast<std::uintptr_t>(frame.payload.data()), static_cast<std::uint32_t>(frame.payload.size()),
          frame.lkey},
+        {},
     };
+    int sges = frame.payload.empty() ? 1 : 2;
+    if (frame.side_size != 0) {
+        // Side data lands right after the payload: the NIC gathers it from
+        // the slot's staging entry (a copy of a few hundred bytes, never the
+        // payload's), encoded there now or, for a pending frame, moved from
+        // the pending entry.
+        const auto entry = side_entry(imm.slot);
+        if (frame.meta.side_data.empty()) {
+            std::memcpy(entry.data(), side_entry(ring_.slot_count).data(), frame.side_size);
+        } else {
+            wire::encode_side_data(frame.meta.side_data, entry);
+        }
+        sge[sges++] = {reinterpret_cast<std::uintptr_t>(entry.data()), frame.side_size, side_->lkey()};
+    }
     ibv_send_wr wr{};
     wr.wr_id = work_id(Work::kFrameWrite, index);
     wr.sg_list = sge;
-    wr.num_sge = frame.payload.empty() ? 1 : 2;
+    wr.num_sge = sges;
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     wr.imm_data = htonl(wire::encode(imm));
     // Every signal_every_ writes (those whose index + 1 is a multiple of it:

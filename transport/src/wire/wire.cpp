@@ -21,7 +21,7 @@ constexpr std::size_t kAdvMagic = 0, kAdvVersion = 4, kAdvSlotCount = 8, kAdvSlo
 // Slot header layout.
 constexpr std::size_t kHdrMagic = 0, kHdrSize = 4, kHdrFlags = 6, kHdrSeq = 8, kHdrPts = 16,
                       kHdrDuration = 24, kHdrPayload = 32, kHdrSlot = 36, kHdrGen = 38, kHdrFormat = 40,
-                      kHdrSentAt = 48;
+                      kHdrSideData = 44, kHdrSentAt = 48;
 
 } // namespace
 
@@ -152,13 +152,15 @@ std::size_t decode_credits(std::span<const std::byte> bytes, std::uint32_t slot_
 namespace {
 constexpr std::uint32_t kFormatMagic = 0x434d4452; // "RDMC"
 constexpr std::size_t kFmtId = 8, kFmtPlaneCount = 10, kFmtMaxFrame = 12, kFmtPlanes = 16,
-                      kFmtCapsLen = kFmtPlanes + 8 * kMaxPlanes, kFmtCaps = kFmtCapsLen + 2;
+                      kFmtMaxSideData = kFmtPlanes + 8 * kMaxPlanes, kFmtCapsLen = kFmtMaxSideData + 4,
+                      kFmtCaps = kFmtCapsLen + 2;
 static_assert(kFmtCaps + kMaxCapsLength <= kControlPayloadMax);
 } // namespace
 
 std::size_t encode(const StreamFormat& f, std::span<std::byte, kControlPayloadMax> out) {
-    if (f.caps.size() > kMaxCapsLength || f.plane_count > kMaxPlanes) {
-        throw std::invalid_argument("stream format: caps longer than 900 bytes or more than 4 planes");
+    if (f.caps.size() > kMaxCapsLength || f.plane_count > kMaxPlanes || f.max_side_data > kMaxSideDataBytes) {
+        throw std::invalid_argument("stream format: caps longer than 900 bytes, more than 4 planes or more than "
+                                    "64 KiB of side data");
     }
     std::fill(out.begin(), out.end(), std::byte{0});
     store_le<std::uint32_t>(out, 0, kFormatMagic);
@@ -170,6 +172,7 @@ std::size_t encode(const StreamFormat& f, std::span<std::byte, kControlPayloadMa
         store_le<std::uint32_t>(out, kFmtPlanes + 8 * i, f.planes[i].offset);
         store_le<std::uint32_t>(out, kFmtPlanes + 8 * i + 4, f.planes[i].stride);
     }
+    store_le<std::uint32_t>(out, kFmtMaxSideData, f.max_side_data);
     store_le<std::uint16_t>(out, kFmtCapsLen, static_cast<std::uint16_t>(f.caps.size()));
     for (std::size_t i = 0; i < f.caps.size(); ++i) {
         out[kFmtCaps + i] = static_cast<std::byte>(f.caps[i]);
@@ -204,7 +207,18 @@ StreamFormat decode_stream_format(std::span<const std::byte> bytes) {
         }
     }
     // The plane entries past plane_count are reserved.
-    check_reserved(bytes, kFmtPlanes + 8 * f.plane_count, kFmtCapsLen, "stream format", "planes past plane_count");
+    check_reserved(bytes, kFmtPlanes + 8 * f.plane_count, kFmtMaxSideData, "stream format",
+                   "planes past plane_count");
+    f.max_side_data = load_le<std::uint32_t>(bytes, kFmtMaxSideData);
+    if (f.max_side_data > kMaxSideDataBytes) {
+        throw ProtocolError(fmt::format("stream format declares {} bytes of side data per frame (at most {})",
+                                        f.max_side_data, kMaxSideDataBytes));
+    }
+    if (std::uint64_t{f.max_frame_size} + f.max_side_data > kMaxSlotSize - kSlotHeaderSize) {
+        throw ProtocolError(fmt::format("stream format wants {}-byte frames with {} bytes of side data (allowed "
+                                        "{} in all)",
+                                        f.max_frame_size, f.max_side_data, kMaxSlotSize - kSlotHeaderSize));
+    }
     const std::size_t caps_len = load_le<std::uint16_t>(bytes, kFmtCapsLen);
     if (caps_len > kMaxCapsLength || kFmtCaps + caps_len > bytes.size()) {
         throw ProtocolError(fmt::format("stream format: caps of {} bytes do not fit the message", caps_len));
@@ -245,9 +259,9 @@ void encode(const SlotHeader& h, std::span<std::byte, kSlotHeaderSize> out) noex
     store_le<std::uint32_t>(out, kHdrPayload, h.payload_size);
     store_le<std::uint16_t>(out, kHdrSlot, h.imm.slot);
     store_le<std::uint16_t>(out, kHdrGen, h.imm.generation);
-    // format_id and the 6 bytes of reserved@42 after it (zero) in one 8-byte
-    // store, as the decoder reads them; then sent_at and reserved@56 (zero).
-    store_le<std::uint64_t>(out, kHdrFormat, h.format_id);
+    // format_id, reserved@42 (zero) and side_data_size in one 8-byte store,
+    // as the decoder reads them; then sent_at and reserved@56 (zero).
+    store_le<std::uint64_t>(out, kHdrFormat, std::uint64_t{h.format_id} | std::uint64_t{h.side_data_size} << 32);
     store_le<std::uint64_t>(out, kHdrSentAt, h.sent_at_ns);
     store_le<std::uint64_t>(out, kHdrSentAt + 8, 0);
 }
@@ -271,24 +285,27 @@ SlotHeader decode_slot_header(std::span<const std::byte> slot, SlotImm expected)
     h.payload_size = load_le<std::uint32_t>(slot, kHdrPayload);
     h.imm.slot = load_le<std::uint16_t>(slot, kHdrSlot);
     h.imm.generation = load_le<std::uint16_t>(slot, kHdrGen);
-    h.format_id = load_le<std::uint16_t>(slot, kHdrFormat);
+    const auto format_word = load_le<std::uint64_t>(slot, kHdrFormat);
+    h.format_id = static_cast<std::uint16_t>(format_word);
+    h.side_data_size = static_cast<std::uint32_t>(format_word >> 32);
     h.sent_at_ns = load_le<std::uint64_t>(slot, kHdrSentAt);
     if ((h.flags & ~kFrameFlagsDefined) != 0) {
         throw ProtocolError(fmt::format("slot {} header has flags {:#06x}: bits above 3 are reserved and must be "
                                         "zero",
                                         expected.slot, h.flags));
     }
-    // Two 8-byte loads: reserved@42 (6 bytes, after format_id) and
+    // reserved@42 (2 bytes, between format_id and side_data_size) and
     // reserved@56 must be zero. A few compares per frame.
-    if ((load_le<std::uint64_t>(slot, kHdrFormat) >> 16) != 0) {
-        check_reserved(slot, kHdrFormat + 2, kHdrSentAt, "slot header", "reserved@42");
+    if ((format_word & 0xffff0000u) != 0) {
+        check_reserved(slot, kHdrFormat + 2, kHdrSideData, "slot header", "reserved@42");
     }
     if (load_le<std::uint64_t>(slot, kHdrSentAt + 8) != 0) {
         check_reserved(slot, kHdrSentAt + 8, kSlotHeaderSize, "slot header", "reserved@56");
     }
-    if (h.payload_size > slot.size() - kSlotHeaderSize) {
-        throw ProtocolError(fmt::format("slot {} claims a {} byte payload, room is {}", expected.slot,
-                                        h.payload_size, slot.size() - kSlotHeaderSize));
+    if (std::uint64_t{h.payload_size} + h.side_data_size > slot.size() - kSlotHeaderSize) {
+        throw ProtocolError(fmt::format("slot {} claims a {} byte payload and {} bytes of side data, room is {}",
+                                        expected.slot, h.payload_size, h.side_data_size,
+                                        slot.size() - kSlotHeaderSize));
     }
     if (h.imm.slot != expected.slot || h.imm.generation != expected.generation) {
         throw ProtocolError(fmt::format("slot {} header names slot {} generation {}, the completion "

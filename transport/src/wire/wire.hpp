@@ -27,14 +27,15 @@ inline constexpr std::uint32_t kHelloMagic = 0x484d4452;  // "RDMH"
 inline constexpr std::uint32_t kRejectMagic = 0x584d4452; // "RDMX"
 inline constexpr std::uint32_t kReceiverHelloMagic = 0x524d4452; // "RDMR"
 inline constexpr std::uint32_t kKeyProofMagic = 0x504d4452;      // "RDMP"
-// 4: memory windows: every credit carries the rkey the sender writes that
+// 5: per-frame side data after a frame's payload (its size in the slot
+// header at offset 44; the format declares its bound, at offset 48). 4: memory windows: every credit carries the rkey the sender writes that
 // slot with, and the ring advert each slot's first one. 3: hellos both ways
 // with nonces, key proofs, and the ring advert as the receiver's first
 // message once the connection is up (never in the rdma_cm private data). 2:
 // credits travel coalesced, as a kCredits control message
 // listing slots (version 1 sent one SEND per slot with the slot in the
 // immediate).
-inline constexpr std::uint16_t kProtocolVersion = 4;
+inline constexpr std::uint16_t kProtocolVersion = 5;
 
 // Limits a decoder enforces; a peer advertising more is refused.
 inline constexpr std::uint32_t kMaxSlots = 4096;        // slot index fits 16 bits with room
@@ -213,10 +214,12 @@ struct SlotHeader {
     // posted the frame; 0: not given. Only for one-way latency, and only
     // meaningful where both clocks are synchronised (PTP, NTP, the test bed).
     std::uint64_t sent_at_ns = 0;
+    // Bytes of side data (side_data_wire.hpp) after the payload; 0: none.
+    std::uint32_t side_data_size = 0;
 };
 void encode(const SlotHeader& header, std::span<std::byte, kSlotHeaderSize> out) noexcept;
 // Refuses a bad magic or header size, reserved flags or bytes that are not
-// zero, a payload that does not fit slot_size, or an imm that differs from
+// zero, a payload (with its side data) that does not fit slot_size, or an imm that differs from
 // the one the completion carried.
 SlotHeader decode_slot_header(std::span<const std::byte> slot, SlotImm expected_imm);
 
