@@ -7,6 +7,7 @@
 #include "output_sink.hpp"
 
 #include "rdmastream_cli/av_error.hpp"
+#include "rdmastream_cli/av_side_data.hpp"
 
 #include "rdmastream/error.hpp"
 #include "rdmastream/no_time.hpp"
@@ -150,6 +151,9 @@ bool OutputSink::encode(const ReceivedFrame& frame) {
     }
     frame_->pts = pts;
     frame_->pkt_duration = duration;
+    // Captions, timecode, HDR metadata: side data again, for an encoder that
+    // writes them (libx264, libx265: captions as A53 SEI).
+    AvSideData::attach(frame.side_data, frame_.get());
     const int rc = avcodec_send_frame(enc_.get(), frame_.get());
     av_frame_unref(frame_.get()); // our reference; the encoder has its own if it kept the frame
     check_av(rc, "avcodec_send_frame", fmt::format("-o {} (frame {})", path_, frame.header.sequence));

@@ -2,6 +2,7 @@
 #include "send_session.hpp"
 #include "decoder_pool.hpp"
 #include "frame_payload.hpp"
+#include "rdmastream_cli/av_side_data.hpp"
 #include "interrupt.hpp"
 #include "open_sender.hpp"
 
@@ -121,7 +122,7 @@ public:
                 if (pts == kNoTime) pts = next_pts_; // an elementary stream has none: count on, as ffmpeg does
                 if (pts != kNoTime && duration != kNoTime) next_pts_ = pts + duration;
                 if (pts != kNoTime) lap_end = std::max(lap_end, pts + (duration != kNoTime ? duration : 0));
-                send(picture.get(), FrameMeta{pts, duration, frame_flags(*picture, discont)});
+                send(picture.get(), FrameMeta{pts, duration, frame_flags(*picture, discont), {}});
                 discont = false;
             }
         } catch (const MediaError& e) { // a damaged input: the receiver still gets a clean end of stream
@@ -307,6 +308,7 @@ private:
         f.id = static_cast<std::uint16_t>(format_id_ % 0xffff + 1);
         ++format_id_;
         f.max_frame_size = layout.size;
+        f.max_side_data = kDefaultSideDataBytes; // captions, timecode, HDR metadata: frame_side_data.hpp
         f.planes = layout.planes;
         f.plane_count = layout.plane_count;
         f.caps = to_caps_string(caps);
@@ -340,6 +342,10 @@ private:
             return;
         }
         const AVRational sar = source_->sample_aspect_ratio(*picture); // before the picture moves into the entry
+        // Its side data moves with the picture's reference (the same buffers)
+        // and is copied by the transport at send().
+        FrameMeta with_side = meta;
+        with_side.side_data = side_data_.of(*picture);
         const std::size_t entry = take_entry();
         const Payload p = decoded ? keep_in_place(picture, entry, *decoded) : write_picture(*picture, entry);
         InFlight& f = in_flight_[entry];
@@ -348,7 +354,7 @@ private:
                 announce(p.layout, sar);
             }
             f.busy = true;
-            const std::optional<std::uint64_t> number = tx_->send(*p.memory, p.bytes, meta, entry, idle());
+            const std::optional<std::uint64_t> number = tx_->send(*p.memory, p.bytes, with_side, entry, idle());
             if (!number) throw NotTaken{};
             f.number = *number;
         } catch (...) {
@@ -404,6 +410,7 @@ private:
     SwsPtr sws_;
     AVPixelFormat target_ = AV_PIX_FMT_NONE;
     Pacer pacer_{o_.pacing, o_.fps};
+    AvSideData side_data_; // the current picture's, packed for the transport
     std::optional<PayloadLayout> announced_;
     unsigned format_id_ = 0;
     std::uint64_t sent_ = 0;    // frames taken from the input: offered, or dropped unoffered (--frames, pacing)

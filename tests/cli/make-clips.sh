@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Makes the tiny test clips the CLI tests stream, and FFmpeg's own framemd5
 # of each (the reference rdmarecv must match byte for byte). Runs on the
-# host before any guest boots (a ctest fixture). Usage: make-clips.sh DIR
+# host before any guest boots (a ctest fixture).
+# Usage: make-clips.sh DIR SIDE_DATA_CLIP (tests/cli/side_data_clip.cpp)
 set -eu
-dir=$1
+dir=$1 side_data_clip=$2
 mkdir -p "$dir"
 cd "$dir"
 ff() { ffmpeg -nostdin -v error -y "$@"; }
@@ -27,6 +28,9 @@ cat part1.h264 part2.h264 > reschange.h264
 # A truncated file: the second half of an MPEG-TS is gone mid-packet.
 ff -f lavfi -i "$(src 320x240)" -frames:v 20 -c:v libx264 -pix_fmt yuv420p truncated_full.ts
 head -c $(( $(stat -c %s truncated_full.ts) / 2 + 77 )) truncated_full.ts > truncated.ts
+# Every frame with its own captions (A53, as SEI), and what they are.
+"$side_data_clip" make captions.mkv 12
+"$side_data_clip" dump captions.mkv > captions.mkv.side
 # A codec this FFmpeg cannot decode: the Matroska codec id is renamed.
 perl -pe 's/V_MPEG4\/ISO\/AVC/V_MPEG4\/ISO\/ZZZ/g' audio.mkv > unknown_codec.mkv
 

@@ -6,10 +6,12 @@
 # the stats (GstSink counts the copies it makes: 0 means none), --gst into
 # a pipeline that holds every frame (copies > 0, every frame intact, no
 # stall), --policy live on the receiver, and a truncated input (the
-# receiver gets end of stream after the frames before the cut).
-#   outputs.sh recv|send BINDIR CLIPDIR
+# receiver gets end of stream after the frames before the cut), and per-frame
+# captions through -o with an encoder that writes them (libx264: every
+# frame's caption bytes read back equal the source's).
+#   outputs.sh recv|send BINDIR CLIPDIR SIDE_DATA_CLIP
 set -u
-role=$1 bin=$2 clips=$3
+role=$1 bin=$2 clips=$3 side_data_clip=$4
 out=${RDMABED_OUT:-/tmp}
 clip=$clips/h264.mp4
 ref=$clips/h264.mp4.ref.md5
@@ -22,6 +24,7 @@ if [ "$role" = send ]; then
   for port in 18661 18662 18663 18666 18664; do
     "$bin/rdmasend" "$clip" --connect "$RDMABED_SERVER_ADDR:$port" -q || fail "rdmasend to :$port exited $?"
   done
+  "$bin/rdmasend" "$clips/captions.mkv" --connect "$RDMABED_SERVER_ADDR:18667" -q || fail "rdmasend captions exited $?"
   "$bin/rdmasend" "$clips/truncated.ts" --connect "$RDMABED_SERVER_ADDR:18665" -q 2>"$out/truncated.err"
   rc=$?
   # FFmpeg's TS demuxer reads a cut-off file as a short one (ffmpeg itself
@@ -73,6 +76,16 @@ if [ "$got" -ge 1 ] && [ "$missing" -eq 0 ]; then
   echo "ok --policy live: $got of $n frames, each one of the clip's"
 else
   fail "--policy live: $got frames, $missing not from the clip"
+fi
+
+# Captions: libx264 writes each frame's as SEI again; read back, frame by
+# frame, they are the source's. (Without side data on the wire: "cc=-".)
+$R --listen :18667 -o "$out/captions.mkv" --codec libx264 || fail "captions: rdmarecv exited $?"
+"$side_data_clip" dump "$out/captions.mkv" > "$out/captions.side"
+if [ -s "$out/captions.side" ] && cmp -s "$out/captions.side" "$clips/captions.mkv.side"; then
+  echo "ok captions: $(wc -l < "$out/captions.side") frames, each with the source's caption bytes"
+else
+  fail "captions: the frames' side data differ from the source's:"; diff "$out/captions.side" "$clips/captions.mkv.side" | head
 fi
 
 $R --listen :18665 --framemd5 "$out/truncated.md5" || fail "truncated input: rdmarecv exited $? instead of ending normally"
