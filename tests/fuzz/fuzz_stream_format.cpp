@@ -24,7 +24,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         FUZZ_CHECK(f->planes[i].offset < f->max_frame_size);
     }
     FUZZ_CHECK(f->caps.size() <= wire::kMaxCapsLength);
-    FUZZ_CHECK(size == 50 + f->caps.size()); // nothing after the caps
+    FUZZ_CHECK(f->max_side_data <= rdmastream::kMaxSideDataBytes);
+    FUZZ_CHECK(std::uint64_t{f->max_frame_size} + f->max_side_data <= wire::kMaxSlotSize - wire::kSlotHeaderSize);
+    FUZZ_CHECK(size == 54 + f->caps.size()); // nothing after the caps
     std::size_t depth = 0;
     for (const char c : f->caps) {
         FUZZ_CHECK(c >= 0x20 && c < 0x7f);
@@ -35,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t n = wire::encode(*f, out);
     const wire::StreamFormat g = wire::decode_stream_format(std::span(out).first(n));
     FUZZ_CHECK(g.id == f->id && g.max_frame_size == f->max_frame_size && g.plane_count == f->plane_count &&
-               g.caps == f->caps);
+               g.max_side_data == f->max_side_data && g.caps == f->caps);
     for (std::size_t i = 0; i < f->plane_count; ++i) {
         FUZZ_CHECK(g.planes[i].offset == f->planes[i].offset && g.planes[i].stride == f->planes[i].stride);
     }

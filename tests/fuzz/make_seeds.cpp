@@ -3,6 +3,7 @@
 // project's own encoders, so every seed is a valid message of the current
 // protocol. Run after a wire change and commit the files:
 //   build-fuzz/tests/fuzz/fuzz_make_seeds tests/fuzz/corpus
+#include "wire/side_data_wire.hpp"
 #include "wire/wire.hpp"
 
 #include <gst/video/video.h>
@@ -71,6 +72,7 @@ wire::StreamFormat raw_format(const std::string& caps_text, std::uint32_t stride
     f.caps = caps_text;
     f.plane_count = static_cast<std::uint8_t>(GST_VIDEO_INFO_N_PLANES(&info));
     f.max_frame_size = static_cast<std::uint32_t>(GST_VIDEO_INFO_SIZE(&info));
+    f.max_side_data = rdmastream::kDefaultSideDataBytes; // as rdmasend and rdmasink declare
     std::uint32_t at = 0;
     for (std::size_t i = 0; i < f.plane_count; ++i) {
         const auto stride = static_cast<std::uint32_t>(GST_VIDEO_INFO_PLANE_STRIDE(&info, i));
@@ -145,6 +147,23 @@ void wire_seeds() {
     Bytes slot(wire::kSlotHeaderSize + 128);
     wire::encode(h, std::span(slot).first<wire::kSlotHeaderSize>());
     write("fuzz_slot_header", "frame", cat({le32(wire::encode(h.imm)), slot}));
+    h.side_data_size = 28; // a frame with captions after its payload
+    Bytes with_side(wire::kSlotHeaderSize + 128);
+    wire::encode(h, std::span(with_side).first<wire::kSlotHeaderSize>());
+    write("fuzz_slot_header", "side_data", cat({le32(wire::encode(h.imm)), with_side}));
+
+    const Bytes cc{std::byte{0xfc}, std::byte{0x94}, std::byte{0x2c}, std::byte{0xfd}, std::byte{0x80}, std::byte{0x80}};
+    const Bytes tc{std::byte{0x01}, std::byte{0x02}, std::byte{0x03}, std::byte{0x04}};
+    const Bytes md(24, std::byte{0x33});
+    const Bytes cll{std::byte{0xe8}, std::byte{0x03}, std::byte{0x90}, std::byte{0x01}};
+    const rdmastream::SideData all[] = {{rdmastream::SideDataKind::kCaptions, cc},
+                                        {rdmastream::SideDataKind::kTimecode, tc},
+                                        {rdmastream::SideDataKind::kMasteringDisplay, md},
+                                        {rdmastream::SideDataKind::kContentLight, cll}};
+    Bytes block(wire::side_data_size(all));
+    wire::encode_side_data(all, block);
+    write("fuzz_side_data", "all", block);
+    write("fuzz_side_data", "captions", Bytes(block.begin(), block.begin() + 10));
 }
 
 void bookkeeping_seeds() {
