@@ -48,6 +48,13 @@ std::optional<FormatFault> format_fault(const std::string& fault) {
         f.format.max_frame_size = (1u << 30) - 64;
         f.format.planes[0] = {0, 32768};
         f.frame_bytes = 4096;
+    } else if (fault == "side-data-overrun") {
+        // Room for 64 bytes of side data a frame; frame 1 carries 199.
+        f.format.caps = "video/x-raw,format=GRAY8,width=64,height=64,framerate=30/1";
+        f.format.max_frame_size = 4096;
+        f.format.max_side_data = 64;
+        f.format.planes[0] = {0, 64};
+        f.frame_bytes = 4096;
     } else {
         return std::nullopt;
     }
@@ -61,7 +68,7 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
     ConnectionOptions copts;
     copts.recv_wr = 256;
     copts.send_wr = 256;
-    // Protocol 4, no key: our hello in the connect request; the receiver's
+    // Protocol 5, no key: our hello in the connect request; the receiver's
     // hello comes back with its accept, its ring advert as its first message.
     auto hello = wire::encode(wire::SenderHello{copts.recv_wr, false, {}});
     if (fault == "bad-hello") {
@@ -223,11 +230,25 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
         const std::uint32_t size = announced ? announced->frame_bytes : frame_size(seq, 1, room);
         const auto slot = src.bytes().subspan(std::size_t{imm.slot} * ring.slot_size, ring.slot_size);
         const std::uint16_t format_id = announced ? announced->format.id : 0;
-        wire::encode(wire::SlotHeader{seq, static_cast<std::int64_t>(seq), 1, size, 0, imm, format_id},
-                     slot.first<wire::kSlotHeaderSize>());
+        const bool faulty = seq == 1;
+        // side-data-overrun: the first frame carries a well-formed block (one
+        // caption entry of 65 triplets, 199 bytes) past the format's 64-byte
+        // bound (the first: a listener refuses it as a peer and listens on).
+        std::uint32_t side = 0;
+        if (seq == 0 && fault == "side-data-overrun") {
+            side = 4 + 195;
+            const auto block = slot.subspan(wire::kSlotHeaderSize + size, side);
+            block[0] = std::byte{1}; // kind: captions
+            block[1] = std::byte{0};
+            block[2] = std::byte{195}; // length
+            block[3] = std::byte{0};
+            std::fill(block.begin() + 4, block.end(), std::byte{0xfc});
+        }
+        wire::SlotHeader header{seq, static_cast<std::int64_t>(seq), 1, size, 0, imm, format_id};
+        header.side_data_size = side;
+        wire::encode(header, slot.first<wire::kSlotHeaderSize>());
         fill(slot.subspan(wire::kSlotHeaderSize, size), seq);
 
-        const bool faulty = seq == 1;
         // The slot the credit was for: the write goes there, with its key,
         // whatever the faults below make the immediate say.
         const std::uint16_t target = imm.slot;
@@ -238,7 +259,7 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
         if (faulty && fault == "corrupt-payload") slot[wire::kSlotHeaderSize + size / 2] ^= std::byte{0x01};
 
         ibv_sge sge{src.addr() + std::uint64_t{target} * ring.slot_size,
-                    static_cast<std::uint32_t>(wire::kSlotHeaderSize) + size, src.lkey()};
+                    static_cast<std::uint32_t>(wire::kSlotHeaderSize) + size + side, src.lkey()};
         ibv_send_wr wr{};
         ibv_send_wr* bad = nullptr;
         wr.wr_id = seq;
