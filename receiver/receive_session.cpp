@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "receive_session.hpp"
 
+#include "rdmastream_cli/clock_text.hpp"
 #include "rdmastream_cli/metrics_exporter.hpp"
 #include "rdmastream_cli/rdma_device.hpp"
 #include "rdmastream_cli/stats_report.hpp"
@@ -187,6 +188,7 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
     // The current format, read and checked once; the outputs point into it.
     // Declared after them: they go first.
     std::optional<StreamLayout> stream;
+    std::optional<ClockAnchor> clock; // the sender's, once it says
     bool ended = false;
     std::chrono::steady_clock::time_point first_arrival;
     while (!g_stop && (o.frames == 0 || taken < o.frames)) {
@@ -207,6 +209,10 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
             if (taken > 0) ++counters.format_changes;
             const AVRational rate = stream->caps.framerate;
             counters.target_fps = rate.num > 0 ? av_q2d(rate) : 0; // the source's rate
+        }
+        if (f->clock != nullptr && (!clock || f->clock->pts0_ns != clock->pts0_ns || f->clock->clock != clock->clock)) {
+            clock = *f->clock; // said once, and again when the sender's clock steps
+            std::fprintf(stderr, "rdmarecv: the sender's pts 0 is %s\n", describe(*clock).c_str());
         }
         // One comparison: a payload too short for its planes goes to no output.
         stream->layout.check_frame(f->header.sequence, f->payload.size());

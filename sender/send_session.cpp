@@ -353,6 +353,12 @@ private:
             if (!announced_ || !same_layout(*announced_, p.layout)) {
                 announce(p.layout, sar);
             }
+            // Where pts 0 is, once, as the first frame goes: this frame is
+            // presented now (paced: at its due time).
+            if (!clock_told_ && meta.pts != kNoTime) {
+                tx_->set_clock(anchor_now(meta.pts), idle());
+                clock_told_ = true;
+            }
             f.busy = true;
             const std::optional<std::uint64_t> number = tx_->send(*p.memory, p.bytes, with_side, entry, idle());
             if (!number) throw NotTaken{};
@@ -411,6 +417,7 @@ private:
     AVPixelFormat target_ = AV_PIX_FMT_NONE;
     Pacer pacer_{o_.pacing, o_.fps};
     AvSideData side_data_; // the current picture's, packed for the transport
+    bool clock_told_ = false; // the receiver(s) know where pts 0 is
     std::optional<PayloadLayout> announced_;
     unsigned format_id_ = 0;
     std::uint64_t sent_ = 0;    // frames taken from the input: offered, or dropped unoffered (--frames, pacing)

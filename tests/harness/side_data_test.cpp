@@ -2,7 +2,8 @@
 // Per-frame side data through a FrameSender and FrameReceiver (over the
 // in-memory fabric): it arrives with its frame, copied at send() (a caller
 // may reuse its bytes at once, a live frame kept pending included), and
-// only where the format declared room for it.
+// only where the format declared room for it. And the clock anchor, which
+// frames after it are on.
 #include "stream_pair.hpp"
 
 #include "rdmastream/error.hpp"
@@ -116,6 +117,32 @@ TEST(SideDataStream, OnlyWhereTheFormatDeclaredRoom) {
     const SideData bad[] = {{SideDataKind::kCaptions, odd}};
     m.side_data = bad;
     EXPECT_THROW(p.tx->send(mem.bytes().first(10), mem.lkey(), m, 0, 1s), UserError); // not whole triplets
+}
+
+// The clock anchor arrives in order: frames before it have none, frames
+// after it point at it; a second one replaces it.
+TEST(ClockAnchorStream, FramesAfterItAreOnIt) {
+    auto p = connect_pair(ring(4), SenderOptions{});
+    RegisteredRegion mem = p.tx->register_memory(4096, 0);
+    p.tx->send(mem.bytes().first(10), mem.lkey(), {}, 0, 1s);
+    p.tx->set_clock(ClockAnchor{AnchorClock::kRealtime, 1'000'000'000, true}, 1s);
+    p.tx->send(mem.bytes().first(10), mem.lkey(), {}, 1, 1s);
+    p.tx->set_clock(ClockAnchor{AnchorClock::kTai, 2'000'000'000, false}, 1s);
+    p.tx->send(mem.bytes().first(10), mem.lkey(), {}, 2, 1s);
+    auto f = p.rx->next(1s);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->clock, nullptr);
+    p.rx->release(f->slot);
+    f = p.rx->next(1s);
+    ASSERT_TRUE(f && f->clock);
+    EXPECT_EQ(f->clock->pts0_ns, 1'000'000'000);
+    EXPECT_EQ(f->clock->clock, AnchorClock::kRealtime);
+    EXPECT_TRUE(f->clock->synchronized);
+    p.rx->release(f->slot);
+    f = p.rx->next(1s);
+    ASSERT_TRUE(f && f->clock);
+    EXPECT_EQ(f->clock->pts0_ns, 2'000'000'000);
+    EXPECT_EQ(f->clock->clock, AnchorClock::kTai);
 }
 
 } // namespace

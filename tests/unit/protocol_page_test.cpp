@@ -345,6 +345,9 @@ std::map<std::string, Check> known_constants() {
     k["wire::Control::kCredits"] = is(num(static_cast<unsigned>(wire::Control::kCredits)));
     k["wire::Control::kAuth"] = is(num(static_cast<unsigned>(wire::Control::kAuth)));
     k["wire::Control::kLeaving"] = is(num(static_cast<unsigned>(wire::Control::kLeaving)));
+    k["wire::Control::kClock"] = is(num(static_cast<unsigned>(wire::Control::kClock)));
+    k["wire::kClockMagic"] = is(wire_bytes(wire::kClockMagic));
+    k["wire::kClockSize"] = is(num(wire::kClockSize));
     k["wire::kControlPayloadMax"] = is(num(wire::kControlPayloadMax));
     k["kMaxPlanes"] = is(num(kMaxPlanes));
     k["kMaxCapsLength"] = is(num(kMaxCapsLength));
@@ -544,6 +547,14 @@ std::vector<Message> messages() {
                   {"side_data_size", u(0x0c0d)},
                   {"sent_at", u(0x0a0b0c0d0e0f1011)},
                   {"reserved@56", u(0)}}});
+    const ClockAnchor anchor{AnchorClock::kTai, -0x0102030405060708, true};
+    m.push_back({"### Clock anchor", vec(wire::encode(anchor)), wire::kClockSize,
+                 {{"magic", u(wire::kClockMagic)},
+                  {"version", u(wire::kProtocolVersion)},
+                  {"clock", u(2)},
+                  {"flags", u(1)},
+                  {"pts0", u(static_cast<std::uint64_t>(std::int64_t{-0x0102030405060708}))},
+                  {"reserved@16", u(0)}}});
     StreamFormat f;
     f.id = 0x0102;
     f.plane_count = 2;

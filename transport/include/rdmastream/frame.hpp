@@ -4,6 +4,7 @@
 // bits both carry.
 #pragma once
 
+#include "rdmastream/clock_anchor.hpp"
 #include "rdmastream/format.hpp"
 #include "rdmastream/side_data.hpp"
 
@@ -63,6 +64,8 @@ struct ReceivedFrame {
     // whether it changed since the previous frame (renegotiate downstream).
     const StreamFormat* format = nullptr;
     bool format_changed = false;
+    // Which absolute instant its pts 0 is (nullptr until the sender says).
+    const ClockAnchor* clock = nullptr;
     // Its per-frame data, checked, in the ring after the payload (never
     // copied); valid until release(slot) as the payload is.
     std::span<const SideData> side_data;

@@ -17,6 +17,7 @@
 // send() and wait_done().
 #pragma once
 
+#include "rdmastream/clock_anchor.hpp"
 #include "rdmastream/door.hpp"
 #include "rdmastream/frame.hpp"
 #include "rdmastream/key.hpp"
@@ -122,6 +123,12 @@ public:
     // Returns once the receiver(s) took it (and grew the ring if they had
     // to), or the receiver left (state() kLeft).
     void set_format(const StreamFormat& format, std::chrono::milliseconds timeout);
+    // Tells the receiver(s) which absolute instant pts 0 is (clock_anchor.hpp;
+    // anchor_now() reads one off this host's clocks); frames after it are on
+    // it, and receivers that join a fan-out later learn it too. Again when
+    // this host's clock is stepped. Waits up to `timeout` for the control
+    // message before it, not for the receiver.
+    void set_clock(const ClockAnchor& anchor, std::chrono::milliseconds timeout);
     // Credits, completions, keepalives, receivers joining, the receiver
     // leaving (state() kLeft); never blocks.
     void progress();

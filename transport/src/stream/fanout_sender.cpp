@@ -195,6 +195,12 @@ bool FanoutSender::advance(Joiner& j) {
         j.format_id = format_->id;
         return false;
     }
+    // ...and where the stream's pts 0 is, after the format (one control
+    // message in flight at a time).
+    if (clock_ && j.clock_sent != clock_generation_) {
+        if (j.sender->try_post_clock(*clock_)) j.clock_sent = clock_generation_;
+        return false;
+    }
     return true;
 }
 
@@ -265,6 +271,12 @@ std::uint64_t FanoutSender::send(std::span<const std::byte> payload, std::uint32
 void FanoutSender::set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout) {
     format_ = format;
     for_each_member([&](FrameSender& s) { s.set_format(format, std::min(timeout, member_timeout_)); });
+}
+
+void FanoutSender::set_clock(const ClockAnchor& anchor, std::chrono::milliseconds timeout) {
+    clock_ = anchor;
+    ++clock_generation_;
+    for_each_member([&](FrameSender& s) { s.set_clock(anchor, std::min(timeout, member_timeout_)); });
 }
 
 void FanoutSender::progress() {

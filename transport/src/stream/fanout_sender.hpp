@@ -79,6 +79,8 @@ public:
     std::uint64_t send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
                        std::uint64_t cookie, std::chrono::milliseconds timeout);
     void set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout);
+    // Every receiver's, and each joiner's once it holds the format.
+    void set_clock(const ClockAnchor& anchor, std::chrono::milliseconds timeout);
     // Admits joiners, then services every receiver (credits, completions,
     // keepalives). Never blocks.
     void progress();
@@ -130,6 +132,7 @@ private:
         std::string peer;
         std::chrono::steady_clock::time_point deadline;
         std::uint16_t format_id = 0; // the format posted to it, 0: none yet
+        std::uint32_t clock_sent = 0; // clock_generation_ when its clock anchor went out; 0: none
     };
     // A receiver's handshake, and then its format, each within this.
     static constexpr std::chrono::seconds kJoinPatience{5};
@@ -174,6 +177,8 @@ private:
     std::vector<std::unique_ptr<Joiner>> joining_;
     std::vector<ReceiverStats> departed_; // members dropped so far, for the reports
     std::optional<wire::StreamFormat> format_;
+    std::optional<ClockAnchor> clock_;
+    std::uint32_t clock_generation_ = 0; // +1 per set_clock, so a joiner sent an older anchor gets the new one
     std::uint64_t next_token_ = 0;
     std::size_t max_receivers_ = kDefaultMaxReceivers;
     std::chrono::milliseconds member_timeout_ = kDefaultMemberTimeout;

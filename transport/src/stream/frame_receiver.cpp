@@ -279,6 +279,11 @@ std::uint32_t slot_size_for(const wire::StreamFormat& f, const RingConfig& confi
 }
 } // namespace
 
+void FrameReceiver::take_clock(std::uint64_t buffer, std::uint32_t length) {
+    clock_ = wire::decode_clock(control_in_.bytes().subspan(buffer * wire::kControlPayloadMax, length));
+    post_recv(buffer); // decoded: the buffer is free again
+}
+
 void FrameReceiver::take_format(std::uint64_t buffer, std::uint32_t length) {
     const auto bytes = control_in_.bytes().subspan(buffer * wire::kControlPayloadMax, length);
     wire::StreamFormat f = wire::decode_stream_format(bytes);

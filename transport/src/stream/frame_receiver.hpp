@@ -164,6 +164,7 @@ private:
     // A kFormat message in control buffer `buffer`: adopt it, growing the
     // ring first if its frames outgrow the slots.
     void take_format(std::uint64_t buffer, std::uint32_t length);
+    void take_clock(std::uint64_t buffer, std::uint32_t length); // the anchor frames after it are on
     // With windows: binds every slot's window (a fresh ring: the sender
     // holds every credit), before the ring advert goes out.
     void bind_all();
@@ -230,6 +231,7 @@ private:
     std::size_t arrived_head_ = 0, arrived_count_ = 0;
     std::vector<std::uint8_t> invalidated_; // by slot: the window of the frame in it is invalidated
     std::optional<wire::StreamFormat> format_;
+    std::optional<ClockAnchor> clock_; // the sender's latest; none until it sends one
     // By slot: the checked side data entries of the frame in it (the spans
     // point into the ring), for ReceivedFrame::side_data.
     std::vector<std::array<SideData, kMaxSideDataEntries>> side_of_slot_;

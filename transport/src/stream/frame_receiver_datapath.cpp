@@ -224,7 +224,8 @@ void FrameReceiver::on_completion(const ibv_wc& wc) {
         case wire::Control::kEndOfStream:
             step(state_, ReceiverState::kEndArrived);
             [[fallthrough]];
-        case wire::Control::kFormat: break; // acted on in order, after the frames before it
+        case wire::Control::kFormat:
+        case wire::Control::kClock: break; // acted on in order, after the frames before it
         case wire::Control::kRing:
         case wire::Control::kCredits:
             throw ProtocolError(fmt::format("the sender sent a {} message: only receivers send those",
@@ -272,7 +273,11 @@ std::optional<ReceivedFrame> FrameReceiver::next_arrived() {
             step(state_, ReceiverState::kEnded);
             return std::nullopt;
         }
-        take_format(decode_work_id(wc.wr_id).index, wc.byte_len);
+        if (wire::decode_control(ntohl(wc.imm_data)) == wire::Control::kClock) {
+            take_clock(decode_work_id(wc.wr_id).index, wc.byte_len);
+        } else {
+            take_format(decode_work_id(wc.wr_id).index, wc.byte_len);
+        }
     }
     return std::nullopt;
 }
@@ -299,6 +304,7 @@ ReceivedFrame FrameReceiver::hand_out(const ibv_wc& wc) {
                                         f.header.format_id, format_id));
     }
     f.format = format_ ? &*format_ : nullptr;
+    f.clock = clock_ ? &*clock_ : nullptr;
     f.format_changed = std::exchange(format_changed_, false);
     // decode_slot_header bounds payload + side data by the slot: no overflow.
     const std::size_t written = wire::kSlotHeaderSize + std::size_t{f.header.payload_size} + h.side_data_size;

@@ -204,6 +204,21 @@ bool FrameSender::format_settled() {
     return state_ != SenderState::kFormatPosted;
 }
 
+void FrameSender::set_clock(const ClockAnchor& anchor, std::chrono::milliseconds timeout) {
+    check_usable("set_clock");
+    const auto deadline = Clock::now() + timeout;
+    while (!try_post_clock(anchor)) pump(deadline, timeout);
+}
+
+bool FrameSender::try_post_clock(const ClockAnchor& anchor) {
+    check_usable("set_clock");
+    if (control_in_flight_) return false; // the one control_out_ buffer is in use
+    const auto bytes = wire::encode(anchor);
+    std::copy(bytes.begin(), bytes.end(), control_out_.bytes().begin());
+    post_control(wire::Control::kClock, bytes.size());
+    return true;
+}
+
 void FrameSender::post_format(const wire::StreamFormat& format) {
     const std::size_t size = wire::encode(format, control_out_.bytes().first<wire::kControlPayloadMax>());
     if (format.max_side_data > side_stride_) { // no write reads the old staging (set_format waited)

@@ -157,6 +157,13 @@ public:
     // and grew its ring if it had to). Neither blocks.
     void begin_format(const wire::StreamFormat& format);
     bool format_settled();
+    // Tells the receiver which absolute instant pts 0 is (a kClock message);
+    // frames after it are on it. Waits (up to `timeout`) for the control
+    // message in flight, if any, not for this one's acknowledgement.
+    void set_clock(const ClockAnchor& anchor, std::chrono::milliseconds timeout);
+    // The same without waiting (a fan-out's joining receiver): false when
+    // another control message is in flight, to be tried again later.
+    bool try_post_clock(const ClockAnchor& anchor);
     // A frame the caller dropped without offering it (live, no free slot,
     // and it would have had to copy the frame first): counted as offered and
     // dropped, so the next frame's number leaves the gap a receiver counts.

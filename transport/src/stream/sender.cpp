@@ -75,6 +75,9 @@ std::optional<std::uint64_t> Sender::send(const FrameMemory& memory, std::span<c
 void Sender::set_format(const StreamFormat& format, std::chrono::milliseconds timeout) {
     impl_->set_format(format, timeout);
 }
+void Sender::set_clock(const ClockAnchor& anchor, std::chrono::milliseconds timeout) {
+    impl_->set_clock(anchor, timeout);
+}
 void Sender::progress() { impl_->progress(); }
 bool Sender::takes_frame_now() { return impl_->takes_frame_now(); }
 void Sender::skip_frame() noexcept { impl_->skip_frame(); }

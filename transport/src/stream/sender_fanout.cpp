@@ -52,6 +52,9 @@ public:
     void set_format(const StreamFormat& format, std::chrono::milliseconds timeout) override {
         fan_.set_format(format, timeout);
     }
+    void set_clock(const ClockAnchor& anchor, std::chrono::milliseconds timeout) override {
+        fan_.set_clock(anchor, timeout);
+    }
     void progress() override { fan_.progress(); }
     bool takes_frame_now() override { return fan_.can_take_frame(); }
     void skip_frame() noexcept override { fan_.drop_unoffered(); }

@@ -26,6 +26,7 @@ struct Sender::Impl {
                                               const FrameMeta& meta, std::uint64_t cookie,
                                               std::chrono::milliseconds timeout) = 0;
     virtual void set_format(const StreamFormat& format, std::chrono::milliseconds timeout) = 0;
+    virtual void set_clock(const ClockAnchor& anchor, std::chrono::milliseconds timeout) = 0;
     virtual void progress() = 0;
     virtual bool takes_frame_now() = 0;
     virtual void skip_frame() noexcept = 0;

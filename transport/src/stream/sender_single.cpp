@@ -43,6 +43,13 @@ public:
             leaving_ = e.what();
         }
     }
+    void set_clock(const ClockAnchor& anchor, std::chrono::milliseconds timeout) override {
+        try {
+            tx_->set_clock(anchor, timeout);
+        } catch (const PeerLeft& e) {
+            leaving_ = e.what();
+        }
+    }
     void progress() override {
         try {
             tx_->progress();

@@ -122,7 +122,7 @@ std::uint32_t encode(Control kind) noexcept {
 Control decode_control(std::uint32_t value) {
     const std::uint32_t kind = value >> 16;
     if ((value & 0xffffu) != kControlSlot || kind < static_cast<std::uint32_t>(Control::kEndOfStream) ||
-        kind > static_cast<std::uint32_t>(Control::kLeaving)) {
+        kind > static_cast<std::uint32_t>(Control::kClock)) {
         throw ProtocolError(fmt::format("unknown control message {:#010x}", value));
     }
     return static_cast<Control>(value >> 16);
@@ -247,6 +247,43 @@ StreamFormat decode_stream_format(std::span<const std::byte> bytes) {
         }
     }
     return f;
+}
+
+namespace {
+constexpr std::size_t kClkClock = 6, kClkFlags = 7, kClkPts0 = 8, kClkReserved = 16;
+constexpr std::uint8_t kClkFlagSynchronized = 1;
+} // namespace
+
+std::array<std::byte, kClockSize> encode(const ClockAnchor& a) noexcept {
+    std::array<std::byte, kClockSize> out{};
+    store_le<std::uint32_t>(out, 0, kClockMagic);
+    store_le<std::uint16_t>(out, 4, kProtocolVersion);
+    out[kClkClock] = static_cast<std::byte>(a.clock);
+    out[kClkFlags] = static_cast<std::byte>(a.synchronized ? kClkFlagSynchronized : 0);
+    store_le<std::int64_t>(out, kClkPts0, a.pts0_ns);
+    return out;
+}
+
+ClockAnchor decode_clock(std::span<const std::byte> bytes) {
+    check_magic_and_version(bytes, kClockSize, kClockMagic, "clock anchor");
+    if (bytes.size() != kClockSize) {
+        throw ProtocolError(fmt::format("clock anchor of {} bytes (it has {})", bytes.size(), kClockSize));
+    }
+    const auto clock = std::to_integer<unsigned>(bytes[kClkClock]);
+    if (clock != static_cast<unsigned>(AnchorClock::kRealtime) && clock != static_cast<unsigned>(AnchorClock::kTai)) {
+        throw ProtocolError(fmt::format("clock anchor names clock {} (1: realtime, 2: TAI)", clock));
+    }
+    const auto flags = std::to_integer<unsigned>(bytes[kClkFlags]);
+    if ((flags & ~unsigned{kClkFlagSynchronized}) != 0) {
+        throw ProtocolError(fmt::format("clock anchor has flags {:#04x}: bits above 0 are reserved and must be zero",
+                                        flags));
+    }
+    check_reserved(bytes, kClkReserved, kClockSize, "clock anchor", "reserved@16");
+    ClockAnchor a;
+    a.clock = static_cast<AnchorClock>(clock);
+    a.synchronized = (flags & kClkFlagSynchronized) != 0;
+    a.pts0_ns = load_le<std::int64_t>(bytes, kClkPts0);
+    return a;
 }
 
 void encode(const SlotHeader& h, std::span<std::byte, kSlotHeaderSize> out) noexcept {

@@ -8,6 +8,7 @@
 // it refuses, naming the field; reserved bits and bytes must be zero.
 #pragma once
 
+#include "rdmastream/clock_anchor.hpp"
 #include "rdmastream/format.hpp"
 #include "rdmastream/frame.hpp"
 
@@ -163,6 +164,7 @@ enum class Control : std::uint16_t {
     kCredits = 5,     // receiver -> sender, payload: the credits (see encode_credits)
     kAuth = 6,        // either way, during the handshake only, payload: a KeyProof
     kLeaving = 7,     // receiver -> sender, no payload: it has every frame it wants and hangs up next
+    kClock = 8,       // sender -> receiver, payload: a ClockAnchor (the instant of pts 0)
 };
 inline constexpr std::uint16_t kControlSlot = 0xffff;
 std::uint32_t encode(Control kind) noexcept;
@@ -196,6 +198,17 @@ inline constexpr std::size_t kControlPayloadMax = 1024; // receive buffer per co
 // Into `out` (kControlPayloadMax bytes); returns the bytes used.
 std::size_t encode(const StreamFormat& format, std::span<std::byte, kControlPayloadMax> out);
 StreamFormat decode_stream_format(std::span<const std::byte> bytes);
+
+// A kClock payload: which instant of an absolute clock the stream's pts 0
+// is (rdmastream/clock_anchor.hpp), sent before the first frame and again
+// when the sender's clock is stepped; frames after it are on it.
+inline constexpr std::uint32_t kClockMagic = 0x4b4d4452; // "RDMK"
+inline constexpr std::size_t kClockSize = 24;
+using rdmastream::AnchorClock;
+using rdmastream::ClockAnchor;
+std::array<std::byte, kClockSize> encode(const ClockAnchor& anchor) noexcept;
+// Refuses a size other than kClockSize, an unknown clock, reserved bits.
+ClockAnchor decode_clock(std::span<const std::byte> bytes);
 
 // The header at the start of every slot, written by the same RDMA write as
 // the payload that follows it at offset kSlotHeaderSize.
