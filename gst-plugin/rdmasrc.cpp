@@ -95,6 +95,7 @@ GstStructure* published_stats(GstElement* element) {
 static gboolean gst_rdma_src_start(GstBaseSrc* bsrc) {
     auto* self = GST_RDMA_SRC(bsrc);
     auto st = std::make_unique<SrcState>();
+    st->side_data = SrcSideData(GST_ELEMENT(self), gst_rdma_src_debug);
     GST_OBJECT_LOCK(self);
     st->settings = self->m.settings;
     self->m.published = SrcCounters{};
