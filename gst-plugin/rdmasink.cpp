@@ -12,6 +12,10 @@
  * encoded frames, are copied once into registered memory (counted in
  * #GstRdmaSink:stats).
  *
+ * Each frame takes its side data along: a #GstVideoCaptionMeta of type
+ * CEA708_RAW, a #GstVideoTimeCodeMeta, and the caps' mastering-display-info
+ * and content-light-level. rdmasrc gives them back the same way.
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 videotestsrc ! video/x-raw,format=I420,width=1280,height=720 ! rdmasink host=192.168.1.2

@@ -78,7 +78,8 @@ struct SrcState {
     Receiver* receiver = nullptr; // lives as long as `buffers`
     bool ended = false; // the sender ended the stream: nobody to tell that we leave
     GstCaps* caps = nullptr;  // what we output (the sender's caps, with the frames' HDR fields)
-    SrcSideData side_data{nullptr, nullptr}; // frames' captions and timecode to metas, HDR to caps (start() names the element)
+    // Frames' captions and timecodes to metas, HDR to caps (start() names the element).
+    SrcSideData side_data{nullptr, nullptr};
     // The current format, read and checked once (FrameLayout::check); every
     // frame is checked against it before it is wrapped.
     std::optional<FrameLayout> layout;

@@ -4,6 +4,8 @@
 // to the sender first. The buffer, its memory and its GstVideoMeta are
 // recycled (SlotBuffers, gstslots/): once every slot has carried a frame, no
 // allocation, and no syscall but the transport's CQ poll and credit sends.
+// (A frame with captions or a timecode is the exception: GStreamer allocates
+// the metas that carry them, and their buffer sheds them when it comes home.)
 // When downstream holds so many slots that fewer than copy-threshold would
 // stay with the sender, the frame is copied out instead (FrameCopies, a
 // recycled pool too) and its slot goes back at once: the one copy path,
@@ -220,9 +222,13 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
                                f->header.sequence));
             return GST_FLOW_ERROR;
         }
-        const bool new_format = f->format_changed || !st.layout;
-        if (new_format ? !adopt_format(self, st, *f, receiver)
-                       : st.side_data.hdr_changed(f->side_data) && !adopt_hdr(self, st, *f)) {
+        bool negotiated = true;
+        if (f->format_changed || !st.layout) {
+            negotiated = adopt_format(self, st, *f, receiver);
+        } else if (st.side_data.hdr_changed(f->side_data)) { // a byte comparison per frame
+            negotiated = adopt_hdr(self, st, *f);
+        }
+        if (!negotiated) {
             receiver.release(f->slot);
             return GST_FLOW_NOT_NEGOTIATED;
         }
