@@ -32,7 +32,8 @@ struct Timecode {
 // frame of a pair sets the field bit (bit 7 at 50 fps, else bit 23), as
 // FFmpeg does, since two BCD digits of frame tens cannot spell 59. The
 // other flag bits are 0. nullopt when the timecode does not fit the word
-// (hours from 24, minutes or seconds from 60, frames from 80).
+// (hours from 24, minutes or seconds from 60, a frame count, in pairs
+// above 30 fps, from 40).
 std::optional<std::uint32_t> pack_timecode(const Timecode& tc, guint fps_n, guint fps_d) noexcept;
 
 // The word's timecode at fps_n/fps_d (the stream's framerate): nullopt if
