@@ -2,9 +2,11 @@
 #include "rdmacaps.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream/side_data.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <limits>
 
@@ -50,6 +52,11 @@ StreamFormat stream_format(const std::string& caps, const PlaneSet& planes, std:
     StreamFormat f;
     f.id = id;
     f.max_frame_size = max_frame_size;
+    // Room for each frame's side data (rdmasink_sidedata.hpp): the default
+    // senders declare, or what is left of the largest slot past the frame.
+    const std::uint64_t room = kMaxSlotBytes - kSlotHeaderBytes;
+    const std::uint64_t left = room - std::min<std::uint64_t>(max_frame_size, room);
+    f.max_side_data = static_cast<std::uint32_t>(std::min<std::uint64_t>(kDefaultSideDataBytes, left));
     f.planes = planes.planes;
     f.plane_count = planes.count;
     f.caps = caps;

@@ -30,7 +30,9 @@ PlaneSet planes_of(const GstVideoMeta& meta);
 
 // The stream format announcing `caps` (the string rdmasrc will output) with
 // `planes` (empty for opaque caps) and frames of up to `max_frame_size`
-// bytes. Throws UserError when the caps string is too long for the wire.
+// bytes, with room for kDefaultSideDataBytes of side data per frame (less
+// only where the largest slot has no more). Throws UserError when the caps
+// string is too long for the wire.
 StreamFormat stream_format(const std::string& caps, const PlaneSet& planes, std::uint32_t max_frame_size,
                                  std::uint16_t id);
 

@@ -12,6 +12,10 @@
  * encoded frames, are copied once into registered memory (counted in
  * #GstRdmaSink:stats).
  *
+ * Each frame takes its side data along: a #GstVideoCaptionMeta of type
+ * CEA708_RAW, a #GstVideoTimeCodeMeta, and the caps' mastering-display-info
+ * and content-light-level. rdmasrc gives them back the same way.
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 videotestsrc ! video/x-raw,format=I420,width=1280,height=720 ! rdmasink host=192.168.1.2
@@ -119,6 +123,7 @@ static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
     GST_OBJECT_UNLOCK(self);
 
     auto state = std::make_unique<SinkState>();
+    state->side_data = SinkSideData(GST_OBJECT(self), gst_rdma_sink_debug);
     state->timeout = std::chrono::milliseconds(s.timeout_ms);
     SenderConfig config;
     config.policy = s.policy == SendPolicy::kLive ? Policy::kLive : Policy::kLossless;
@@ -233,6 +238,7 @@ static gboolean gst_rdma_sink_set_caps(GstBaseSink* sink, GstCaps* caps) {
     const GstStructure* s = gst_caps_get_structure(caps, 0);
     st->raw_video = gst_structure_has_name(s, "video/x-raw") && gst_video_info_from_caps(&st->info, caps);
     st->planes = st->raw_video ? planes_of(st->info) : PlaneSet{};
+    st->side_data.set_caps(caps); // its HDR fields go with every frame
     st->format_dirty = true; // announced with the next frame, in stream order
     GST_INFO_OBJECT(self, "caps %s (%s)", st->caps.c_str(), st->raw_video ? "raw video" : "opaque");
     return TRUE;

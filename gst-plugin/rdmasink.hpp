@@ -9,6 +9,7 @@
 #include "rdmacaps.hpp"
 #include "rdmaenums.hpp"
 #include "rdmaprops.hpp"
+#include "rdmasink_sidedata.hpp"
 #include "rdmastatsticker.hpp"
 
 #include "rdmastream/error.hpp"
@@ -94,6 +95,8 @@ struct SinkState {
     StreamFormat format; // the last one announced
     PlaneSet planes;
     std::uint16_t next_format_id = 1;
+    // Captions, timecode, HDR, gathered per frame (start() names the element).
+    SinkSideData side_data{nullptr, nullptr};
     bool finished = false;      // end of stream sent: the connection is over
     bool receiver_left = false; // it has every frame it wants: EOS upstream, no error
     std::chrono::milliseconds timeout{kSinkDefaultTimeoutMs};

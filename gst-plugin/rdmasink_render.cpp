@@ -212,8 +212,10 @@ GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
         }
         st.in_flight->push_back(cookie);
 
-        const FrameMeta meta{wire_time(GST_BUFFER_PTS(buffer)), wire_time(GST_BUFFER_DURATION(buffer)),
-                             wire_flags(static_cast<GstBufferFlags>(GST_BUFFER_FLAGS(buffer)))};
+        const FrameMeta meta{.pts = wire_time(GST_BUFFER_PTS(buffer)),
+                             .duration = wire_time(GST_BUFFER_DURATION(buffer)),
+                             .flags = wire_flags(static_cast<GstBufferFlags>(GST_BUFFER_FLAGS(buffer))),
+                             .side_data = st.side_data.gather(buffer, st.format.max_side_data)};
         // A send that unlock() interrupts took nothing (no frame number
         // used), so offering the frame again numbers it as the first try would.
         std::uint64_t number = 0;

@@ -17,6 +17,11 @@
  * frame number (a gap: frames the sender's live policy dropped). rdmasrc is
  * a live source.
  *
+ * A frame's side data comes out as GStreamer holds it: CEA-708 captions as a
+ * #GstVideoCaptionMeta (CEA708_RAW), its timecode as a #GstVideoTimeCodeMeta,
+ * and mastering display and content light level as the caps'
+ * mastering-display-info and content-light-level (the caps change when they do).
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 rdmasrc ! videoconvert ! autovideosink sync=false
@@ -95,6 +100,7 @@ GstStructure* published_stats(GstElement* element) {
 static gboolean gst_rdma_src_start(GstBaseSrc* bsrc) {
     auto* self = GST_RDMA_SRC(bsrc);
     auto st = std::make_unique<SrcState>();
+    st->side_data = SrcSideData(GST_ELEMENT(self), gst_rdma_src_debug);
     GST_OBJECT_LOCK(self);
     st->settings = self->m.settings;
     self->m.published = SrcCounters{};

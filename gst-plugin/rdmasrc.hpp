@@ -10,6 +10,7 @@
 #include "rdmacaps.hpp"
 #include "rdmaenums.hpp"
 #include "rdmaprops.hpp"
+#include "rdmasrc_sidedata.hpp"
 #include "rdmastatsticker.hpp"
 
 #include "rdmastream/receiver.hpp"
@@ -76,7 +77,9 @@ struct SrcState {
     std::optional<SlotBuffers> buffers;
     Receiver* receiver = nullptr; // lives as long as `buffers`
     bool ended = false; // the sender ended the stream: nobody to tell that we leave
-    GstCaps* caps = nullptr;  // what we output (the sender's caps)
+    GstCaps* caps = nullptr;  // what we output (the sender's caps, with the frames' HDR fields)
+    // Frames' captions and timecodes to metas, HDR to caps (start() names the element).
+    SrcSideData side_data{nullptr, nullptr};
     // The current format, read and checked once (FrameLayout::check); every
     // frame is checked against it before it is wrapped.
     std::optional<FrameLayout> layout;

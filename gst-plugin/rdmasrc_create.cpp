@@ -4,6 +4,8 @@
 // to the sender first. The buffer, its memory and its GstVideoMeta are
 // recycled (SlotBuffers, gstslots/): once every slot has carried a frame, no
 // allocation, and no syscall but the transport's CQ poll and credit sends.
+// (A frame with captions or a timecode is the exception: GStreamer allocates
+// the metas that carry them, and their buffer sheds them when it comes home.)
 // When downstream holds so many slots that fewer than copy-threshold would
 // stay with the sender, the frame is copied out instead (FrameCopies, a
 // recycled pool too) and its slot goes back at once: the one copy path,
@@ -84,10 +86,42 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     return true;
 }
 
+// Outputs `caps` (our reference) from this frame on, unless they are the
+// caps already out. False, with an element error posted, when downstream
+// refuses them.
+bool output_caps(GstRdmaSrc* self, SrcState& st, GstCaps* caps) {
+    const bool same = st.caps != nullptr && gst_caps_is_equal(st.caps, caps);
+    GST_OBJECT_LOCK(self);
+    if (st.caps != nullptr) {
+        gst_caps_unref(st.caps);
+    }
+    st.caps = caps;
+    GST_OBJECT_UNLOCK(self);
+    // Same caps announced again (e.g. larger encoded frames): nothing to renegotiate.
+    if (same) {
+        return true;
+    }
+    if (!gst_base_src_set_caps(GST_BASE_SRC(self), caps)) {
+        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Downstream refused the sender's caps"),
+                          ("caps \"%" GST_PTR_FORMAT "\"", static_cast<void*>(caps)));
+        return false;
+    }
+    gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
+    // The allocation query with these caps, before their first buffer:
+    // basesrc sent it only before the sender connected, without caps,
+    // which most elements do not answer (decide_allocation reads it).
+    if (!gst_base_src_negotiate(GST_BASE_SRC(self))) {
+        GST_DEBUG_OBJECT(self, "the allocation query failed; frames go out all the same");
+    }
+    return true;
+}
+
 // The sender announced a format: check it once (FrameLayout), then output
-// its caps from this frame on. False, with an element error posted, when
-// the format is refused or downstream refuses its caps.
-bool adopt_format(GstRdmaSrc* self, SrcState& st, const StreamFormat& format, Receiver& receiver) {
+// its caps, with the HDR fields of `frame` (its first frame), from this
+// frame on. False, with an element error posted, when the format is
+// refused or downstream refuses its caps.
+bool adopt_format(GstRdmaSrc* self, SrcState& st, const ReceivedFrame& frame, Receiver& receiver) {
+    const StreamFormat& format = *frame.format;
     try {
         st.layout.emplace(FrameLayout::check(format, receiver.peer()));
     } catch (const ProtocolError& e) {
@@ -96,38 +130,25 @@ bool adopt_format(GstRdmaSrc* self, SrcState& st, const StreamFormat& format, Re
                           ("%s", e.what()));
         return false;
     }
-    GstCaps* caps = st.layout->caps();
-    GstClockTime frame = GST_CLOCK_TIME_NONE;
+    GstClockTime duration = GST_CLOCK_TIME_NONE;
     if (st.layout->raw_video() && st.layout->info().fps_n > 0) {
-        frame = gst_util_uint64_scale_int(GST_SECOND, st.layout->info().fps_d, st.layout->info().fps_n);
+        duration = gst_util_uint64_scale_int(GST_SECOND, st.layout->info().fps_d, st.layout->info().fps_n);
     }
-    const bool same = st.caps != nullptr && gst_caps_is_equal(st.caps, caps);
     GST_OBJECT_LOCK(self);
-    if (st.caps != nullptr) {
-        gst_caps_unref(st.caps);
-    }
-    st.caps = gst_caps_ref(caps);
-    self->m.frame_duration = frame;
+    self->m.frame_duration = duration;
     GST_OBJECT_UNLOCK(self);
     ++st.counters.format_changes;
     GST_INFO_OBJECT(self, "format %u: %s (frames of at least %" G_GUINT64_FORMAT " bytes)", format.id,
                     format.caps.c_str(), st.layout->min_payload());
-    // Same caps announced again (e.g. larger encoded frames): nothing to renegotiate.
-    if (!same && !gst_base_src_set_caps(GST_BASE_SRC(self), caps)) {
-        GST_ELEMENT_ERROR(self, CORE, NEGOTIATION, ("Downstream refused the sender's caps"),
-                          ("caps \"%s\"", format.caps.c_str()));
-        return false;
-    }
-    if (!same) {
-        gst_element_post_message(GST_ELEMENT(self), gst_message_new_latency(GST_OBJECT(self)));
-        // The allocation query with these caps, before their first buffer:
-        // basesrc sent it only before the sender connected, without caps,
-        // which most elements do not answer (decide_allocation reads it).
-        if (!gst_base_src_negotiate(GST_BASE_SRC(self))) {
-            GST_DEBUG_OBJECT(self, "the allocation query failed; frames go out all the same");
-        }
-    }
-    return true;
+    return output_caps(self, st, st.side_data.caps_for(st.layout->caps(), frame.side_data));
+}
+
+// A frame whose HDR side data differs from the previous frame's (an
+// FFmpeg sender's first frames, a new grade): the same format, new caps.
+bool adopt_hdr(GstRdmaSrc* self, SrcState& st, const ReceivedFrame& frame) {
+    GST_INFO_OBJECT(self, "frame %" G_GUINT64_FORMAT ": new HDR metadata (mastering display, content light)",
+                    frame.header.sequence);
+    return output_caps(self, st, st.side_data.caps_for(st.layout->caps(), frame.side_data));
 }
 
 // Logs when copying starts and stops: the first start at INFO (a holding
@@ -201,7 +222,13 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
                                f->header.sequence));
             return GST_FLOW_ERROR;
         }
-        if ((f->format_changed || !st.layout) && !adopt_format(self, st, *f->format, receiver)) {
+        bool negotiated = true;
+        if (f->format_changed || !st.layout) {
+            negotiated = adopt_format(self, st, *f, receiver);
+        } else if (st.side_data.hdr_changed(f->side_data)) { // a byte comparison per frame
+            negotiated = adopt_hdr(self, st, *f);
+        }
+        if (!negotiated) {
             receiver.release(f->slot);
             return GST_FLOW_NOT_NEGOTIATED;
         }
@@ -228,6 +255,7 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
             set_video_meta(buffer, *st.layout);
         }
         stamp_frame_buffer(buffer, f->header); // the sender's times (a live source), flags and frame number
+        st.side_data.attach(buffer, f->side_data); // captions, timecode: metas (the payload stays where it is)
 
         // Frame numbers count every frame the sender was offered: a gap is
         // what its live policy dropped.
