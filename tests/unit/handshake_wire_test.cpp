@@ -160,10 +160,11 @@ TEST(KeyProof, RefusesNonsense) {
     EXPECT_THROW(wire::decode_key_proof(b, wire::Role::kSender), ProtocolError);
 }
 
-TEST(Control, KnowsTheKeyProofAndTheLeavingMessage) {
+TEST(Control, KnowsTheKeyProofLeavingAndClockMessages) {
     EXPECT_EQ(wire::decode_control(wire::encode(wire::Control::kAuth)), wire::Control::kAuth);
     EXPECT_EQ(wire::decode_control(wire::encode(wire::Control::kLeaving)), wire::Control::kLeaving);
-    EXPECT_THROW(wire::decode_control(8u << 16 | wire::kControlSlot), ProtocolError);
+    EXPECT_EQ(wire::decode_control(wire::encode(wire::Control::kClock)), wire::Control::kClock);
+    EXPECT_THROW(wire::decode_control(9u << 16 | wire::kControlSlot), ProtocolError);
 }
 
 } // namespace

@@ -211,7 +211,7 @@ TEST(Control, EndOfStreamIsNeverASlot) {
     const std::uint32_t v = wire::encode(wire::Control::kEndOfStream);
     EXPECT_EQ(wire::decode_control(v), wire::Control::kEndOfStream);
     EXPECT_THROW(wire::decode_slot_imm(v, wire::kMaxSlots), ProtocolError);
-    EXPECT_THROW(wire::decode_control(0x00080000u | wire::kControlSlot), ProtocolError); // unknown kind
+    EXPECT_THROW(wire::decode_control(0x00090000u | wire::kControlSlot), ProtocolError); // unknown kind
     EXPECT_THROW(wire::decode_control(wire::kControlSlot), ProtocolError);                 // kind 0
     EXPECT_THROW(wire::decode_control(wire::encode(wire::SlotImm{3, 1})), ProtocolError); // a frame's imm
 }
