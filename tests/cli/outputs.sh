@@ -8,7 +8,8 @@
 # stall), --policy live on the receiver, and a truncated input (the
 # receiver gets end of stream after the frames before the cut), and per-frame
 # captions through -o with an encoder that writes them (libx264: every
-# frame's caption bytes read back equal the source's).
+# frame's caption bytes read back equal the source's), and the clock anchor
+# rdmasend sends with its first frame.
 #   outputs.sh recv|send BINDIR CLIPDIR SIDE_DATA_CLIP
 set -u
 role=$1 bin=$2 clips=$3 side_data_clip=$4
@@ -80,12 +81,21 @@ fi
 
 # Captions: libx264 writes each frame's as SEI again; read back, frame by
 # frame, they are the source's. (Without side data on the wire: "cc=-".)
-$R --listen :18667 -o "$out/captions.mkv" --codec libx264 || fail "captions: rdmarecv exited $?"
+$R --listen :18667 -o "$out/captions.mkv" --codec libx264 2>"$out/captions.err" || fail "captions: rdmarecv exited $?"
 "$side_data_clip" dump "$out/captions.mkv" > "$out/captions.side"
 if [ -s "$out/captions.side" ] && cmp -s "$out/captions.side" "$clips/captions.mkv.side"; then
   echo "ok captions: $(wc -l < "$out/captions.side") frames, each with the source's caption bytes"
 else
   fail "captions: the frames' side data differ from the source's:"; diff "$out/captions.side" "$clips/captions.mkv.side" | head
+fi
+
+# The clock anchor: rdmasend says where pts 0 is as its first frame goes
+# (one guest: one clock, so within a minute of now).
+anchor=$(sed -n "s/^rdmarecv: the sender's pts 0 is \([0-9T:.-]*\) UTC (realtime.*/\1/p" "$out/captions.err" | head -1)
+if [ -n "$anchor" ] && [ $(( $(date +%s) - $(date -d "${anchor}Z" +%s) )) -lt 60 ]; then
+  echo "ok clock anchor: the sender's pts 0 is $anchor UTC"
+else
+  fail "clock anchor: rdmarecv named no recent pts 0 instant:"; cat "$out/captions.err"
 fi
 
 $R --listen :18665 --framemd5 "$out/truncated.md5" || fail "truncated input: rdmarecv exited $? instead of ending normally"
