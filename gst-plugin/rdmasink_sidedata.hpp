@@ -11,7 +11,7 @@
 // span is good until the next gather() or set_caps().
 #pragma once
 
-#include "rdmasidedata.hpp"
+#include "rdmastream_gst/side_data_bytes.hpp"
 
 #include "rdmastream/side_data.hpp"
 

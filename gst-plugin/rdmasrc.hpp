@@ -10,7 +10,7 @@
 #include "rdmacaps.hpp"
 #include "rdmaenums.hpp"
 #include "rdmaprops.hpp"
-#include "rdmasrc_sidedata.hpp"
+#include "rdmastream_gst/side_data_metas.hpp"
 #include "rdmastatsticker.hpp"
 
 #include "rdmastream/receiver.hpp"

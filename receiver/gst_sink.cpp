@@ -17,6 +17,9 @@ namespace {
 constexpr const char* kSourceName = "rdmarecv_src";
 constexpr const char* kStatsName = "rdmastats";
 constexpr GstClockTime kEosPatience = 30 * GST_SECOND; // frames still queued play out at their pace
+// Where the side data's one-time warnings are logged (GST_DEBUG=rdmarecv:4).
+GST_DEBUG_CATEGORY_STATIC(rdmarecv_gst);
+
 } // namespace
 
 GstSink::GstSink(const std::string& pipeline, SlotReleaseQueue& released, std::uint32_t copy_threshold)
@@ -38,6 +41,8 @@ GstSink::GstSink(const std::string& pipeline, SlotReleaseQueue& released, std::u
                                     pipeline, error ? error->message : "not a pipeline"));
     }
     appsrc_.reset(gst_bin_get_by_name(GST_BIN(pipeline_.get()), kSourceName));
+    GST_DEBUG_CATEGORY_INIT(rdmarecv_gst, "rdmarecv", 0, "rdmarecv --gst");
+    side_data_.emplace(appsrc_.get(), rdmarecv_gst);
     // Not live: the pipeline starts its clock at the first frame (it
     // prerolls on it) and plays frames at their timestamps from there.
     g_object_set(appsrc_.get(), "format", GST_FORMAT_TIME, "is-live", FALSE, "stream-type",
@@ -93,7 +98,10 @@ void GstSink::start_format(const StreamLayout& stream) {
     // The caps GStreamer read, and checked the layout by (FrameLayout):
     // downstream reads the frames by exactly these.
     stream_ = &stream;
-    gst_app_src_set_caps(GST_APP_SRC(appsrc_.get()), stream.layout.caps());
+    // Without HDR fields until a frame's side data brings them (consume).
+    GstCaps* caps = side_data_->caps_for(stream.layout.caps(), {});
+    gst_app_src_set_caps(GST_APP_SRC(appsrc_.get()), caps);
+    gst_caps_unref(caps);
 }
 
 void GstSink::finish() {

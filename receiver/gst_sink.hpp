@@ -34,6 +34,7 @@
 #include "slot_release_queue.hpp"
 
 #include "rdmastream_gst/frame_copies.hpp"
+#include "rdmastream_gst/side_data_metas.hpp"
 #include "rdmastream_gst/slot_buffers.hpp"
 
 #include <gst/video/video.h>
@@ -42,6 +43,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +71,8 @@ public:
     // The recycled buffers, for their allocation counts (tests). Receive
     // loop's thread.
     const gst::SlotBuffers& slot_buffers() const noexcept { return buffers_; }
+    // The pipeline, to look into its elements (tests).
+    GstElement* pipeline() const noexcept { return pipeline_.get(); }
 
 private:
     // On the rdmastats element's sink pad, in the streaming thread just
@@ -103,6 +107,9 @@ private:
     GstBusPtr bus_;
 
     const StreamLayout* stream_ = nullptr; // the current format's
+    // Captions and timecode as metas, HDR metadata in the caps, as rdmasrc
+    // does (gstslots/side_data_metas.hpp); made once appsrc_ is there.
+    std::optional<gst::SrcSideData> side_data_;
     // The first frame's pts, which the pipeline sees as 0 (see above); none
     // until a frame had one.
     GstClockTime origin_ = GST_CLOCK_TIME_NONE;

@@ -12,6 +12,7 @@
 
 #include "rdmastream/error.hpp"
 #include "rdmastream_gst/frame_buffer.hpp"
+#include "rdmastream_gst/side_data_metas.hpp"
 #include "rdmastream_gst/video_meta.hpp"
 
 #include <gst/app/gstappsrc.h>
@@ -81,6 +82,12 @@ bool GstSink::consume(const ReceivedFrame& frame) {
     // The frame number in the offset is also what label_frame finds the text by.
     gst::stamp_frame_buffer(buffer, frame.header, GST_CLOCK_TIME_IS_VALID(origin_) ? origin_ : 0);
     gst::set_video_meta(buffer, stream_->layout); // checked at format time: cannot fail, the buffer always goes out
+    if (side_data_->hdr_changed(frame.side_data)) { // a byte comparison per frame
+        GstCaps* caps = side_data_->caps_for(stream_->layout.caps(), frame.side_data);
+        gst_app_src_set_caps(GST_APP_SRC(appsrc_.get()), caps); // in order: before this frame
+        gst_caps_unref(caps);
+    }
+    side_data_->attach(buffer, frame.side_data); // captions, timecode: metas (the payload stays where it is)
     if (stats_) {
         SlotText& t = texts_[frame.slot];
         overlay_text(frame, t.text);

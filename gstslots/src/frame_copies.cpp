@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "rdmastream_gst/frame_copies.hpp"
 
+#include "rdmastream_gst/side_data_metas.hpp"
 #include "rdmastream_gst/video_meta.hpp"
 
 #include <gst/video/video.h>
@@ -90,6 +91,7 @@ GstBuffer* FrameCopies::copy(GstBuffer* src) {
     gst_buffer_unmap(src, &map);
     gst_buffer_copy_into(buffer, src, static_cast<GstBufferCopyFlags>(GST_BUFFER_COPY_FLAGS | GST_BUFFER_COPY_TIMESTAMPS),
                          0, static_cast<gsize>(-1));
+    copy_side_data_metas(src, buffer); // captions, timecode (the pool drops them when the copy comes home)
     const GstVideoMeta* from = gst_buffer_get_video_meta(src);
     GstVideoMeta* to = gst_buffer_get_video_meta(buffer);
     if (from == nullptr) {

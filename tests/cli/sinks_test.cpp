@@ -5,6 +5,7 @@
 // output kept must come back through the release queue exactly once, and
 // --gst must allocate nothing per frame.
 #include "gst_sink.hpp"
+#include "rdmastream_gst/side_data_bytes.hpp"
 #include "overlay_text.hpp"
 #include "output_sink.hpp"
 #include "slot_release_queue.hpp"
@@ -20,6 +21,7 @@ extern "C" {
 #include <libavutil/imgutils.h>
 }
 
+#include <gst/app/gstappsink.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,6 +30,7 @@ extern "C" {
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -96,8 +99,11 @@ struct Fed {
 // drain). `in_step`: each frame's slot comes back before the next frame is
 // sent (an output that keeps up). No free slot within a bound fails the
 // test (a stall) instead of hanging it.
+// Frame n's side data (none by default).
+using SideDataOf = std::function<std::span<const rdmastream::SideData>(int n)>;
+
 Fed feed(cli::FrameSink& sink, cli::SlotReleaseQueue& q, const StreamFormat& f, int frames = kFrames,
-         bool in_step = false) {
+         bool in_step = false, const SideDataOf& side_data = {}) {
     constexpr auto kPatience = std::chrono::seconds(10);
     Fed fed{{}, {}, std::vector<int>(kSlots, 0)};
     const cli::StreamLayout stream = cli::read_stream_layout(f, "the test"); // as the receive loop reads it
@@ -134,6 +140,7 @@ Fed feed(cli::FrameSink& sink, cli::SlotReleaseQueue& q, const StreamFormat& f, 
         fr.header.pts = n * 40'000'000LL;
         fr.header.duration = 40'000'000LL;
         fr.payload = slot;
+        if (side_data) fr.side_data = side_data(n);
         const bool done = sink.consume(fr);
         fed.kept.push_back(!done);
         fed.slot.push_back(s);
@@ -369,6 +376,65 @@ TEST(GstSink, ASlowPipelineSlowsTheSenderDownWithoutCopies) {
     ASSERT_EQ(fed.kept.size(), 10u);
     expect_all_returned(fed);
     EXPECT_EQ(sink.copies(), 0u);
+}
+
+// rdmarecv --gst hands a frame's side data on as rdmasrc does: captions and
+// timecode as metas on its buffer (frames copied out of their slots, once
+// the appsink holds all it may, keep them too), HDR metadata in the caps.
+TEST(GstSink, SideDataBecomesMetasAndCaps) {
+    cli::SlotReleaseQueue q(kSlots);
+    cli::GstSink sink("appsink name=out sync=false", q, 2);
+    GstVideoMasteringDisplayInfo md{};
+    md.display_primaries[0] = {34000, 16000};
+    md.white_point = {15635, 16450};
+    md.max_display_mastering_luminance = 10000000;
+    md.min_display_mastering_luminance = 1;
+    const auto md_bytes = rdmastream::gst::encode_mastering(md);
+    std::vector<std::array<std::byte, 6>> cc(kFrames);
+    std::vector<std::array<std::byte, 4>> tc(kFrames);
+    std::vector<std::array<rdmastream::SideData, 3>> side(kFrames);
+    for (int n = 0; n < kFrames; ++n) {
+        const auto i = static_cast<std::size_t>(n);
+        cc[i] = {std::byte{0xfc}, std::byte(0x40 + n), std::byte{0x80}, std::byte{0xfd}, std::byte{0x80}, std::byte{0x80}};
+        tc[i] = rdmastream::gst::le32(0x00030201u | static_cast<std::uint32_t>(n) << 24); // 01:02:03:n
+        side[i][0] = {rdmastream::SideDataKind::kCaptions, cc[i]};
+        side[i][1] = {rdmastream::SideDataKind::kTimecode, tc[i]};
+        side[i][2] = {rdmastream::SideDataKind::kMasteringDisplay, md_bytes};
+    }
+    // Every sample kept (so the pipeline holds its slots: copies from the 3rd frame on).
+    GstElement* out = gst_bin_get_by_name(GST_BIN(sink.pipeline()), "out");
+    ASSERT_NE(out, nullptr);
+    std::vector<GstSample*> samples;
+    GstAppSinkCallbacks callbacks{};
+    callbacks.new_sample = [](GstAppSink* appsink, gpointer all) {
+        static_cast<std::vector<GstSample*>*>(all)->push_back(gst_app_sink_pull_sample(appsink));
+        return GST_FLOW_OK;
+    };
+    gst_app_sink_set_callbacks(GST_APP_SINK(out), &callbacks, &samples, nullptr);
+    feed(sink, q, i420_format(true), kFrames, false,
+         [&](int n) { return std::span<const rdmastream::SideData>(side[static_cast<std::size_t>(n)]); });
+    EXPECT_GT(sink.copies(), 0u);
+    ASSERT_EQ(samples.size(), static_cast<std::size_t>(kFrames));
+    for (int n = 0; n < kFrames; ++n) {
+        GstSample* sample = samples[static_cast<std::size_t>(n)];
+        GstBuffer* b = gst_sample_get_buffer(sample);
+        const GstVideoCaptionMeta* m = gst_buffer_get_video_caption_meta(b);
+        ASSERT_NE(m, nullptr) << "frame " << n;
+        EXPECT_EQ(m->caption_type, GST_VIDEO_CAPTION_TYPE_CEA708_RAW);
+        ASSERT_EQ(m->size, 6u);
+        EXPECT_EQ(std::memcmp(m->data, cc[static_cast<std::size_t>(n)].data(), 6), 0) << "frame " << n;
+        const GstVideoTimeCodeMeta* t = gst_buffer_get_video_time_code_meta(b);
+        ASSERT_NE(t, nullptr) << "frame " << n;
+        EXPECT_EQ(t->tc.hours, 1u);
+        EXPECT_EQ(t->tc.minutes, 2u);
+        EXPECT_EQ(t->tc.seconds, 3u);
+        EXPECT_EQ(t->tc.frames, static_cast<guint>(n));
+        GstVideoMasteringDisplayInfo got{};
+        EXPECT_TRUE(gst_video_mastering_display_info_from_caps(&got, gst_sample_get_caps(sample))) << "frame " << n;
+        EXPECT_TRUE(gst_video_mastering_display_info_is_equal(&got, &md)) << "frame " << n;
+    }
+    for (GstSample* sample : samples) gst_sample_unref(sample);
+    gst_object_unref(out);
 }
 
 TEST(GstSink, BadPipelineIsAUserError) {

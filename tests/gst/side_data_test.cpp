@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// Side data in GStreamer's terms (rdmasidedata, rdmasink_sidedata,
-// rdmasrc_sidedata), natively: the 12M word's bits as docs/protocol.md
+// Side data in GStreamer's terms (gstslots/side_data_*, rdmasink_sidedata),
+// natively: the 12M word's bits as docs/protocol.md
 // gives them, the HDR bytes, what rdmasink gathers from a buffer and its
 // caps, and what rdmasrc attaches. rdma.gst_side_data carries them over RDMA.
-#include "rdmasidedata.hpp"
+#include "rdmastream_gst/side_data_bytes.hpp"
 #include "rdmasink_sidedata.hpp"
-#include "rdmasrc_sidedata.hpp"
+#include "rdmastream_gst/side_data_metas.hpp"
 
 #include "gst_test_env.hpp"
 

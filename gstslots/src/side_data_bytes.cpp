@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#include "rdmasidedata.hpp"
+#include "rdmastream_gst/side_data_bytes.hpp"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#include "rdmasrc_sidedata.hpp"
+#include "rdmastream_gst/side_data_metas.hpp"
 
 #include <gst/video/video.h>
 
@@ -98,6 +98,17 @@ void SrcSideData::attach_timecode(GstBuffer* buffer, std::span<const std::byte> 
                             ("SMPTE 12M word 0x%08x is not a valid timecode at %d/%d fps; timecodes like it are "
                              "left out",
                              word, fps_n_, fps_d_));
+    }
+}
+
+void copy_side_data_metas(GstBuffer* from, GstBuffer* to) {
+    gpointer state = nullptr;
+    while (GstMeta* m = gst_buffer_iterate_meta_filtered(from, &state, GST_VIDEO_CAPTION_META_API_TYPE)) {
+        const auto* cc = reinterpret_cast<const GstVideoCaptionMeta*>(m);
+        gst_buffer_add_video_caption_meta(to, cc->caption_type, cc->data, cc->size); // copies the bytes
+    }
+    if (const GstVideoTimeCodeMeta* tc = gst_buffer_get_video_time_code_meta(from)) {
+        gst_buffer_add_video_time_code_meta(to, &tc->tc);
     }
 }
 

@@ -3,7 +3,7 @@
 // back: the SMPTE 12M word of a GstVideoTimeCode, the ST 2086 and content
 // light bytes of GstVideoMasteringDisplayInfo and GstVideoContentLightLevel.
 // Pure functions, no RDMA, no allocation: the unit tests drive them
-// natively; rdmasink_sidedata and rdmasrc_sidedata use them per frame.
+// natively; rdmasink_sidedata and side_data_metas.hpp use them per frame.
 // docs/protocol.md ("Side data") is the wire side.
 #pragma once
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// What rdmasrc makes of a frame's side data (ReceivedFrame::side_data):
+// What a receiver (rdmasrc, rdmarecv --gst) makes of a frame's side data (ReceivedFrame::side_data):
 // captions become a GstVideoCaptionMeta (CEA708_RAW) and the first timecode
 // a GstVideoTimeCodeMeta on the frame's buffer; the HDR entries become the
 // output caps' mastering-display-info and content-light-level fields, as
@@ -10,7 +10,7 @@
 // cc_data, since the slot goes back to the sender while the meta may live on.
 #pragma once
 
-#include "rdmasidedata.hpp"
+#include "rdmastream_gst/side_data_bytes.hpp"
 
 #include "rdmastream/side_data.hpp"
 
@@ -48,5 +48,9 @@ private:
     gint fps_n_ = 0, fps_d_ = 1; // the output caps' framerate; 0/1: none
     bool warned_timecode_ = false;
 };
+
+// The caption and timecode metas of `from` onto `to` (a copy of the frame,
+// FrameCopies), so that a frame copied out of its slot keeps them.
+void copy_side_data_metas(GstBuffer* from, GstBuffer* to);
 
 } // namespace rdmastream::gst
