@@ -54,12 +54,13 @@ void copy_audio(const AVFrame& f, std::span<std::byte> out) noexcept {
     }
 }
 
-std::int64_t AudioTimestamps::pts_ns(const AVFrame& f, std::int64_t offset_ns) {
+std::int64_t AudioTimestamps::pts_ns(const AVFrame& f, std::int64_t offset_ns, bool packet_break) {
     const AVRational grid{1, f.sample_rate};
     if (f.sample_rate != rate_) { // a new rate starts a new grid
         rate_ = f.sample_rate;
         last_ = AV_NOPTS_VALUE;
     }
+    if (packet_break) last_ = AV_NOPTS_VALUE; // fftools: the packet's own timestamp, rounded
     std::int64_t samples = 0;
     if (f.pts != AV_NOPTS_VALUE) {
         samples = av_rescale_delta(time_base_, f.pts - start_pts_, grid, f.nb_samples, &last_, grid);

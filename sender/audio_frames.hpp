@@ -9,7 +9,8 @@
 // So each frame is put on its own sample grid first, as ffmpeg's CLI does
 // before its filters (fftools decode_audio: av_rescale_delta from the
 // stream's time base to 1/rate, following on from the previous frame while
-// the timestamps stay within their rounding), and sent as that sample
+// the timestamps stay within their rounding and the packets follow each
+// other within their durations), and sent as that sample
 // position in nanoseconds: a receiver rounding back to 1/rate gets the
 // sample number exactly (at any rate below 1 GHz).
 #pragma once
@@ -45,8 +46,12 @@ public:
     // `start_pts`: the input's start in `time_base`, which becomes 0.
     AudioTimestamps(AVRational time_base, std::int64_t start_pts) : time_base_(time_base), start_pts_(start_pts) {}
     // `f`'s start in ns, `offset_ns` added (--loop's laps); a frame without
-    // a timestamp follows the previous one.
-    std::int64_t pts_ns(const AVFrame& f, std::int64_t offset_ns);
+    // a timestamp follows the previous one. `packet_break`: its packet came
+    // later after the previous one than that one lasted (a gap, or container
+    // rounding: 21 ms after a 20 ms packet), where fftools takes the frame's
+    // own timestamp, rounded, instead of the continuation
+    // (InputSource::packet_break).
+    std::int64_t pts_ns(const AVFrame& f, std::int64_t offset_ns, bool packet_break);
     static std::int64_t duration_ns(const AVFrame& f) noexcept;
     // The input went back to its start (--loop): the next frame starts anew.
     void restart() noexcept;

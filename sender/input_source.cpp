@@ -149,6 +149,9 @@ bool InputSource::feed() {
             av_packet_unref(pkt_.get());
             continue;
         }
+        packet_break_ = pkt_->duration > 0 && prev_packet_pts_ != AV_NOPTS_VALUE && pkt_->pts != AV_NOPTS_VALUE &&
+                        pkt_->pts - prev_packet_pts_ > pkt_->duration;
+        prev_packet_pts_ = pkt_->pts;
         const int sent = avcodec_send_packet(dec_.get(), pkt_.get());
         av_packet_unref(pkt_.get());
         if (pool_ != nullptr) pool_->rethrow_pending();
@@ -185,6 +188,7 @@ void InputSource::rewind() {
              "av_seek_frame", fmt::format("{}: --loop cannot go back to the start", url_));
     avcodec_flush_buffers(dec_.get());
     draining_ = false;
+    prev_packet_pts_ = AV_NOPTS_VALUE;
 }
 
 AVRational InputSource::sample_aspect_ratio(const AVFrame& f) const noexcept {

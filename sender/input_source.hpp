@@ -51,6 +51,10 @@ public:
     bool zero_copy_capable() const noexcept { return attached_; }
     const std::string& describe() const noexcept { return description_; }
     std::uint64_t corrupt_packets() const noexcept { return corrupt_packets_; }
+    // Whether the packet last given to the decoder started more than its
+    // duration after the previous one (fftools' test, decode_audio), for
+    // AudioTimestamps: an audio decoder's frame comes from that packet.
+    bool packet_break() const noexcept { return packet_break_; }
 
 private:
     bool feed(); // sends one packet (or the drain) to the decoder; false when drained already
@@ -65,6 +69,8 @@ private:
     std::int64_t start_pts_ = 0;
     bool attached_ = false;
     bool draining_ = false;
+    std::int64_t prev_packet_pts_ = AV_NOPTS_VALUE;
+    bool packet_break_ = false;
     std::uint64_t corrupt_packets_ = 0;
     std::string description_;
 };

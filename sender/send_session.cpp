@@ -78,7 +78,9 @@ public:
         if (o.pacing == Pacer::Mode::kFixedRate) {
             counters_.target_fps = o.fps;
         } else if (o.pacing == Pacer::Mode::kRealtime && source_->audio()) {
-            if (source_->frame_size() > 0) counters_.target_fps = double(source_->sample_rate()) / source_->frame_size();
+            if (source_->frame_size() > 0) { // frames of a fixed size: their rate
+                counters_.target_fps = double(source_->sample_rate()) / source_->frame_size();
+            }
         } else if (o.pacing == Pacer::Mode::kRealtime && source_->frame_rate().num > 0) {
             counters_.target_fps = av_q2d(source_->frame_rate());
         }
@@ -122,8 +124,10 @@ public:
                     discont = true;
                     continue;
                 }
-                const std::int64_t duration = audio_ ? AudioTimestamps::duration_ns(*picture) : frame_duration(*picture);
-                std::int64_t pts = audio_ ? audio_ts_.pts_ns(*picture, loop_offset) : timestamp(*picture, loop_offset);
+                const std::int64_t duration =
+                    audio_ ? AudioTimestamps::duration_ns(*picture) : frame_duration(*picture);
+                std::int64_t pts = audio_ ? audio_ts_.pts_ns(*picture, loop_offset, source_->packet_break())
+                                          : timestamp(*picture, loop_offset);
                 if (pts == kNoTime) pts = next_pts_; // an elementary stream has none: count on, as ffmpeg does
                 if (pts != kNoTime && duration != kNoTime) next_pts_ = pts + duration;
                 if (pts != kNoTime) lap_end = std::max(lap_end, pts + (duration != kNoTime ? duration : 0));
