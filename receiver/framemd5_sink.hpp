@@ -4,8 +4,15 @@
 // the two can be compared byte for byte. The hash covers each plane's
 // visible bytes row by row (what FFmpeg's rawvideo packet holds), read in
 // place from the ring slot: no copy.
+//
+// Audio: ffmpeg's framemd5 encodes audio as pcm_s16le, so it hashes each
+// decoded frame converted to interleaved S16 by libswresample (what its
+// aresample filter does); so does this sink (audio_convert.hpp), one
+// conversion into a buffer sized once per format. Timestamps and durations
+// are in samples (time base 1/rate), as ffmpeg's are.
 #pragma once
 
+#include "audio_convert.hpp"
 #include "frame_sink.hpp"
 
 #include "rdmastream_cli/plane_geometry.hpp"
@@ -30,6 +37,10 @@ public:
     void finish() override;
 
 private:
+    void write_audio_header(const RawAudioCaps& caps);
+    void hash_audio(const ReceivedFrame& frame);
+    void write_line(std::int64_t pts, std::int64_t duration, int size);
+
     struct FileCloser {
         void operator()(std::FILE* f) const noexcept {
             if (f != stdout) std::fclose(f);
@@ -45,6 +56,8 @@ private:
     bool header_written_ = false;
     AVRational time_base_{1, 25};
     const StreamLayout* stream_ = nullptr; // the current format's
+    bool audio_ = false;                   // the header written was audio's (a file holds one kind)
+    AudioConverter s16_;                   // audio: to pcm_s16le, as ffmpeg's framemd5 hashes it
 };
 
 } // namespace rdmastream::cli

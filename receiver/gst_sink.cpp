@@ -97,6 +97,14 @@ GstSink::~GstSink() {
 void GstSink::start_format(const StreamLayout& stream) {
     // The caps GStreamer read, and checked the layout by (FrameLayout):
     // downstream reads the frames by exactly these.
+    if (stream.audio && av_sample_fmt_is_planar(stream.audio_caps.format)) {
+        // GStreamer reads planar audio through a GstAudioMeta on each
+        // buffer, which the recycled slot buffers do not carry yet.
+        throw UserError(fmt::format("--gst: the sender's audio is planar ({}), which GStreamer reads through a "
+                                    "GstAudioMeta rdmarecv does not attach yet: use --framemd5 or -o for it, or "
+                                    "send interleaved audio (e.g. rdmasink after audioconvert)",
+                                    stream.layout.format().caps));
+    }
     stream_ = &stream;
     // Without HDR fields until a frame's side data brings them (consume).
     GstCaps* caps = side_data_->caps_for(stream.layout.caps(), {});

@@ -19,7 +19,9 @@
 // holds, and they keep their slots, so a slow pipeline still slows the
 // sender down (credits) instead of filling memory with copies.
 //
-// The caps are the sender's own (they are GStreamer caps). Each buffer is
+// The caps are the sender's own (they are GStreamer caps): raw video, or
+// interleaved raw audio (planar audio needs a GstAudioMeta per buffer, not
+// attached yet: refused at its format). Each buffer is
 // stamped as rdmasrc stamps its own (stamp_frame_buffer, gstslots/): the
 // sender's flags (DISCONT, DELTA_UNIT, HEADER, CORRUPTED), its frame number
 // as the offset, and its timestamps, here shifted so the first frame is at

@@ -33,7 +33,7 @@ bool muxer_takes(const AVOutputFormat* of, AVCodecID id) {
 } // namespace
 
 OutputSink::OutputSink(const std::string& path, const std::string& codec, SlotReleaseQueue& released)
-    : path_(path), released_(released), tickets_(released.slots()) {
+    : path_(path), released_(released), tickets_(released.slots()), codec_name_(codec) {
     for (std::size_t i = 0; i < tickets_.size(); ++i) tickets_[i] = Ticket{this, static_cast<std::uint16_t>(i)};
     // Guessed first: the alloc call would log its own line for an unknown name.
     AVFormatContext* raw = nullptr;
@@ -47,7 +47,9 @@ OutputSink::OutputSink(const std::string& path, const std::string& codec, SlotRe
     const AVOutputFormat* of = out_->oformat;
     const std::string suggestion = "give --codec NAME (e.g. --codec libx264, --codec ffv1 or --codec mjpeg), or "
                                    "write .y4m, .nut or .mkv";
-    if (codec.empty() && of->video_codec == AV_CODEC_ID_WRAPPED_AVFRAME) {
+    if (codec.empty() && of->video_codec == AV_CODEC_ID_NONE && of->audio_codec != AV_CODEC_ID_NONE) {
+        mode_ = Mode::kAudioPacket; // .wav, .flac ...: audio only (start_audio checks the codec)
+    } else if (codec.empty() && of->video_codec == AV_CODEC_ID_WRAPPED_AVFRAME) {
         mode_ = Mode::kWrappedFrame; // y4m: the muxer reads the planes where they lie
     } else if (codec.empty() || codec == "rawvideo") {
         if (of->video_codec == AV_CODEC_ID_NONE || !muxer_takes(of, AV_CODEC_ID_RAWVIDEO)) {
@@ -85,6 +87,15 @@ OutputSink::~OutputSink() {
 }
 
 void OutputSink::start_format(const StreamLayout& stream) {
+    if (stream.audio) {
+        start_audio(stream);
+        return;
+    }
+    if (mode_ == Mode::kAudioPacket) {
+        throw UserError(fmt::format("-o {}: the {} format holds audio, and the sender sends video: write .y4m, "
+                                    ".nut or .mkv",
+                                    path_, out_->oformat->name));
+    }
     const RawVideoCaps& caps = stream.caps;
     if (header_written_ &&
         (caps.format != caps_.format || caps.width != caps_.width || caps.height != caps_.height)) {

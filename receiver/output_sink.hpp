@@ -13,8 +13,16 @@
 //    sender always has a slot to write the next frame into.
 // Timestamps are the sender's (nanoseconds, rescaled to the stream's time
 // base), durations too; frames without a timestamp follow the previous one.
+//
+// Audio (output_sink_audio.cpp) is written as PCM of its own sample format
+// (pcm_u8, pcm_s16le, pcm_s32le, pcm_f32le, pcm_f64le: lossless, so
+// decoding the file gives the sender's decoded samples exactly), one
+// packet per frame in time base 1/rate: interleaved audio straight from
+// the slot, planar audio interleaved into a buffer sized once per format
+// (one counted copy). .wav, .mkv, .nut, .mov take it.
 #pragma once
 
+#include "audio_convert.hpp"
 #include "frame_sink.hpp"
 #include "slot_release_queue.hpp"
 
@@ -41,7 +49,7 @@ public:
     std::uint64_t copies() const noexcept override { return frames_copied_; }
 
 private:
-    enum class Mode { kWrappedFrame, kRawPacket, kEncode };
+    enum class Mode { kWrappedFrame, kRawPacket, kEncode, kAudioPacket };
     // What the encoder's free callback needs: which slot, whose queue.
     struct Ticket {
         OutputSink* sink = nullptr;
@@ -49,6 +57,9 @@ private:
     };
 
     void open_stream(const RawVideoCaps& caps);
+    // Audio (output_sink_audio.cpp).
+    void start_audio(const StreamLayout& stream);
+    bool write_audio(const ReceivedFrame& frame);
     void open_encoder(const RawVideoCaps& caps);
     // Per frame (output_sink_frame.cpp).
     void point_frame_at(const ReceivedFrame& frame, AVFrame* out) const;
@@ -83,6 +94,9 @@ private:
     // the receiver's --max-frame-bytes limits).
     std::vector<std::uint8_t> packed_copy_;
     std::vector<Ticket> tickets_;      // one per slot, for the encoder's free callback
+    std::string codec_name_;           // --codec (video only)
+    RawAudioCaps audio_caps_;          // the file's audio (its first format's)
+    AudioConverter interleave_;        // planar audio -> the packed PCM the file holds
     std::atomic<std::uint32_t> encoder_holds_{0}; // slots the encoder still references
     std::uint64_t frames_copied_ = 0; // frames that needed a CPU copy (what copies() reports)
 };

@@ -30,6 +30,7 @@ bool OutputSink::consume(const ReceivedFrame& frame) {
     case Mode::kWrappedFrame: return write_wrapped(frame);
     case Mode::kRawPacket: return write_raw(frame);
     case Mode::kEncode: return encode(frame);
+    case Mode::kAudioPacket: return write_audio(frame);
     }
     return true;
 }

@@ -47,11 +47,11 @@ ReceiverConfig receiver_config(const ReceiveOptions& o, std::shared_ptr<Waker> w
     c.handshake_timeout = to_ms(o.connection.handshake_timeout);
     // A listener's new sender is on probation until its first frame, which
     // must carry a format rdmarecv can read (read_stream_layout) and a
-    // payload that format's planes fit: the checks the receive loop makes
+    // payload that fits it (planes, or whole sample frames): the checks the receive loop makes
     // (it makes them again: once per stream), here where a refusal is the
     // peer's and the listener goes on.
     c.check_first_frame = [](const ReceivedFrame& f, const std::string& peer) {
-        read_stream_layout(*f.format, peer).layout.check_frame(f.header.sequence, f.payload.size());
+        read_stream_layout(*f.format, peer).check_frame(f.header.sequence, f.payload.size());
     };
     return c;
 }
@@ -199,7 +199,7 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
         }
         if (f->format == nullptr) {
             throw ProtocolError("the sender sent a frame before announcing its format: rdmarecv needs raw video "
-                                "with caps (rdmasend, or rdmasink from GStreamer)");
+                                "or audio with caps (rdmasend, or rdmasink from GStreamer)");
         }
         if (f->format_changed || !stream) {
             StreamLayout next = read_stream_layout(*f->format, rx->peer()); // refused before any output sees it
@@ -208,14 +208,14 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
             for (const auto& s : outputs) s->start_format(*stream);
             if (taken > 0) ++counters.format_changes;
             const AVRational rate = stream->caps.framerate;
-            counters.target_fps = rate.num > 0 ? av_q2d(rate) : 0; // the source's rate
+            counters.target_fps = rate.num > 0 ? av_q2d(rate) : 0; // the source's rate (audio: none, frames vary)
         }
         if (f->clock != nullptr && (!clock || f->clock->pts0_ns != clock->pts0_ns || f->clock->clock != clock->clock)) {
             clock = *f->clock; // said once, and again when the sender's clock steps
             std::fprintf(stderr, "rdmarecv: the sender's pts 0 is %s\n", describe(*clock).c_str());
         }
         // One comparison: a payload too short for its planes goes to no output.
-        stream->layout.check_frame(f->header.sequence, f->payload.size());
+        stream->check_frame(f->header.sequence, f->payload.size());
         counters.gaps += f->header.sequence - expected_seq; // frames a live sender dropped
         expected_seq = f->header.sequence + 1;
         holds.consume(*f, outputs);

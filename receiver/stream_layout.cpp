@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "stream_layout.hpp"
+#include "raw_audio_caps.hpp"
 #include "raw_video_caps.hpp"
 
 #include "rdmastream/error.hpp"
@@ -7,13 +8,34 @@
 #include <fmt/format.h>
 
 namespace rdmastream::cli {
+namespace {
+
+StreamLayout read_audio_layout(gst::FrameLayout layout, const std::string& what) {
+    const StreamFormat& format = layout.format();
+    if (format.plane_count != 0) {
+        throw ProtocolError(fmt::format("{}: audio caps \"{}\" with {} planes: an audio format has none (a planar "
+                                        "frame's channels lie back to back)",
+                                        what, format.caps, format.plane_count));
+    }
+    RawAudioCaps caps;
+    try {
+        caps = raw_audio_caps(layout.caps(), format.caps);
+    } catch (const ProtocolError& e) {
+        throw ProtocolError(fmt::format("{}: {}", what, e.what()));
+    }
+    const auto bytes = static_cast<std::uint32_t>(sample_frame_bytes(caps));
+    return StreamLayout{std::move(layout), true, RawVideoCaps{}, FrameGeometry{}, caps, bytes};
+}
+
+} // namespace
 
 StreamLayout read_stream_layout(const StreamFormat& format, std::string_view sender) {
     gst::FrameLayout layout = gst::FrameLayout::check(format, sender);
     const std::string what = fmt::format("stream format {} from the sender at {}", format.id, sender);
+    if (is_raw_audio(layout.caps())) return read_audio_layout(std::move(layout), what);
     if (!layout.raw_video()) {
-        throw ProtocolError(fmt::format("{}: caps \"{}\" are not raw video (video/x-raw): rdmarecv writes raw "
-                                        "frames only",
+        throw ProtocolError(fmt::format("{}: caps \"{}\" are neither raw video (video/x-raw) nor raw audio "
+                                        "(audio/x-raw): rdmarecv writes raw frames only",
                                         what, format.caps));
     }
     // FFmpeg's names for what GStreamer read: one reading of the caps.
@@ -37,7 +59,21 @@ StreamLayout read_stream_layout(const StreamFormat& format, std::string_view sen
                                             what, i, p.offset, p.stride, g.rows, g.row_bytes, layout.min_payload()));
         }
     }
-    return StreamLayout{std::move(layout), caps, geometry};
+    return StreamLayout{std::move(layout), false, caps, geometry, RawAudioCaps{}, 0};
+}
+
+void StreamLayout::refuse_audio_frame(std::uint64_t sequence, std::size_t payload_size) const {
+    const StreamFormat& format = layout.format();
+    if (payload_size > format.max_frame_size) {
+        throw ProtocolError(fmt::format("frame {} from the sender at {} has {} payload bytes, more than the {} its "
+                                        "stream format {} ({}) allows: refused",
+                                        sequence, layout.sender(), payload_size, format.max_frame_size, format.id,
+                                        format.caps));
+    }
+    throw ProtocolError(fmt::format("frame {} from the sender at {} has {} payload bytes, not a whole number of "
+                                    "{}-byte sample frames of its stream format {} ({}): refused",
+                                    sequence, layout.sender(), payload_size, sample_frame_bytes, format.id,
+                                    format.caps));
 }
 
 } // namespace rdmastream::cli

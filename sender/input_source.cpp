@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "input_source.hpp"
 #include "decoder_pool.hpp"
+#include "stream_choice.hpp"
 
 #include "rdmastream_cli/av_error.hpp"
 
 #include "rdmastream/error.hpp"
 
 extern "C" {
+#include <libavutil/channel_layout.h>
 #include <libavutil/macros.h>
 #include <libavutil/pixdesc.h>
+#include <libavutil/samplefmt.h>
 #ifdef RDMASTREAM_HAVE_AVDEVICE
 #include <libavdevice/version.h>
 #endif
@@ -85,56 +88,41 @@ InputSource::InputSource(const InputOptions& opts, DecoderPool* pool)
                                     "not a media file",
                                     url_, av_error_text(rc)));
     }
-    int index = -1;
-    if (opts.stream < 0) {
-        index = av_find_best_stream(fmt_.get(), AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
-        if (index == AVERROR_STREAM_NOT_FOUND) {
-            throw UserError(fmt::format("{} has no video stream: rdmasend sends video", url_));
-        }
-        if (index == AVERROR_DECODER_NOT_FOUND) {
-            const AVStream* s = nullptr;
-            for (unsigned i = 0; i < fmt_->nb_streams && s == nullptr; ++i) {
-                if (fmt_->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO) s = fmt_->streams[i];
-            }
-            throw UserError(fmt::format("{}: no decoder for its video codec {}: this FFmpeg cannot decode it; "
-                                        "transcode it first (ffmpeg -i {} -c:v ffv1 out.mkv)",
-                                        url_, s ? avcodec_get_name(s->codecpar->codec_id) : "unknown", url_));
-        }
-        check_av(index, "av_find_best_stream", url_);
-    } else {
-        int seen = 0;
-        for (unsigned i = 0; i < fmt_->nb_streams && index < 0; ++i) {
-            if (fmt_->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO && seen++ == opts.stream) {
-                index = static_cast<int>(i);
-            }
-        }
-        if (index < 0) {
-            throw UserError(fmt::format("--stream {}: {} has {} video stream(s), numbered from 0", opts.stream, url_,
-                                        seen));
-        }
-    }
+    const int index = choose_stream(fmt_.get(), opts.map, opts.stream, url_);
     stream_ = fmt_->streams[index];
     for (unsigned i = 0; i < fmt_->nb_streams; ++i) { // other streams never leave the demuxer
         if (static_cast<int>(i) != index) fmt_->streams[i]->discard = AVDISCARD_ALL;
     }
+    const bool audio = stream_->codecpar->codec_type == AVMEDIA_TYPE_AUDIO;
     const AVCodec* codec = avcodec_find_decoder(stream_->codecpar->codec_id);
     if (codec == nullptr) {
-        throw UserError(fmt::format("{}: no decoder for video codec {}: this FFmpeg cannot decode it; transcode it "
-                                    "first (ffmpeg -i {} -c:v ffv1 out.mkv)",
-                                    url_, avcodec_get_name(stream_->codecpar->codec_id), url_));
+        throw UserError(fmt::format("{}: no decoder for {} codec {}: this FFmpeg cannot decode it; transcode it "
+                                    "first (ffmpeg -i {} {} out.mkv)",
+                                    url_, audio ? "audio" : "video", avcodec_get_name(stream_->codecpar->codec_id),
+                                    url_, audio ? "-c:a flac" : "-c:v ffv1"));
     }
     dec_.reset(avcodec_alloc_context3(codec));
     if (!dec_) throw std::bad_alloc();
     check_av(avcodec_parameters_to_context(dec_.get(), stream_->codecpar), "avcodec_parameters_to_context", url_);
     dec_->pkt_timebase = stream_->time_base;
     dec_->thread_count = opts.threads;
-    attached_ = pool_ != nullptr && pool_->attach(dec_.get(), codec);
+    // Audio is decoded into FFmpeg's own buffers and copied (a few KiB a
+    // frame): the pool hands out picture-sized chunks.
+    attached_ = !audio && pool_ != nullptr && pool_->attach(dec_.get(), codec);
     if (const int rc = avcodec_open2(dec_.get(), codec, nullptr); rc < 0) {
         throw UserError(fmt::format("{}: cannot open the {} decoder: {}", url_, codec->name, av_error_text(rc)));
     }
     frame_rate_ = av_guess_frame_rate(fmt_.get(), stream_, nullptr);
     if (fmt_->start_time != AV_NOPTS_VALUE) { // ffmpeg shifts every input to start at 0; so do we
         start_pts_ = av_rescale_q(fmt_->start_time, AV_TIME_BASE_Q, stream_->time_base);
+    }
+    if (audio) {
+        char layout[128] = "?";
+        av_channel_layout_describe(&dec_->ch_layout, layout, sizeof layout);
+        const char* format = av_get_sample_fmt_name(dec_->sample_fmt);
+        description_ = fmt::format("{}: stream {} {} audio, {} Hz, {}, {}", url_, index, codec->name,
+                                   dec_->sample_rate, layout, format ? format : "?");
+        return;
     }
     description_ = fmt::format("{}: stream {} {} {}x{} {}, {}/{} fps", url_, index, codec->name, dec_->width,
                                dec_->height,
@@ -161,6 +149,9 @@ bool InputSource::feed() {
             av_packet_unref(pkt_.get());
             continue;
         }
+        packet_break_ = pkt_->duration > 0 && prev_packet_pts_ != AV_NOPTS_VALUE && pkt_->pts != AV_NOPTS_VALUE &&
+                        pkt_->pts - prev_packet_pts_ > pkt_->duration;
+        prev_packet_pts_ = pkt_->pts;
         const int sent = avcodec_send_packet(dec_.get(), pkt_.get());
         av_packet_unref(pkt_.get());
         if (pool_ != nullptr) pool_->rethrow_pending();
@@ -197,6 +188,7 @@ void InputSource::rewind() {
              "av_seek_frame", fmt::format("{}: --loop cannot go back to the start", url_));
     avcodec_flush_buffers(dec_.get());
     draining_ = false;
+    prev_packet_pts_ = AV_NOPTS_VALUE;
 }
 
 AVRational InputSource::sample_aspect_ratio(const AVFrame& f) const noexcept {

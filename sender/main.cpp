@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// rdmasend: decode a video with FFmpeg and stream its frames over RDMA to
+// rdmasend: decode a video (or audio) stream with FFmpeg and stream its frames over RDMA to
 // rdmarecv (or the rdmasrc GStreamer element). Parses flags, then hands
 // over to run_send; docs/cli.md is the user guide.
 #include "send_session.hpp"
+#include "stream_choice.hpp"
 
 #include "rdmastream_cli/av_error.hpp"
 #include "rdmastream_cli/program_errors.hpp"
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
     CLI::App app{"rdmasend: decode a video with FFmpeg and send its frames over RDMA, straight from the decoder's "
                  "buffers.\nBy default it connects to a listening rdmarecv; see docs/cli.md.\n\n"
                  "Example: rdmarecv --framemd5 out.md5   and   rdmasend clip.mp4 --connect 192.0.2.1\n\n"
+                 "Audio instead: rdmasend clip.mkv --map 0:a:0 --connect 192.0.2.1\n\n"
                  "Several receivers: rdmasend clip.mp4 --listen --receivers 2   and on each receiver   rdmarecv "
                  "--connect SENDER --framemd5 out.md5",
                  "rdmasend"};
@@ -54,11 +56,19 @@ int main(int argc, char** argv) {
                    "others go on")
         ->check(CLI::Range(0.01, 100000.0))
         ->capture_default_str();
-    app.add_option("--stream", o.input.stream, "which video stream to send (0: the first); default: FFmpeg's best")
-        ->check(CLI::NonNegativeNumber);
+    auto* stream = app.add_option("--stream", o.input.stream,
+                                  "which video stream to send (0: the first video stream; video only, see --map); "
+                                  "default: FFmpeg's best")
+                       ->check(CLI::NonNegativeNumber);
+    app.add_option("--map", o.input.map,
+                   "the stream to send, as ffmpeg's -map names it: 0:a:0 (the first audio stream), 0:v:1, 0:3, "
+                   "0:a:m:language:eng ... (one stream, of input 0). Audio goes as the decoder gives it, one "
+                   "frame per decoded frame; default: the best video stream")
+        ->excludes(stream);
     app.add_flag("--realtime", realtime, "send at the stream's own rate, from its timestamps (default: as fast as "
                                          "the receiver takes them)");
-    app.add_option("--fps", o.fps, "send at this many frames per second")->check(CLI::Range(0.01, 100000.0));
+    app.add_option("--fps", o.fps, "send at this many frames per second (video only: audio paces by --realtime)")
+        ->check(CLI::Range(0.01, 100000.0));
     app.add_flag("--loop", o.loop, "start the input again at its end (timestamps keep rising); stop with --frames "
                                    "or Ctrl-C");
     app.add_option("--frames", o.frames, "stop after N frames (0: all)")->capture_default_str();
@@ -89,6 +99,7 @@ int main(int argc, char** argv) {
         // No enable_fork_safety(): rdmasend never forks, so its
         // registrations skip that cost (docs/tuning.md#fork-safety).
         if (app.count("--metrics") > 0) o.metrics = cli::parse_metrics_address(metrics);
+        if (app.count("--map") > 0) cli::check_map_syntax(o.input.map);
         // Before the connection plan: without --listen it would ask for --connect instead.
         if (o.receivers > 0 && app.count("--listen") == 0) {
             throw rdmastream::UserError("--receivers needs --listen: the receivers dial this sender (rdmarecv "

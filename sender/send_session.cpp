@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "send_session.hpp"
+#include "audio_frames.hpp"
 #include "decoder_pool.hpp"
 #include "frame_payload.hpp"
 #include "rdmastream_cli/av_side_data.hpp"
@@ -70,11 +71,16 @@ public:
                                             o.pix_fmt));
             }
         }
+        if (source_->audio()) refuse_video_flags();
         require_rdma_device(o.connection.device);
         std::fprintf(stderr, "rdmasend: %s\n", source_->describe().c_str());
         // The rate the stats compare against: the pace asked for, if any.
         if (o.pacing == Pacer::Mode::kFixedRate) {
             counters_.target_fps = o.fps;
+        } else if (o.pacing == Pacer::Mode::kRealtime && source_->audio()) {
+            if (source_->frame_size() > 0) { // frames of a fixed size: their rate
+                counters_.target_fps = double(source_->sample_rate()) / source_->frame_size();
+            }
         } else if (o.pacing == Pacer::Mode::kRealtime && source_->frame_rate().num > 0) {
             counters_.target_fps = av_q2d(source_->frame_rate());
         }
@@ -113,16 +119,24 @@ public:
                 if (!source_->next(picture.get())) {
                     if (!o_.loop || sent_ == 0) break;
                     source_->rewind();
+                    audio_ts_.restart();
                     loop_offset = lap_end;
                     discont = true;
                     continue;
                 }
-                const std::int64_t duration = frame_duration(*picture);
-                std::int64_t pts = timestamp(*picture, loop_offset);
+                const std::int64_t duration =
+                    audio_ ? AudioTimestamps::duration_ns(*picture) : frame_duration(*picture);
+                std::int64_t pts = audio_ ? audio_ts_.pts_ns(*picture, loop_offset, source_->packet_break())
+                                          : timestamp(*picture, loop_offset);
                 if (pts == kNoTime) pts = next_pts_; // an elementary stream has none: count on, as ffmpeg does
                 if (pts != kNoTime && duration != kNoTime) next_pts_ = pts + duration;
                 if (pts != kNoTime) lap_end = std::max(lap_end, pts + (duration != kNoTime ? duration : 0));
-                send(picture.get(), FrameMeta{pts, duration, frame_flags(*picture, discont), {}});
+                const FrameMeta meta{pts, duration, frame_flags(*picture, discont), {}};
+                if (audio_) {
+                    send_audio(*picture, meta);
+                } else {
+                    send(picture.get(), meta);
+                }
                 discont = false;
             }
         } catch (const MediaError& e) { // a damaged input: the receiver still gets a clean end of stream
@@ -233,13 +247,12 @@ private:
         }
     }
 
-    // Registered chunks for pictures rdmasend writes itself (copies and conversions), one per entry.
-    std::span<std::byte> written_chunk(std::size_t entry, const PayloadLayout& layout) {
-        if (!written_arena_ || written_arena_->chunk_size() < layout.size) {
+    // Registered chunks for frames rdmasend writes itself (copies, conversions, audio), one per entry.
+    std::span<std::byte> written_chunk(std::size_t entry, std::size_t size) {
+        if (!written_arena_ || written_arena_->chunk_size() < size) {
             wait_all_done(); // no frame may still be read from the old chunks
             written_arena_.reset();
-            written_arena_ =
-                BufferArena::create(tx_->memory(), (layout.size + 4095) / 4096 * 4096, in_flight_.size());
+            written_arena_ = BufferArena::create(tx_->memory(), (size + 4095) / 4096 * 4096, in_flight_.size());
         }
         return written_arena_->chunk(entry);
     }
@@ -279,14 +292,14 @@ private:
                 throw UserError(fmt::format("--pix-fmt {}: libswscale cannot convert {} to it", o_.pix_fmt,
                                             av_get_pix_fmt_name(src_fmt)));
             }
-            const auto chunk = written_chunk(entry, layout);
+            const auto chunk = written_chunk(entry, layout.size);
             convert_picture(sws_.get(), picture, chunk, layout);
             ++counters_.converted;
             path_ = "decoder -> libswscale into a registered buffer (one conversion)";
             return Payload{chunk.first(layout.size), &written_arena_->memory(), layout};
         }
         const PayloadLayout layout = written_layout(src_fmt, picture.width, picture.height);
-        const auto chunk = written_chunk(entry, layout);
+        const auto chunk = written_chunk(entry, layout.size);
         copy_picture(picture, chunk, layout);
         ++counters_.copied;
         path_ = o_.force_copy ? "decoder -> one copy into a registered buffer (--no-zero-copy)"
@@ -376,6 +389,86 @@ private:
         frame_handled();
     }
 
+    // Audio flags that only mean something for pictures: refused, not ignored.
+    void refuse_video_flags() const {
+        if (o_.pacing == Pacer::Mode::kFixedRate) {
+            throw UserError(fmt::format("--fps paces video frames, and --map {} is audio, whose frames last as long "
+                                        "as their samples: use --realtime to send at the stream's own rate",
+                                        o_.input.map));
+        }
+        if (!o_.pix_fmt.empty()) {
+            throw UserError(fmt::format("--pix-fmt converts pictures, and --map {} is audio (sent as decoded): "
+                                        "drop --pix-fmt",
+                                        o_.input.map));
+        }
+    }
+
+    void announce_audio(const RawAudioCaps& caps, std::uint32_t max_frame_size) {
+        StreamFormat f;
+        f.id = static_cast<std::uint16_t>(format_id_ % 0xffff + 1);
+        ++format_id_;
+        f.max_frame_size = max_frame_size;
+        f.plane_count = 0; // planar audio: the caps' layout says where each channel is
+        f.caps = to_caps_string(caps);
+        tx_->set_format(f, idle());
+        announced_audio_ = caps;
+        announced_audio_max_ = max_frame_size;
+        if (format_id_ > 1) ++counters_.format_changes;
+        std::fprintf(stderr, "rdmasend: format %u: %s, frames of up to %u bytes\n", f.id, f.caps.c_str(),
+                     f.max_frame_size);
+    }
+
+    // One decoded audio frame, one transport frame. Its samples are copied
+    // into a registered chunk (one copy of a few KiB, counted as `copied`):
+    // decoders allocate audio by their own rules and it costs little to
+    // move. As for copied pictures, the live policy decides first. A new
+    // format goes out when the caps change, or when a frame is larger than
+    // the format announced (the receiver's ring grows for it); its bound is
+    // at least the decoder's frame size, so frames that vary below it (Opus,
+    // Vorbis) announce once.
+    void send_audio(const AVFrame& frame, const FrameMeta& meta) {
+        counters_.progress = source_->progress(frame.best_effort_timestamp);
+        pacer_.wait(sent_, meta.pts, [this] { tx_->progress(); });
+        if (!tx_->takes_frame_now()) {
+            tx_->skip_frame();
+            frame_handled();
+            return;
+        }
+        const RawAudioCaps caps = audio_caps_of(frame);
+        const std::size_t size = audio_payload_size(frame);
+        if (size == 0) { // a decoder's empty frame: nothing to hear, and receivers refuse empty audio frames
+            frame_handled();
+            return;
+        }
+        const std::size_t entry = take_entry();
+        const auto chunk = written_chunk(entry, size);
+        copy_audio(frame, chunk);
+        ++counters_.copied;
+        path_ = "decoder -> one copy into a registered buffer (audio: a few KiB a frame)";
+        InFlight& f = in_flight_[entry];
+        if (!announced_audio_ || !same_caps(*announced_audio_, caps) || size > announced_audio_max_) {
+            const std::size_t usual = static_cast<std::size_t>(std::max(source_->frame_size(), 0)) *
+                                      static_cast<std::size_t>(sample_frame_bytes(caps));
+            announce_audio(caps, static_cast<std::uint32_t>(std::max(size, usual)));
+        }
+        f.busy = true;
+        std::optional<std::uint64_t> number;
+        try {
+            number = tx_->send(written_arena_->memory(), chunk.first(size), meta, entry, idle());
+        } catch (...) {
+            f.busy = false; // not taken: no on_done will come for it
+            throw;
+        }
+        if (!number) {
+            f.busy = false;
+            throw NotTaken{};
+        }
+        f.number = *number;
+        ++offered_;
+        counters_.path = path_;
+        frame_handled();
+    }
+
     void frame_handled() {
         ++sent_;
         if (report_.tick(tx_->stats(), counters_)) publish_metrics(true);
@@ -419,6 +512,10 @@ private:
     AvSideData side_data_; // the current picture's, packed for the transport
     bool clock_told_ = false; // the receiver(s) know where pts 0 is
     std::optional<PayloadLayout> announced_;
+    const bool audio_ = source_->audio(); // --map named an audio stream: send_audio, not send
+    AudioTimestamps audio_ts_{source_->time_base(), source_->start_pts()};
+    std::optional<RawAudioCaps> announced_audio_;
+    std::uint32_t announced_audio_max_ = 0;
     unsigned format_id_ = 0;
     std::uint64_t sent_ = 0;    // frames taken from the input: offered, or dropped unoffered (--frames, pacing)
     std::uint64_t offered_ = 0; // frames handed to tx_: the table's entries go round by it, as a fan-out's do

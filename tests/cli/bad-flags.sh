@@ -58,6 +58,17 @@ mistaken recv_pending_without_listen rdmarecv '--max-pending and --max-pending-p
   "$recv" --null --connect 192.0.2.1 --max-pending 3
 mistaken send_pending_per_address_above_total rdmasend '--max-pending-per-address 40 is more than --max-pending 32' \
   "$send" clip.mp4 --listen --max-pending-per-address 40
+# --map: one stream of input 0, by FFmpeg's specifier syntax; lavfi inputs
+# (libavdevice) stand in for files. Checked before any RDMA.
+mistaken send_map_other_input rdmasend '--map 1:a:0: rdmasend reads one input, input 0: write 0:SPEC' \
+  "$send" clip.mp4 --map 1:a:0
+mistaken send_map_bad_spec rdmasend '--map 0:q:0: "q:0" is not an FFmpeg stream specifier' \
+  "$send" lavfi:testsrc2=size=64x64:rate=5 --map 0:q:0 --connect 192.0.2.1
+mistaken send_map_no_stream rdmasend '--map 0:a:0: no stream of lavfi:testsrc2=size=64x64:rate=5 matches \(it has: 0:0 video rawvideo\)' \
+  "$send" lavfi:testsrc2=size=64x64:rate=5 --map 0:a:0 --connect 192.0.2.1
+mistaken send_map_audio_fps rdmasend '--fps paces video frames, and --map 0:a:0 is audio' \
+  "$send" lavfi:sine --map 0:a:0 --fps 25 --connect 192.0.2.1
+refused send_map_and_stream rdmasend '--stream excludes --map' "$send" clip.mp4 --map 0:a:0 --stream 1
 fine send_help '^Usage: rdmasend \[OPTIONS\] INPUT' "$send" --help
 fine recv_help '^Usage: rdmarecv \[OPTIONS\]' "$recv" --help
 fine send_version '^rdmasend [0-9]' "$send" --version

@@ -2,8 +2,14 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Both sides of the framemd5 interop check, one clip after another, each on
 # its own port so the two sides pair up whatever their timing.
-#   interop.sh recv BINDIR CLIPDIR CLIP[:REF] ...   receives each clip, compares with CLIP.ref.md5 (or REF)
-#   interop.sh send BINDIR CLIPDIR CLIP[:REF] ...   sends each clip to $RDMABED_SERVER_ADDR
+#   interop.sh recv BINDIR CLIPDIR ITEM ...   receives each clip, compares with CLIP.ref.md5 (or REF)
+#   interop.sh send BINDIR CLIPDIR ITEM ...   sends each clip to $RDMABED_SERVER_ADDR
+# ITEM is CLIP[:REF[:EXT:CODEC:SAMPLES]]. REF "node-audio": the reference
+# is made here, by this node's ffmpeg (-map 0:a:0), for decoders whose float
+# output depends on the CPU's SIMD (FFmpeg's Opus decoder differs with and
+# without AVX, and the guest's CPU is not the host's). With EXT, rdmarecv
+# also writes -o CLIP.EXT, and `ffmpeg -i CLIP.EXT -c:a CODEC -f md5` of it must equal
+# the file SAMPLES (the source's decoded samples, hashed the same way).
 # Extra flags for all clips: $SEND_FLAGS (rdmasend), $RECV_FLAGS (rdmarecv).
 set -u
 role=$1 bindir=$2 clipdir=$3
@@ -11,19 +17,35 @@ shift 3
 port=18600
 status=0
 for item in "$@"; do
-  clip=${item%%:*}
-  ref=$clipdir/$clip.ref.md5
-  [ "$item" != "$clip" ] && ref=$clipdir/${item#*:}
+  IFS=: read -r clip ref ext codec samples <<EOF_ITEM
+$item
+EOF_ITEM
+  ref=$clipdir/${ref:-$clip.ref.md5}
   port=$((port + 1))
   if [ "$role" = recv ]; then
     out=${RDMABED_OUT:-/tmp}/$clip.md5
+    if [ "$ref" = "$clipdir/node-audio" ]; then
+      ref=${RDMABED_OUT:-/tmp}/$clip.node.ref.md5
+      ffmpeg -nostdin -v error -y -i "$clipdir/$clip" -map 0:a:0 -f framemd5 "$ref"
+    fi
+    written=${RDMABED_OUT:-/tmp}/got.$clip.${ext:-none}
+    set --
+    [ -n "${ext:-}" ] && set -- -o "$written"
     # shellcheck disable=SC2086
-    "$bindir/rdmarecv" --listen ":$port" --framemd5 "$out" -q --idle-timeout 60 ${RECV_FLAGS:-} || { echo "FAIL $clip: rdmarecv exited $?"; status=1; continue; }
+    "$bindir/rdmarecv" --listen ":$port" --framemd5 "$out" "$@" -q --idle-timeout 60 ${RECV_FLAGS:-} || { echo "FAIL $clip: rdmarecv exited $?"; status=1; continue; }
     if cmp -s "$out" "$ref"; then
       echo "ok $clip: $(grep -c '^0,' "$out") frames match ffmpeg -f framemd5"
     else
       echo "FAIL $clip: rdmarecv --framemd5 differs from ffmpeg's ($ref):"
       diff "$out" "$ref" | head -20
+      status=1
+    fi
+    [ -n "${ext:-}" ] || continue
+    got=$(ffmpeg -nostdin -v error -i "$written" -map 0:a:0 -c:a "$codec" -f md5 - 2>&1)
+    if [ "$got" = "$(cat "$clipdir/$samples")" ]; then
+      echo "ok $clip: -o got.$clip.$ext decodes to the source's samples ($codec: $got)"
+    else
+      echo "FAIL $clip: -o got.$clip.$ext decodes to $got, the source to $(cat "$clipdir/$samples") ($codec)"
       status=1
     fi
   else

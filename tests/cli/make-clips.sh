@@ -21,6 +21,20 @@ ff -f lavfi -i "$(src 321x241)" -frames:v 10 -c:v ffv1 -pix_fmt yuv420p odd.mkv
 ff -f lavfi -i "$(src 320x240)" -frames:v 10 -c:v png -pix_fmt rgb24 rgb.nut
 ff -f lavfi -i "$(src 320x240)" -f lavfi -i sine=frequency=440:sample_rate=48000 -frames:v 10 -t 0.4 \
    -c:v libx264 -pix_fmt yuv420p -c:a aac audio.mkv
+# Audio, one clip per decoder output: AAC (fltp, mp4 with its priming
+# edit list), Opus (fltp, trimmed pre-skip: the first frame starts
+# at 336), MP2 (s16p), PCM s24le in .mov (s32 with 24 bits), AC-3 5.1
+# (fltp, six channels, each its own tone), f64 and u8 WAV (its layout
+# unknown: guessed mono, as ffmpeg does).
+sine() { echo "sine=frequency=$1:sample_rate=$2:duration=0.5"; }
+ff -f lavfi -i "$(sine 440 44100)" -ac 2 -c:a aac aac_stereo.mp4
+ff -f lavfi -i "$(sine 440 48000)" -ac 2 -c:a libopus opus.mkv
+ff -f lavfi -i "$(sine 440 32000)" -ac 2 -c:a mp2 mp2.mkv
+ff -f lavfi -i "$(sine 440 96000)" -ac 2 -c:a pcm_s24le s24.mov
+ff -f lavfi -i "aevalsrc=sin(440*2*PI*t)|sin(550*2*PI*t)|sin(660*2*PI*t)|0.1*sin(50*2*PI*t)|sin(770*2*PI*t)|sin(880*2*PI*t):c=5.1:s=48000:d=0.5" \
+   -c:a ac3 ac3_51.mkv
+ff -f lavfi -i "$(sine 440 22050)" -c:a pcm_f64le f64.wav
+ff -f lavfi -i "$(sine 440 8000)" -c:a pcm_u8 u8.wav
 # A resolution change mid-file: two H.264 elementary streams back to back.
 ff -f lavfi -i "$(src 320x240)" -frames:v 6 -c:v libx264 -pix_fmt yuv420p -bsf:v h264_mp4toannexb part1.h264
 ff -f lavfi -i "$(src 160x120)" -frames:v 6 -c:v libx264 -pix_fmt yuv420p -bsf:v h264_mp4toannexb part2.h264
@@ -37,6 +51,15 @@ perl -pe 's/V_MPEG4\/ISO\/AVC/V_MPEG4\/ISO\/ZZZ/g' audio.mkv > unknown_codec.mkv
 for clip in h264.mp4 h264_1080p.mp4 hevc10.mkv vp9.webm mpeg2.mpg prores.mov odd.mkv rgb.nut audio.mkv; do
   ff -i "$clip" -map 0:v:0 -f framemd5 "$clip.ref.md5"
 done
+# Audio as ffmpeg's framemd5 hashes it (pcm_s16le), and each clip's samples
+# as decoded (the -o check: PCM of the decoder's own sample format).
+# (Opus's is made in the guest: interop.sh's node-audio.)
+for clip in audio.mkv aac_stereo.mp4 mp2.mkv s24.mov ac3_51.mkv f64.wav u8.wav; do
+  ff -i "$clip" -map 0:a:0 -f framemd5 "$clip.a.ref.md5"
+done
+ff -i aac_stereo.mp4 -map 0:a:0 -c:a pcm_f32le -f md5 aac_stereo.mp4.f32.md5
+ff -i ac3_51.mkv -map 0:a:0 -c:a pcm_f32le -f md5 ac3_51.mkv.f32.md5
+ff -i s24.mov -map 0:a:0 -c:a pcm_s32le -f md5 s24.mov.s32.md5
 # FFmpeg scales a mid-stream size change to the first size unless told not to.
 ff -i reschange.h264 -map 0:v:0 -autoscale 0 -f framemd5 reschange.h264.ref.md5
 ff -i h264.mp4 -map 0:v:0 -pix_fmt rgba -f framemd5 h264.mp4.rgba.ref.md5

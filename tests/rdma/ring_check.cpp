@@ -437,7 +437,8 @@ int main(int argc, char** argv) {
                    "tests/rdma/rogue_receiver.hpp)")
         ->check(CLI::IsMember({"wrong-rkey", "wrong-imm", "stale-generation", "corrupt-payload", "bad-hello",
                                "early-credits", "never-given", "ring-advert", "no-imm", "oversized", "hostile-layout",
-                               "short-frame", "huge-frame", "held-slot", "side-data-overrun"}));
+                               "short-frame", "huge-frame", "held-slot", "side-data-overrun",
+                               "audio-ragged"}));
     app.add_option("--connect-timeout", o.connect_timeout, "seconds to wait for the peer")->capture_default_str();
     app.add_option("--idle-timeout", o.idle_timeout, "seconds without progress before giving up")
         ->capture_default_str();

@@ -43,6 +43,13 @@ std::optional<FormatFault> format_fault(const std::string& fault) {
         f.format.max_frame_size = 4096;
         f.format.planes[0] = {0, 64};
         f.frame_bytes = 100;
+    } else if (fault == "audio-ragged") {
+        // Stereo S16: 4-byte sample frames; 4094 bytes is 1023.5 of them.
+        f.format.caps = "audio/x-raw,format=S16LE,layout=interleaved,rate=48000,channels=2,"
+                        "channel-mask=(bitmask)0x0000000000000003";
+        f.format.plane_count = 0;
+        f.format.max_frame_size = 4096;
+        f.frame_bytes = 4094;
     } else if (fault == "huge-frame") {
         f.format.caps = "video/x-raw,format=GRAY8,width=32768,height=32766,framerate=30/1";
         f.format.max_frame_size = (1u << 30) - 64;

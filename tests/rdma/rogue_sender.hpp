@@ -24,7 +24,8 @@ namespace rdmastream::check {
 // 4096-byte frames, plane 0 stride 0x7fffffff; 4096-byte frames),
 // short-frame (GRAY8 64x64, frames of 100 bytes where 4096 are needed),
 // huge-frame (frames of up to 2^30 - 64 bytes: a ring of slots x 1 GiB if
-// the receiver took it). Returns the exit status; throws when the connection
+// the receiver took it), audio-ragged (stereo S16 audio in frames of 4094
+// bytes: not a whole number of 4-byte sample frames). Returns the exit status; throws when the connection
 // fails (as it should).
 int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::uint64_t frames,
                      std::chrono::milliseconds connect_timeout, std::chrono::milliseconds idle_timeout);
