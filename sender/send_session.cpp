@@ -366,12 +366,7 @@ private:
             if (!announced_ || !same_layout(*announced_, p.layout)) {
                 announce(p.layout, sar);
             }
-            // Where pts 0 is, once, as the first frame goes: this frame is
-            // presented now (paced: at its due time).
-            if (!clock_told_ && meta.pts != kNoTime) {
-                tx_->set_clock(anchor_now(meta.pts), idle());
-                clock_told_ = true;
-            }
+            tell_clock(meta.pts);
             f.busy = true;
             const std::optional<std::uint64_t> number = tx_->send(*p.memory, p.bytes, with_side, entry, idle());
             if (!number) throw NotTaken{};
@@ -426,6 +421,14 @@ private:
     // the format announced (the receiver's ring grows for it); its bound is
     // at least the decoder's frame size, so frames that vary below it (Opus,
     // Vorbis) announce once.
+    // Where pts 0 is, once, as the first frame goes: that frame is presented
+    // now (paced: at its due time).
+    void tell_clock(std::int64_t pts) {
+        if (clock_told_ || pts == kNoTime) return;
+        tx_->set_clock(anchor_now(pts), idle());
+        clock_told_ = true;
+    }
+
     void send_audio(const AVFrame& frame, const FrameMeta& meta) {
         counters_.progress = source_->progress(frame.best_effort_timestamp);
         pacer_.wait(sent_, meta.pts, [this] { tx_->progress(); });
@@ -454,6 +457,7 @@ private:
         f.busy = true;
         std::optional<std::uint64_t> number;
         try {
+            tell_clock(meta.pts);
             number = tx_->send(written_arena_->memory(), chunk.first(size), meta, entry, idle());
         } catch (...) {
             f.busy = false; // not taken: no on_done will come for it
