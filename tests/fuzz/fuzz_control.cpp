@@ -24,6 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case wire::Control::kCredits:
     case wire::Control::kAuth:
     case wire::Control::kLeaving:
+    case wire::Control::kClock:
         break;
     default:
         rdmastream::fuzz::fail("decode_control returned an unknown kind", __FILE__, __LINE__);

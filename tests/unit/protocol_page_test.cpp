@@ -394,6 +394,7 @@ std::map<std::string, Check> known_constants() {
     };
     k["kDefaultPort"] = is(num(kDefaultPort));
     k["ConnectionOptions::step_timeout"] = is(duration(ConnectionOptions{}.step_timeout));
+    k["ConnectionOptions::establish_timeout"] = is(duration(ConnectionOptions{}.establish_timeout));
     k["Handshake::kPatience"] = is(duration(Handshake::kPatience));
     k["ReceiverConfig::handshake_timeout"] = is(duration(ReceiverConfig{}.handshake_timeout));
     k["ConnectionOptions::ack_timeout"] = is(num(ConnectionOptions{}.ack_timeout));

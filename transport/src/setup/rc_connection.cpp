@@ -177,13 +177,13 @@ RcConnection RcConnection::resolve(const Endpoint& peer, const ConnectionOptions
 void RcConnection::connect(std::span<const std::byte> private_data) {
     const rdma_conn_param p = conn_param(private_data);
     check_errno(rdma_connect(id_.get(), const_cast<rdma_conn_param*>(&p)), "rdma_connect");
-    peer_data_ = events_.expect(RDMA_CM_EVENT_ESTABLISHED, opts_.step_timeout, "connecting").private_data;
+    peer_data_ = events_.expect(RDMA_CM_EVENT_ESTABLISHED, opts_.establish_timeout, "connecting").private_data;
     connected_ = true;
 }
 
 void RcConnection::accept(std::span<const std::byte> private_data) {
     accept_begin(private_data);
-    events_.expect(RDMA_CM_EVENT_ESTABLISHED, opts_.step_timeout, "accepting");
+    events_.expect(RDMA_CM_EVENT_ESTABLISHED, opts_.establish_timeout, "accepting");
     connected_ = true;
 }
 

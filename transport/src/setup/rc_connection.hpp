@@ -30,7 +30,13 @@ namespace rdmastream {
 struct ConnectionOptions {
     std::uint32_t send_wr = 64; // send-queue depth
     std::uint32_t recv_wr = 64; // receive-queue depth (one per WRITE_WITH_IMM/SEND in flight)
-    std::chrono::milliseconds step_timeout{5000}; // address, route, establish
+    std::chrono::milliseconds step_timeout{5000}; // address and route resolution
+    // A connect request to ESTABLISHED, either end. rdma_cm resends a lost
+    // REQ, REP or RTU only after its response timeout (about 4.3 s:
+    // CMA_CM_RESPONSE_TIMEOUT), so this rides out up to three losses on a
+    // lossy wire (5 s did not: one lost RTU at 5 % loss failed a stream's
+    // start on CI). A listener's half-open requests last at most this long.
+    std::chrono::milliseconds establish_timeout{15000};
     // Transport retries are bounded so a dead peer becomes an error, not a
     // hang: 4.096 us * 2^ack_timeout per try, retry_count tries.
     std::uint8_t ack_timeout = 16; // ~268 ms

@@ -103,7 +103,7 @@ void PendingPeers::take_requests(std::size_t at_most, const Listener::Screen& sc
         }
         const auto now = Clock::now();
         pending_.push_back(
-            std::make_unique<Peer>(Peer{std::move(o), std::move(who), now, now + plan_.queues.step_timeout, false}));
+            std::make_unique<Peer>(Peer{std::move(o), std::move(who), now, now + plan_.queues.establish_timeout, false}));
     }
 }
 
@@ -112,7 +112,7 @@ bool PendingPeers::step(Peer& p, Clock::time_point now) {
         if (!p.opening.path->connection().accept_done()) { // CmEventError: rejected, gave up, timed out
             if (now >= p.deadline) {
                 throw TimeoutError(fmt::format("it did not complete its connect request within {} ms (half-open)",
-                                               plan_.queues.step_timeout.count()));
+                                               plan_.queues.establish_timeout.count()));
             }
             return false;
         }

@@ -7,8 +7,8 @@
 // oldest half-open one dropped first.
 //
 // A pending peer goes through two steps: its connect request accepted (we
-// answered; it must complete the connection within the connection's step
-// timeout: until then it is "half-open" and costs its sender nothing but
+// answered; it must complete the connection within the connection's
+// establish timeout: until then it is "half-open" and costs its sender nothing but
 // a request), then its handshake (key proofs, the ring advert) within
 // `handshake_timeout`. One that fails a step, or overruns its deadline, is
 // logged by the listener in one line naming it, and goes with all made
