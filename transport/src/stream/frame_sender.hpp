@@ -4,7 +4,8 @@
 //
 // Each frame is one WRITE_WITH_IMM with two SGEs: the 64-byte slot header
 // from the sender's own small header region, then the caller's payload, in
-// place. No copy. The caller learns through `on_done` when a frame's memory
+// place (no copy); and a third for a frame with side data, from the
+// sender's staging entry for the slot (those few bytes are copied). The caller learns through `on_done` when a frame's memory
 // is free again: delivered (the receiver has it) or dropped (live policy).
 //
 // Thread rule: one thread drives a FrameSender; on_done runs on it, inside
