@@ -8,6 +8,7 @@
 #include "call_checks.hpp"
 #include "memory/registered_region.hpp"
 #include "datapath/slot_credits.hpp"
+#include "wire/side_data_wire.hpp"
 #include "wire/wire.hpp"
 
 #include <arpa/inet.h>
@@ -56,7 +57,7 @@ std::optional<FormatFault> format_fault(const std::string& fault) {
         f.format.planes[0] = {0, 32768};
         f.frame_bytes = 4096;
     } else if (fault == "side-data-overrun") {
-        // Room for 64 bytes of side data a frame; frame 1 carries 199.
+        // Room for 64 bytes of side data a frame; frame 0 carries 199.
         f.format.caps = "video/x-raw,format=GRAY8,width=64,height=64,framerate=30/1";
         f.format.max_frame_size = 4096;
         f.format.max_side_data = 64;
@@ -243,13 +244,10 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
         // bound (the first: a listener refuses it as a peer and listens on).
         std::uint32_t side = 0;
         if (seq == 0 && fault == "side-data-overrun") {
-            side = 4 + 195;
-            const auto block = slot.subspan(wire::kSlotHeaderSize + size, side);
-            block[0] = std::byte{1}; // kind: captions
-            block[1] = std::byte{0};
-            block[2] = std::byte{195}; // length
-            block[3] = std::byte{0};
-            std::fill(block.begin() + 4, block.end(), std::byte{0xfc});
+            const std::vector<std::byte> captions(195, std::byte{0xfc});
+            const SideData entry[] = {{SideDataKind::kCaptions, captions}};
+            side = static_cast<std::uint32_t>(
+                wire::encode_side_data(entry, slot.subspan(wire::kSlotHeaderSize + size)));
         }
         wire::SlotHeader header{seq, static_cast<std::int64_t>(seq), 1, size, 0, imm, format_id};
         header.side_data_size = side;
