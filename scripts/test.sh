@@ -9,8 +9,6 @@
 # Then the sanitizer stage, scripts/test-sanitize.sh (ASan + UBSan build,
 # native tests and a few RDMA tests): RDMASTREAM_SKIP_SANITIZE=1 skips it
 # for a quick local run; CI runs it. Any stage failing fails the command.
-# The instrumented build runs in the background beside the native and RDMA
-# tests (lowest priority), and the fuzz stage waits for it.
 # At the end: the time table (each stage's seconds, the 20 slowest tests,
 # seconds per label; scripts/time-table.py). CI's budget is 30 minutes.
 # --long (first argument): also the tests labelled long (a 15-minute soak),
@@ -59,20 +57,6 @@ if ((status)); then
   exit 1
 fi
 stage "bed prepare" scripts/softroce/rdmabed prepare
-# The instrumented tree (the fuzz targets, then the sanitizer stage) builds
-# in the background, at the lowest CPU and I/O priority, while the native and
-# RDMA tests run: they leave a core idle for much of their time (timeouts,
-# pacing, one-vCPU guests), and the build took four minutes of the budget
-# when it ran alone after them. The fuzz stage waits for it; the table shows
-# the build's own seconds (not counted in the total) and the wait.
-asan_build=$(rdmastream_build_dir "$root" "${RDMASTREAM_SANITIZE_BUILD_DIR:-}" "$build-asan")
-asan_log=$times/instrumented-build.log
-asan_start=$SECONDS
-# setsid: its own process group (pgid = pid), so that an early exit ends the
-# compilers under it too.
-setsid nice -n 19 ionice -c 3 scripts/instrumented-build.sh "$asan_build" >"$asan_log" 2>&1 &
-asan_pid=$!
-trap 'kill -- -"$asan_pid" 2>/dev/null; wait "$asan_pid" 2>/dev/null; rm -rf "$times"' EXIT
 # Native first, two at a time; then the one-guest RDMA tests two at a time
 # on two served beds, the two-guest ones two at a time on two served pairs
 # (tests/CMakeLists.txt).
@@ -80,16 +64,6 @@ ctest_stage "native tests (-j2)" -LE 'rdma|fuzz' -j2 "$@"
 ctest_stage "RDMA tests, one guest (-j2)" -L rdma-one -j2 "$@"
 ctest_stage "RDMA tests, two guests (-j2)" -L rdma-two -LE long -j2 "$@"
 if ((long)); then ctest_stage "long tests" -L long "$@"; fi
-wait_start=$SECONDS asan_rc=0
-wait "$asan_pid" || asan_rc=$?
-asan_end=$SECONDS
-printf '%s\t%s\t%s\n' "$((asan_end - asan_start))" "background: $( ((asan_rc)) && echo "FAILED ($asan_rc)" || echo ok)" \
-  "sanitizer build (beside the tests)" >>"$times/stages"
-printf '%s\t%s\t%s\n' "$((asan_end - wait_start))" ok "wait for the sanitizer build" >>"$times/stages"
-if ((asan_rc)); then
-  echo "test: the instrumented build (scripts/instrumented-build.sh $asan_build) failed; its log's end:" >&2
-  tail -n 60 "$asan_log" >&2
-fi
 ctest_stage fuzz -L fuzz "$@"
 if [ "${RDMASTREAM_SKIP_SANITIZE:-}" = 1 ]; then
   echo "test: sanitizer stage skipped (RDMASTREAM_SKIP_SANITIZE=1)"

@@ -4,9 +4,7 @@
 
 usage: time-table.py STAGES [BUILD:JUNIT ...]
 
-STAGES: one line per stage, "SECONDS<TAB>STATUS<TAB>NAME", in the order run;
-a STATUS starting with "background" marks a stage that overlapped others
-(shown, not added to the total).
+STAGES: one line per stage, "SECONDS<TAB>STATUS<TAB>NAME", in the order run.
 BUILD:JUNIT: a ctest run's --output-junit file and the build folder it ran
 in (whose `ctest --show-only=json-v1` gives each test's labels).
 
@@ -63,9 +61,7 @@ def main():
             for label in labels.get(name, ["(none)"]):
                 per_label[label] += secs
 
-    # A stage that ran in the background beside others ("background: ..."
-    # status) is shown but not counted: its wall time overlaps theirs.
-    total = sum(s for _, s, st in stages if not st.startswith("background"))
+    total = sum(s for _, s, _ in stages)
     print("==== time table " + "=" * 52)
     print(f"{'stage':<34}{'seconds':>9}  status")
     for name, secs, status in stages:
