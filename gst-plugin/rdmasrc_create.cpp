@@ -50,6 +50,7 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     c.device = s.device;
     c.max_frame_bytes = s.max_frame_bytes;
     c.max_ring_bytes = s.max_ring_bytes;
+    c.max_flows = 1; // one source pad so far: a sender's second flow is refused by name
     c.waker = self->m.waker;
     c.key = load_key_file(GST_ELEMENT(self), s.key_file);
     c.handshake_timeout = std::chrono::milliseconds(s.handshake_timeout_ms);

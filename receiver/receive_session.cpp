@@ -39,6 +39,7 @@ ReceiverConfig receiver_config(const ReceiveOptions& o, std::shared_ptr<Waker> w
     c.poll_mode = poll_mode(o.connection);
     c.max_frame_bytes = o.max_frame_bytes;
     c.max_ring_bytes = o.max_ring_bytes;
+    c.max_flows = 1; // its outputs take one flow so far: a sender's second one is refused by name
     c.memory_windows = o.memory_windows;
     c.live = o.connection.policy == "live"; // the sender drops frames rather than wait for us
     c.waker = std::move(waker);

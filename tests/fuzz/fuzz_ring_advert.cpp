@@ -18,9 +18,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(a->slot_count >= 1 && a->slot_count <= wire::kMaxSlots);
     FUZZ_CHECK(a->slot_size > wire::kSlotHeaderSize && a->slot_size <= wire::kMaxSlotSize);
     FUZZ_CHECK(a->addr != 0);
-    for (std::size_t i : {7u, 28u, 29u, 30u, 31u}) { // flags' high byte, and reserved@28
+    for (std::size_t i : {7u, 29u}) { // flags' high byte, and reserved@29
         FUZZ_CHECK(data[i] == 0);
     }
+    FUZZ_CHECK(a->flow < kMaxFlows && data[28] == a->flow);
+    FUZZ_CHECK(std::uint32_t{a->slot_base} + a->slot_count <= wire::kMaxSlots);
     FUZZ_CHECK((data[6] & 0xfc) == 0);
     FUZZ_CHECK(a->windows() == ((data[6] & 0x02) != 0));
     FUZZ_CHECK(!a->windows() || (a->rkey == 0 && a->slot_rkeys.size() == a->slot_count &&
@@ -28,6 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(a->addr + std::uint64_t{a->slot_count} * a->slot_size > a->addr); // no wrap
     const wire::RingAdvert b = wire::decode_ring_advert(wire::encode(*a));
     FUZZ_CHECK(b.slot_count == a->slot_count && b.slot_size == a->slot_size && b.addr == a->addr &&
-               b.rkey == a->rkey && b.live == a->live && b.slot_rkeys == a->slot_rkeys);
+               b.rkey == a->rkey && b.live == a->live && b.slot_rkeys == a->slot_rkeys && b.flow == a->flow &&
+               b.slot_base == a->slot_base);
     return 0;
 }

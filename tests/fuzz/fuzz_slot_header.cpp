@@ -25,7 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(std::uint64_t{h->payload_size} + h->side_data_size <= slot.size() - wire::kSlotHeaderSize);
     FUZZ_CHECK(h->imm.slot == expected.slot && h->imm.generation == expected.generation);
     FUZZ_CHECK((h->flags & ~wire::kFrameFlagsDefined) == 0);
-    for (std::size_t i : {42u, 43u, 56u, 57u, 58u, 59u, 60u, 61u, 62u, 63u}) {
+    FUZZ_CHECK(static_cast<std::uint8_t>(slot[42]) == h->flow); // the flow: the receiver checks it against the slot
+    for (std::size_t i : {43u, 56u, 57u, 58u, 59u, 60u, 61u, 62u, 63u}) {
         FUZZ_CHECK(slot[i] == std::byte{0}); // reserved
     }
     std::vector<std::byte> again(slot.begin(), slot.end()); // the same slot, its header written anew
@@ -33,6 +34,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const wire::SlotHeader g = wire::decode_slot_header(again, expected);
     FUZZ_CHECK(g.sequence == h->sequence && g.pts == h->pts && g.duration == h->duration &&
                g.payload_size == h->payload_size && g.flags == h->flags && g.format_id == h->format_id &&
-               g.sent_at_ns == h->sent_at_ns && g.side_data_size == h->side_data_size);
+               g.sent_at_ns == h->sent_at_ns && g.side_data_size == h->side_data_size && g.flow == h->flow);
     return 0;
 }

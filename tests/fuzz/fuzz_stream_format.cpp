@@ -18,6 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
     }
     FUZZ_CHECK(f->id != 0);
+    FUZZ_CHECK(f->flow < rdmastream::kMaxFlows && data[6] == f->flow && data[7] == 0);
     FUZZ_CHECK(f->max_frame_size >= 1 && f->max_frame_size <= wire::kMaxSlotSize - wire::kSlotHeaderSize);
     FUZZ_CHECK(f->plane_count <= wire::kMaxPlanes);
     for (std::size_t i = 0; i < f->plane_count; ++i) {
@@ -37,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t n = wire::encode(*f, out);
     const wire::StreamFormat g = wire::decode_stream_format(std::span(out).first(n));
     FUZZ_CHECK(g.id == f->id && g.max_frame_size == f->max_frame_size && g.plane_count == f->plane_count &&
-               g.max_side_data == f->max_side_data && g.caps == f->caps);
+               g.max_side_data == f->max_side_data && g.caps == f->caps && g.flow == f->flow);
     for (std::size_t i = 0; i < f->plane_count; ++i) {
         FUZZ_CHECK(g.planes[i].offset == f->planes[i].offset && g.planes[i].stride == f->planes[i].stride);
     }

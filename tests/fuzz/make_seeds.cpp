@@ -113,6 +113,10 @@ void wire_seeds() {
     write("fuzz_ring_advert", "live_padded", padded);
     const wire::RingAdvert windows{3, 8192, 0x7f0000002000ull, 0, false, {0x80000101u, 0x80000201u, 0x80000301u}};
     write("fuzz_ring_advert", "windows", bytes_of(wire::encode(windows)));
+    wire::RingAdvert audio{16, 8192, 0x7f0000100000ull, 0x5678, false};
+    audio.flow = 1; // a second flow's range, after flow 0's 8 slots
+    audio.slot_base = 8;
+    write("fuzz_ring_advert", "flow1", bytes_of(wire::encode(audio)));
 
     write("fuzz_slot_imm", "slot3", cat({le32(wire::encode(wire::SlotImm{3, 7})), le32(8)}));
     write("fuzz_slot_imm", "slot0", cat({le32(wire::encode(wire::SlotImm{0, 65535})), le32(1)}));
@@ -134,6 +138,12 @@ void wire_seeds() {
     opaque.max_frame_size = 65536;
     opaque.caps = "video/x-h264,stream-format=byte-stream,alignment=au";
     write("fuzz_stream_format", "opaque", format_bytes(opaque));
+    wire::StreamFormat audio_format;
+    audio_format.flow = 1;
+    audio_format.id = 1;
+    audio_format.max_frame_size = 8192;
+    audio_format.caps = "audio/x-raw,format=S16LE,layout=interleaved,rate=48000,channels=2,channel-mask=(bitmask)0x3";
+    write("fuzz_stream_format", "audio_flow1", format_bytes(audio_format));
 
     wire::SlotHeader h;
     h.sequence = 41;
@@ -147,6 +157,10 @@ void wire_seeds() {
     Bytes slot(wire::kSlotHeaderSize + 128);
     wire::encode(h, std::span(slot).first<wire::kSlotHeaderSize>());
     write("fuzz_slot_header", "frame", cat({le32(wire::encode(h.imm)), slot}));
+    h.flow = 1; // a frame of a second flow
+    wire::encode(h, std::span(slot).first<wire::kSlotHeaderSize>());
+    write("fuzz_slot_header", "flow1", cat({le32(wire::encode(h.imm)), slot}));
+    h.flow = 0;
     h.side_data_size = 28; // a frame with captions after its payload
     Bytes with_side(wire::kSlotHeaderSize + 128);
     wire::encode(h, std::span(with_side).first<wire::kSlotHeaderSize>());

@@ -74,7 +74,7 @@ TEST(Limits, AGrowthAboveTheRingLimitIsRefusedNamingTheLimit) {
     r.max_ring_bytes = 16384;
     auto p = connect_pair(r, SenderOptions{});
     const Refusal got = refuse(p, format_of(3 * 4096));
-    EXPECT_THAT(got.receiver, HasSubstr("grow to 2 slots of 16384 bytes (32768 bytes)"));
+    EXPECT_THAT(got.receiver, HasSubstr("its 2 slots of 16384 bytes would bring the ring, every flow's slots together, to 32768 bytes"));
     EXPECT_THAT(got.receiver, HasSubstr("ring limit of 16384 bytes"));
     EXPECT_THAT(got.receiver, HasSubstr("rdmarecv --max-ring-bytes, rdmasrc max-ring-bytes"));
     EXPECT_THAT(got.sender, HasSubstr("it refused the format"));

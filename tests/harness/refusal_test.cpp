@@ -112,8 +112,9 @@ struct RawEnd {
         wr.num_sge = 1;
         wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
         wr.imm_data = htonl(wire::encode(imm));
-        wr.wr.rdma.remote_addr = ring.addr + std::uint64_t{imm.slot} * ring.slot_size;
-        wr.wr.rdma.rkey = rkey ? *rkey : ring.first_rkey(imm.slot);
+        const std::uint32_t in_range = imm.slot - ring.slot_base; // the slot in the flow's range
+        wr.wr.rdma.remote_addr = ring.addr + std::uint64_t{in_range} * ring.slot_size;
+        wr.wr.rdma.rkey = rkey ? *rkey : ring.first_rkey(in_range);
         wr.send_flags = IBV_SEND_SIGNALED; // the rogue sees its own write's fate
         path->post_send(wr, "raw write");
     }
@@ -190,7 +191,7 @@ TEST(HostileReceiver, ANewRingTooSmallForTheFormatIsRefused) {
     r.rogue.control(wire::Control::kRing, advert_bytes({4, kSlot + 4096, r.bigger.addr(), r.bigger.rkey(), false}, keep));
     const std::string why = refusal([&] { r.tx->format_settled(); });
     EXPECT_HAS(why, "refused the receiver at harness end 0: ");
-    EXPECT_HAS(why, "too small for the 8320-byte frames it grew for");
+    EXPECT_HAS(why, "too small for the 8320-byte frames they are for");
 }
 
 TEST(HostileReceiver, ACreditForASlotNeverHandedOutIsRefused) {
@@ -220,8 +221,8 @@ TEST(HostileReceiver, ACreditWithAnotherKeyThanTheRingsIsRefused) {
     r.send_frame();
     r.rogue.credits({{0, 1}}, r.ring.rkey() + 1);
     EXPECT_HAS(refusal([&] { r.tx->progress(); }),
-               fmt::format("credit for slot 0 carries rkey {:#x}, but the ring has no memory windows: every credit "
-                           "must carry the ring's rkey {:#x}",
+               fmt::format("credit for slot 0 carries rkey {:#x}, but its slots have no memory windows: every "
+                           "credit must carry their rkey {:#x}",
                            r.ring.rkey() + 1, r.ring.rkey()));
 }
 
@@ -242,10 +243,10 @@ TEST(HostileReceiver, AMessageWithoutAnImmediateIsRefused) {
 
 TEST(HostileReceiver, AMessageLongerThanTheReceivesIsRefused) {
     RogueReceiver r;
-    std::vector<std::byte> big(2048);
+    std::vector<std::byte> big(4096);
     r.rogue.send(big, wire::encode(wire::Control::kCredits));
     const std::string why = refusal([&] { r.tx->progress(); });
-    EXPECT_HAS(why, "refused the receiver at harness end 0: the receiver sent a message longer than the 48-byte "
+    EXPECT_HAS(why, "refused the receiver at harness end 0: the receiver sent a message longer than the 2048-byte "
                     "receive buffers");
 }
 
@@ -256,7 +257,7 @@ TEST(HostileReceiver, ARingAdvertWithReservedBitsIsRefusedByName) {
     keep[29] = std::byte{1};
     r.rogue.control(wire::Control::kRing, keep);
     EXPECT_HAS(refusal([&] { r.tx->format_settled(); }),
-               "refused the receiver at harness end 0: ring advert has reserved field reserved@28");
+               "refused the receiver at harness end 0: ring advert has reserved field reserved@29");
 }
 
 // ---- a hostile sender against a genuine FrameReceiver --------------------
@@ -288,7 +289,7 @@ TEST(HostileSender, FrameNumbersThatFallAreRefused) {
     EXPECT_EQ(s.rx->next(1s)->header.sequence, 5u);
     const std::string why = refusal([&] { s.rx->next(1s); });
     EXPECT_HAS(why, "receiver: refused the sender at harness end 1: ");
-    EXPECT_HAS(why, "slot 1 holds frame 3, but frame 5 came already: frame numbers must rise");
+    EXPECT_HAS(why, "slot 1 holds frame 3 of flow 0, but frame 5 came already: frame numbers must rise");
 }
 
 TEST(HostileSender, AFrameNumberRepeatedIsRefused) {
@@ -394,7 +395,7 @@ TEST(HostileSender, AFormatAnnouncedTwiceIsRefused) {
     s.rogue.control(wire::Control::kFormat, std::span(bytes).first(n));
     s.rogue.control(wire::Control::kFormat, std::span(bytes).first(n));
     EXPECT_HAS(refusal([&] { s.rx->next(1s); }),
-               "refused the sender at harness end 1: the sender announced format 4 again");
+               "refused the sender at harness end 1: the sender announced format 4 of flow 0 again");
 }
 
 TEST(HostileSender, AKeepaliveWithAPayloadIsRefused) {
@@ -442,6 +443,104 @@ TEST(HostileSender, AMessageLongerThanTheReceivesIsRefused) {
     EXPECT_HAS(refusal([&] { s.rx->next(1s); }),
                "refused the sender at harness end 1: the sender sent a message longer than the 1024-byte receive "
                "buffers");
+}
+
+// ---- flows ---------------------------------------------------------------
+
+wire::StreamFormat flow_format(std::uint8_t flow, std::uint16_t id) {
+    wire::StreamFormat f;
+    f.flow = flow;
+    f.id = id;
+    f.max_frame_size = 100;
+    f.caps = "audio/x-test";
+    return f;
+}
+void announce(RawEnd& rogue, const wire::StreamFormat& f) {
+    std::array<std::byte, wire::kControlPayloadMax> bytes{};
+    const std::size_t n = wire::encode(f, bytes);
+    rogue.control(wire::Control::kFormat, std::span(bytes).first(n));
+}
+
+TEST(HostileSender, AFrameThatNamesAnotherFlowThanItsSlotsIsRefused) {
+    RogueSender s;
+    wire::SlotHeader h = RogueSender::numbered(0);
+    h.flow = 1;
+    s.rogue.frame(s.ring, {0, 0}, h);
+    EXPECT_HAS(refusal([&] { s.rx->next(1s); }),
+               "refused the sender at harness end 1: slot 0 is flow 0's, but its frame 0 says flow 1");
+}
+
+// A new flow's slots follow flow 0's, numbered on; its frames are numbered
+// on their own; a frame in them that says flow 0 is refused.
+TEST(HostileSender, ANewFlowsSlotsAreItsOwn) {
+    RogueSender s(4, false);
+    s.rogue.post_receives(4); // for the receiver's ring advert
+    announce(s.rogue, flow_format(1, 1));
+    s.rogue.frame(s.ring, {0, 0}, RogueSender::numbered(7));
+    auto f = s.rx->next(1s); // takes the format (flow 1's slots registered), then hands out the frame
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->header.flow, 0);
+    const wire::RingAdvert audio = s.rx->ring_advert(1); // what the receiver sent the rogue
+    EXPECT_EQ(audio.flow, 1);
+    EXPECT_EQ(audio.slot_base, 4u);
+    EXPECT_EQ(audio.slot_count, RingConfig{}.flow_slots);
+    wire::SlotHeader h = RogueSender::numbered(0); // below flow 0's 7: its own numbers
+    h.flow = 1;
+    h.format_id = 1;
+    s.rogue.frame(audio, {4, 0}, h);
+    f = s.rx->next(1s);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->slot, 4u);
+    EXPECT_EQ(f->header.flow, 1);
+    EXPECT_EQ(f->header.sequence, 0u);
+    ASSERT_NE(f->format, nullptr);
+    EXPECT_EQ(f->format->caps, "audio/x-test");
+    s.rogue.frame(audio, {5, 0}, RogueSender::numbered(8)); // flow 0's number, in flow 1's slot
+    EXPECT_HAS(refusal([&] { s.rx->next(1s); }), "slot 5 is flow 1's, but its frame 8 says flow 0");
+}
+
+TEST(HostileSender, AFormatForAFlowPastTheProtocolsIsRefused) {
+    RogueSender s;
+    std::array<std::byte, wire::kControlPayloadMax> bytes{};
+    const std::size_t n = wire::encode(flow_format(0, 1), bytes);
+    bytes[6] = std::byte{15}; // the flow id
+    s.rogue.control(wire::Control::kFormat, std::span(bytes).first(n));
+    EXPECT_HAS(refusal([&] { s.rx->next(1s); }), "stream format 1 is for flow 15 (flows 0..14)");
+}
+
+TEST(HostileSender, AFlowPastTheReceiversLimitIsRefusedByName) {
+    RogueSender s;
+    announce(s.rogue, flow_format(9, 1)); // the receiver takes flows 0..7
+    try {
+        s.rx->next(1s);
+        ADD_FAILURE() << "not refused";
+    } catch (const UserError& e) {
+        EXPECT_HAS(std::string(e.what()), "the sender at harness end 1 announced flow 9 (stream format 1): this "
+                                          "receiver takes flows 0..7");
+    }
+}
+
+TEST(HostileReceiver, ARingAdvertForAnotherFlowThanTheWaitingFormatsIsRefused) {
+    RogueReceiver r;
+    r.tx->begin_format(flow_format(1, 1)); // a new flow: its slots are due
+    wire::RingAdvert a{16, kSlot, r.bigger.addr(), r.bigger.rkey(), false};
+    a.flow = 2;
+    a.slot_base = 4;
+    wire::RingAdvertBytes keep;
+    r.rogue.control(wire::Control::kRing, advert_bytes(a, keep));
+    EXPECT_HAS(refusal([&] { r.tx->format_settled(); }),
+               "the receiver sent a ring advert for flow 2, while flow 1's format waits for one");
+}
+
+TEST(HostileReceiver, ANewFlowsSlotsOverFlow0sAreRefused) {
+    RogueReceiver r;
+    r.tx->begin_format(flow_format(1, 1));
+    wire::RingAdvert a{4, kSlot, r.bigger.addr(), r.bigger.rkey(), false};
+    a.flow = 1; // slot_base 0: flow 0's slots
+    wire::RingAdvertBytes keep;
+    r.rogue.control(wire::Control::kRing, advert_bytes(a, keep));
+    EXPECT_HAS(refusal([&] { r.tx->format_settled(); }),
+               "the receiver gave flow 1 slots 0..3: a new flow's slots follow the others' (from slot 4)");
 }
 
 TEST(HostileSender, ReservedHeaderBytesAreRefusedByName) {

@@ -38,7 +38,7 @@ std::string refusal(auto&& decode) {
 TEST(SenderHello, CarriesKeyFlagAndNonce) {
     const auto b = wire::encode(wire::SenderHello{256, true, nonce(7)});
     ASSERT_EQ(b.size(), 48u); // fits the 56 bytes of a connect request's private data
-    EXPECT_EQ(b[4], std::byte{5}); // version 5
+    EXPECT_EQ(b[4], std::byte{6}); // version 6
     EXPECT_EQ(b[6], std::byte{1}); // flags: key
     EXPECT_EQ(b[16], std::byte{7}); // the nonce from offset 16
     const auto h = wire::decode_sender_hello(b);
@@ -66,9 +66,9 @@ TEST(SenderHello, RefusesProtocolTwoByName) {
     const unsigned char head[] = {'R', 'D', 'M', 'H', 2, 0, 0, 0, 8, 0, 0, 0};
     for (std::size_t i = 0; i < sizeof head; ++i) v2[i] = std::byte{head[i]};
     EXPECT_EQ(refusal([&] { wire::decode_sender_hello(v2); }),
-              "peer speaks rdmastream protocol 2, this is 5: upgrade it (both ends must run the same protocol)");
-    v2[4] = std::byte{6}; // a newer peer: this end is the one to upgrade
-    EXPECT_NE(refusal([&] { wire::decode_sender_hello(v2); }).find("protocol 6, this is 5: upgrade this end"),
+              "peer speaks rdmastream protocol 2, this is 6: upgrade it (both ends must run the same protocol)");
+    v2[4] = std::byte{7}; // a newer peer: this end is the one to upgrade
+    EXPECT_NE(refusal([&] { wire::decode_sender_hello(v2); }).find("protocol 7, this is 6: upgrade this end"),
               std::string::npos);
 }
 
@@ -78,11 +78,11 @@ TEST(SenderHello, RefusesProtocolThreeByName) {
     auto v3 = bytes_of(wire::encode(wire::SenderHello{8, false, nonce(1)}));
     v3[4] = std::byte{3};
     EXPECT_EQ(refusal([&] { wire::decode_sender_hello(v3); }),
-              "peer speaks rdmastream protocol 3, this is 5: upgrade it (both ends must run the same protocol)");
+              "peer speaks rdmastream protocol 3, this is 6: upgrade it (both ends must run the same protocol)");
     auto r3 = bytes_of(wire::encode(wire::ReceiverHello{8, false, nonce(1)}));
     r3[4] = std::byte{3};
     EXPECT_EQ(refusal([&] { wire::decode_receiver_hello(r3); }),
-              "peer speaks rdmastream protocol 3, this is 5: upgrade it (both ends must run the same protocol)");
+              "peer speaks rdmastream protocol 3, this is 6: upgrade it (both ends must run the same protocol)");
 }
 
 // A version 4 peer (no side data): its hellos are this one's size and
@@ -91,11 +91,24 @@ TEST(SenderHello, RefusesProtocolFourByName) {
     auto v4 = bytes_of(wire::encode(wire::SenderHello{8, false, nonce(1)}));
     v4[4] = std::byte{4};
     EXPECT_EQ(refusal([&] { wire::decode_sender_hello(v4); }),
-              "peer speaks rdmastream protocol 4, this is 5: upgrade it (both ends must run the same protocol)");
+              "peer speaks rdmastream protocol 4, this is 6: upgrade it (both ends must run the same protocol)");
     auto r4 = bytes_of(wire::encode(wire::ReceiverHello{8, false, nonce(1)}));
     r4[4] = std::byte{4};
     EXPECT_EQ(refusal([&] { wire::decode_receiver_hello(r4); }),
-              "peer speaks rdmastream protocol 4, this is 5: upgrade it (both ends must run the same protocol)");
+              "peer speaks rdmastream protocol 4, this is 6: upgrade it (both ends must run the same protocol)");
+}
+
+// A version 5 peer (one flow per stream): its hellos are this one's size
+// and layout, refused for the version alone, by name.
+TEST(SenderHello, RefusesProtocolFiveByName) {
+    auto v5 = bytes_of(wire::encode(wire::SenderHello{8, false, nonce(1)}));
+    v5[4] = std::byte{5};
+    EXPECT_EQ(refusal([&] { wire::decode_sender_hello(v5); }),
+              "peer speaks rdmastream protocol 5, this is 6: upgrade it (both ends must run the same protocol)");
+    auto r5 = bytes_of(wire::encode(wire::ReceiverHello{8, false, nonce(1)}));
+    r5[4] = std::byte{5};
+    EXPECT_EQ(refusal([&] { wire::decode_receiver_hello(r5); }),
+              "peer speaks rdmastream protocol 5, this is 6: upgrade it (both ends must run the same protocol)");
 }
 
 TEST(ReceiverHello, RoundTripsAndRefusesNonsense) {
@@ -124,7 +137,7 @@ TEST(ReceiverHello, RefusesAProtocolTwoRingAdvertByName) {
     const unsigned char head[] = {'R', 'D', 'M', 'S', 2, 0, 0, 0, 8};
     for (std::size_t i = 0; i < sizeof head; ++i) v2[i] = std::byte{head[i]};
     EXPECT_EQ(refusal([&] { wire::decode_receiver_hello(v2); }),
-              "peer speaks rdmastream protocol 2, this is 5: upgrade it (both ends must run the same protocol)");
+              "peer speaks rdmastream protocol 2, this is 6: upgrade it (both ends must run the same protocol)");
 }
 
 TEST(KeyProof, RoundTrips) {

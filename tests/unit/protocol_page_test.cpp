@@ -333,6 +333,9 @@ std::map<std::string, Check> known_constants() {
     };
     k["wire::kMaxSlots"] = is(num(wire::kMaxSlots));
     k["kMaxSenderSlots"] = is(num(kMaxSenderSlots));
+    k["kMaxFlows"] = is(num(kMaxFlows));
+    k["ReceiverConfig::flow_slots"] = is(num(ReceiverConfig{}.flow_slots));
+    k["ReceiverConfig::max_flows"] = is(num(ReceiverConfig{}.max_flows));
     k["wire::kMaxSlotSize"] = is(num(wire::kMaxSlotSize));
     k["wire::kSlotHeaderSize"] = is(num(wire::kSlotHeaderSize));
     k["kFrameFlagsDefined"] = is(hex4(kFrameFlagsDefined));
@@ -381,13 +384,15 @@ std::map<std::string, Check> known_constants() {
         return "";
     };
     k["FrameSender: receives"] = [](const std::string& page) -> std::string {
-        const std::string formula = "slots, max(32 + 4 * slots, 8 * slots) bytes each";
+        // max(32 + 4 * 256, 8 * 256): a credits message of every slot a
+        // sender takes, or an advert with a window key for each.
+        const std::size_t size = std::max(32 + 4 * std::size_t{kMaxSenderSlots}, 8 * std::size_t{kMaxSenderSlots});
+        const std::string formula = fmt::format("slots, {} bytes each", size);
         if (page != formula) return "the code posts " + formula;
         for (const std::uint32_t s : {1u, 3u, 4u, 5u, 8u, 256u}) {
             const Posted p = sender_receives(s);
             const std::string code = fmt::format("{} receives, {}", p.lengths.size(), each(p));
-            const std::string want =
-                fmt::format("{} receives, {} bytes each", s, std::max(32 + 4 * std::size_t{s}, 8 * std::size_t{s}));
+            const std::string want = fmt::format("{} receives, {} bytes each", s, size);
             if (code != want) return fmt::format("with {} slots the code posts {}", s, code);
         }
         return "";
@@ -508,7 +513,9 @@ std::vector<Message> messages() {
                   {"slot_size", u(0x12345)},
                   {"addr", u(0x1122334455667788)},
                   {"rkey", u(0xcafef00d)},
-                  {"reserved@28", u(0)},
+                  {"flow", u(0)},
+                  {"reserved@29", u(0)},
+                  {"slot_base", u(0)},
                   // checked in the windowed advert's bytes, below
                   {"window keys", raw(le32s({0x11111111, 0x22222222, 0x33333333}), "4 x slot_count")}}});
     EXPECT_EQ(load32(windowed_bytes, 4) >> 16, 2u) << "a windowed advert's flags: bit 1, windows";
@@ -529,6 +536,7 @@ std::vector<Message> messages() {
     h.flags = 0x000b;
     h.imm = wire::SlotImm{0x0304, 0x0506};
     h.format_id = 0x0708;
+    h.flow = 9;
     h.sent_at_ns = 0x0a0b0c0d0e0f1011;
     h.side_data_size = 0x0c0d;
     std::array<std::byte, wire::kSlotHeaderSize> header{};
@@ -544,7 +552,8 @@ std::vector<Message> messages() {
                   {"slot", u(0x0304)},
                   {"generation", u(0x0506)},
                   {"format_id", u(0x0708)},
-                  {"reserved@42", u(0)},
+                  {"flow", u(9)},
+                  {"reserved@43", u(0)},
                   {"side_data_size", u(0x0c0d)},
                   {"sent_at", u(0x0a0b0c0d0e0f1011)},
                   {"reserved@56", u(0)}}});
@@ -564,6 +573,7 @@ std::vector<Message> messages() {
     f.planes[1] = {0x1000, 0x40};
     f.max_side_data = 0x1234;
     f.caps = "video/x-raw";
+    f.flow = 3;
     std::array<std::byte, wire::kControlPayloadMax> fmt_out{};
     const std::size_t fmt_size = wire::encode(f, std::span<std::byte, wire::kControlPayloadMax>(fmt_out));
     std::vector<std::byte> caps;
@@ -572,7 +582,8 @@ std::vector<Message> messages() {
                  std::nullopt,
                  {{"magic", u(format_magic())},
                   {"version", u(wire::kProtocolVersion)},
-                  {"reserved@6", u(0)},
+                  {"flow", u(3)},
+                  {"reserved@7", u(0)},
                   {"format_id", u(0x0102)},
                   {"plane_count", u(2)},
                   {"reserved@11", u(0)},

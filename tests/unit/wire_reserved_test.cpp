@@ -84,7 +84,7 @@ TEST(WireReserved, KeyProofByte7) {
     EXPECT_NE(refusal(proof, flipped(good, 7)).find("key proof has reserved field reserved@7"), std::string::npos);
 }
 
-TEST(WireReserved, RingAdvertFlagsAndBytes28To31) {
+TEST(WireReserved, RingAdvertFlagsAndByte29) {
     const auto good = bytes_of(wire::encode(wire::RingAdvert{8, 4096, 0x7f0000001000ull, 0x1234, true}));
     EXPECT_EQ(refusal(advert, good), "");
     EXPECT_TRUE(wire::decode_ring_advert(good).live); // bit 0 is defined
@@ -94,11 +94,15 @@ TEST(WireReserved, RingAdvertFlagsAndBytes28To31) {
     EXPECT_NE(refusal(advert, flipped(good, 6, std::byte{2})).find("its rkey must be 0"), std::string::npos);
     EXPECT_NE(refusal(advert, flipped(good, 7, std::byte{0x80})).find("reserved and must be zero"),
               std::string::npos);
-    for (std::size_t at : {28u, 31u}) {
-        EXPECT_NE(refusal(advert, flipped(good, at)).find("ring advert has reserved field reserved@28"),
-                  std::string::npos)
-            << at;
-    }
+    EXPECT_NE(refusal(advert, flipped(good, 29)).find("ring advert has reserved field reserved@29"),
+              std::string::npos);
+    // Byte 28 is the flow (below 15), 30..31 the first slot (the range within 4096).
+    EXPECT_NE(refusal(advert, flipped(good, 28, std::byte{15})).find("ring advert is for flow 15 (flows 0..14)"),
+              std::string::npos);
+    EXPECT_EQ(wire::decode_ring_advert(flipped(good, 28, std::byte{14})).flow, 14);
+    EXPECT_NE(refusal(advert, flipped(good, 31, std::byte{0x10})).find("ring advert's slots 4096..4103 go past "
+                                                                      "slot 4095"),
+              std::string::npos);
     auto padded = good; // CM padding past the 32 bytes is not the advert's: ignored
     padded.resize(196, std::byte{0xee});
     EXPECT_EQ(refusal(advert, padded), "");
@@ -121,12 +125,15 @@ std::vector<std::byte> encoded(const wire::StreamFormat& f) {
     return {buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n)};
 }
 
-TEST(WireReserved, StreamFormatBytes6And11) {
+TEST(WireReserved, StreamFormatBytes7And11) {
     const auto good = encoded(two_planes());
     EXPECT_EQ(refusal(format, good), "");
-    EXPECT_NE(refusal(format, flipped(good, 6)).find("stream format has reserved field reserved@6"),
+    // Byte 6 is the flow: below 15.
+    EXPECT_EQ(wire::decode_stream_format(flipped(good, 6, std::byte{14})).flow, 14);
+    EXPECT_NE(refusal(format, flipped(good, 6, std::byte{15})).find("stream format 3 is for flow 15 (flows 0..14)"),
               std::string::npos);
-    EXPECT_NE(refusal(format, flipped(good, 7)).find("reserved@6"), std::string::npos);
+    EXPECT_NE(refusal(format, flipped(good, 7)).find("stream format has reserved field reserved@7"),
+              std::string::npos);
     EXPECT_NE(refusal(format, flipped(good, 11)).find("stream format has reserved field reserved@11"),
               std::string::npos);
 }
@@ -176,12 +183,11 @@ TEST_F(SlotHeaderReserved, FlagsAboveBit3) {
     EXPECT_NE(refused(7, std::byte{0x80}).find("bits above 3 are reserved"), std::string::npos);
 }
 
-TEST_F(SlotHeaderReserved, Bytes42To43) { // 44..47 are the side data's size
-    for (std::size_t at = 42; at < 44; ++at) {
-        EXPECT_NE(refused(at).find("slot header has reserved field reserved@42 (offset " + std::to_string(at)),
-                  std::string::npos)
-            << at;
-    }
+TEST_F(SlotHeaderReserved, Byte43) { // 42 is the flow (the receiver checks it), 44..47 the side data's size
+    EXPECT_NE(refused(43).find("slot header has reserved field reserved@43 (offset 43"), std::string::npos);
+    auto flow = slot;
+    flow[42] = std::byte{3};
+    EXPECT_EQ(wire::decode_slot_header(flow, {1, 4}).flow, 3);
 }
 
 TEST_F(SlotHeaderReserved, Bytes56To63) {

@@ -63,7 +63,7 @@ TEST(RingAdvert, RefusesBadMagicAndVersion) {
         wire::decode_ring_advert(b);
         FAIL() << "version 1 accepted";
     } catch (const ProtocolError& e) {
-        EXPECT_NE(std::string(e.what()).find("protocol 1, this is 5: upgrade it"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("protocol 1, this is 6: upgrade it"), std::string::npos) << e.what();
     }
 }
 

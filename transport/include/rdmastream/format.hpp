@@ -30,6 +30,12 @@ inline constexpr std::size_t kMaxCapsLength = 900;
 // structures (1.22: 20 levels of "[", 175 bytes, 18 s and 175 MB).
 inline constexpr std::size_t kMaxCapsNesting = 8;
 
+// Flows a stream carries at most (flow ids 0..kMaxFlows-1): one per
+// essence of a programme (video, audio, data), each with its own format,
+// ring slots, credits and frame numbers, all on the stream's one clock.
+// Flow 0 is the first (what a one-flow stream carries).
+inline constexpr std::size_t kMaxFlows = 15;
+
 struct StreamFormat {
     std::uint16_t id = 0;              // non-zero, changes with every new format
     std::uint32_t max_frame_size = 0;  // payload bytes a frame may need
@@ -40,6 +46,9 @@ struct StreamFormat {
     std::array<PlaneLayout, kMaxPlanes> planes{};
     std::uint8_t plane_count = 0;
     std::string caps;
+    // The flow these frames are (0..kMaxFlows-1). A flow exists once its
+    // first format is announced; formats and ids are per flow.
+    std::uint8_t flow = 0;
 };
 
 } // namespace rdmastream

@@ -31,6 +31,8 @@ struct FrameMeta {
     // Per-frame data to write after the payload (copied at send(); the
     // format must declare room for it: StreamFormat::max_side_data).
     std::span<const SideData> side_data;
+    // The flow it belongs to (StreamFormat::flow); its format announced.
+    std::uint8_t flow = 0;
 };
 
 // What became of a frame a sender was given: the receiver has it, or the
@@ -52,6 +54,8 @@ struct FrameHeader {
     // posted the frame; 0: not given. Only for one-way latency, and only
     // meaningful where both clocks are synchronised (PTP, NTP, the test bed).
     std::uint64_t sent_at_ns = 0;
+    // The flow it belongs to; sequence, format_id and format are the flow's.
+    std::uint8_t flow = 0;
 };
 
 // A frame in the receiver's ring; valid until the receiver's release(slot).

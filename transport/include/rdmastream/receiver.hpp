@@ -71,6 +71,13 @@ struct ReceiverConfig {
     // Told the receiver's one warning (windows asked for, the device has
     // none); empty: stderr.
     std::function<void(const std::string&)> warn;
+    // A stream's flows after the first (a programme's audio and data,
+    // format.hpp): each gets flow_slots slots when its first format comes,
+    // as large as that format's frames; a format for flow max_flows or above
+    // is refused (UserError). max_ring_bytes counts every flow's slots.
+    // slots and slot_size are flow 0's.
+    std::uint32_t flow_slots = 16;
+    std::uint32_t max_flows = 8;
 };
 
 class Receiver {

@@ -100,16 +100,24 @@ public:
 
     // Where frame memory for this sender is registered.
     MemoryDomain memory() const;
-    // Frames the caller may have out at once (the receiver's ring, or
-    // max_in_flight), plus the one a live sender keeps pending.
-    std::size_t depth() const noexcept;
-    // The largest payload every receiver's slots take now.
-    std::uint32_t max_payload() const noexcept;
+    // Frames of a flow the caller may have out at once (its slots in the
+    // receiver's ring, or max_in_flight), plus the one a live sender keeps
+    // pending.
+    std::size_t depth(std::uint8_t flow = 0) const noexcept;
+    // The largest payload every receiver's slots of a flow take now (0 for
+    // a flow whose format was never announced).
+    std::uint32_t max_payload(std::uint8_t flow = 0) const noexcept;
 
+    // A stream carries up to kMaxFlows flows (format.hpp): a programme's
+    // video, audio and data, each with its own format, slots, credits and
+    // frame numbers, on one clock. A flow exists once set_format announced
+    // it (StreamFormat::flow); its frames say it in FrameMeta::flow. Flow 0
+    // is a one-flow stream's. A fan-out carries flow 0 only, so far.
+    //
     // Offers one frame: `payload` lies in `memory` and stays unchanged until
     // on_done(cookie, ...) fires for it (or wait_done returns). Lossless:
     // waits up to `timeout` for a free slot (TimeoutError after it). Live:
-    // never waits. Returns the frame's number (dropped frames count too), or
+    // never waits. Returns the frame's number in its flow (dropped frames count too), or
     // nullopt when the frame was not taken: the waker interrupted the wait
     // (it may be offered again), or the receiver left (state() kLeft: it
     // has every frame it wants, the stream's end and no failure). UserError
@@ -119,9 +127,10 @@ public:
     std::optional<std::uint64_t> send(const FrameMemory& memory, std::span<const std::byte> payload,
                                       const FrameMeta& meta, std::uint64_t cookie,
                                       std::chrono::milliseconds timeout);
-    // Announces the stream's format; frames sent after it carry its id.
-    // Returns once the receiver(s) took it (and grew the ring if they had
-    // to), or the receiver left (state() kLeft).
+    // Announces a flow's format (format.flow); its frames sent after it
+    // carry its id. Returns once the receiver(s) took it (and gave the flow
+    // slots, or larger ones, if they had to), or the receiver left (state()
+    // kLeft).
     void set_format(const StreamFormat& format, std::chrono::milliseconds timeout);
     // Tells the receiver(s) which absolute instant pts 0 is (clock_anchor.hpp;
     // anchor_now() reads one off this host's clocks); frames after it are on
@@ -135,16 +144,16 @@ public:
     // Whether send() would post a frame now rather than keep it pending
     // (where the live policy may drop it): a caller that must write a frame
     // first (a copy) asks, so that it never writes one that is thrown away.
-    bool takes_frame_now();
+    bool takes_frame_now(std::uint8_t flow = 0);
     // A frame the caller dropped without offering it (takes_frame_now() said
     // no): counted as offered and dropped, and receivers see its number as a
     // gap. No on_done.
-    void skip_frame() noexcept;
-    // Waits until frame `number`'s memory is free (delivered or dropped);
+    void skip_frame(std::uint8_t flow = 0) noexcept;
+    // Waits until frame `number` of `flow` has its memory free (delivered or dropped);
     // false when the waker interrupted the wait first or the receiver left
     // (state() kLeft; its memory is free once the Sender is stopped);
     // TimeoutError after `timeout`.
-    bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout);
+    bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout, std::uint8_t flow = 0);
     // Waits until every frame is delivered, sends the end of the stream,
     // waits for its acknowledgement and hangs up. Returns at once if the
     // receiver had left already (state() kLeft).

@@ -19,7 +19,9 @@ namespace rdmastream {
 // (an optional, even inlined, went through the stack: a stalled load).
 class SenderCredits {
 public:
-    explicit SenderCredits(std::uint32_t slot_count);
+    // The credits of slots base..base+slot_count-1 (a flow's range of the
+    // ring): all held, generation 0.
+    explicit SenderCredits(std::uint32_t slot_count, std::uint16_t base = 0);
 
     // A slot to write the next frame into, with the generation to stamp on
     // it; nullopt when the receiver holds every slot (wait for a credit).
@@ -44,17 +46,18 @@ public:
     // undefined).
     wire::SlotImm front() const noexcept {
         const std::uint16_t slot = fifo_[head_];
-        return wire::SlotImm{slot, generation_[slot]};
+        return wire::SlotImm{slot, generation_[slot - base_]};
     }
     void pop_front() noexcept {
         const std::uint16_t slot = fifo_[head_];
         head_ = wrap(head_ + 1);
         --count_;
-        held_[slot] = false;
-        ++generation_[slot];
+        held_[slot - base_] = false;
+        ++generation_[slot - base_];
     }
-    // A credit the receiver sent back. Refuses (ProtocolError) a slot the
-    // sender already holds, or a generation that is not the slot's next one.
+    // A credit the receiver sent back. Refuses (ProtocolError) a slot out of
+    // the range, one the sender already holds, or a generation that is not
+    // the slot's next one.
     void give_back(wire::SlotImm credit);
 
     std::uint32_t available() const noexcept { return count_; }
@@ -68,7 +71,8 @@ private:
         return i >= fifo_.size() ? i - static_cast<std::uint32_t>(fifo_.size()) : i;
     }
 
-    std::vector<std::uint16_t> fifo_; // ring buffer of credited slots
+    std::vector<std::uint16_t> fifo_; // ring buffer of credited slots (their numbers in the ring)
+    std::uint16_t base_ = 0;          // the range's first slot: held_ and generation_ count from it
     std::uint32_t head_ = 0;
     std::uint32_t count_ = 0;
     std::vector<bool> held_;
@@ -83,7 +87,11 @@ private:
 // header check would catch it too: this keeps the bookkeeping exact anyway.
 class ReceiverSlots {
 public:
-    explicit ReceiverSlots(std::uint32_t slot_count);
+    // Room for `capacity` slots, of which the first `slot_count` exist.
+    explicit ReceiverSlots(std::uint32_t slot_count, std::uint32_t capacity = 0);
+    // Slots base..base+count-1 (a flow's range, new or re-registered) exist
+    // afresh: the sender owns them, generation 0. Within the capacity.
+    void reset(std::uint32_t base, std::uint32_t count);
 
     // A frame's immediate. Refuses an index out of range, a slot the sender
     // does not own (the consumer holds it, or its credit has not gone out),
@@ -101,10 +109,12 @@ public:
     // the consumer) and 3 (its credit is not sent yet)"; "" when it holds
     // every credit. Allocates: error paths only.
     std::string uncredited() const;
-    std::uint32_t slot_count() const noexcept { return static_cast<std::uint32_t>(owner_.size()); }
+    // The slots that exist: numbered 0..slot_count()-1.
+    std::uint32_t slot_count() const noexcept { return slot_count_; }
 
 private:
     enum Owner : std::uint8_t { kSender, kConsumer, kCreditPending };
+    std::uint32_t slot_count_;
     std::vector<Owner> owner_;
     std::vector<std::uint16_t> generation_; // generation the next frame in the slot carries
 };

@@ -78,7 +78,18 @@ struct RingConfig {
     // Told the one warning a receiver may give (windows asked for, the
     // device has none); empty: stderr.
     std::function<void(const std::string&)> warn;
+    // A stream's flows after the first (a programme's audio and data): each
+    // gets flow_slots slots when its first format arrives, as large as that
+    // format's frames; a format for flow max_flows or above is refused.
+    // max_ring_bytes counts every flow's slots together. The connection's
+    // queues and buffers are sized for every flow at once (slot_capacity).
+    std::uint32_t flow_slots = 16;
+    std::uint32_t max_flows = 8;
 };
+
+// Slots a receiver with `config` may have in all, every flow's together:
+// what its queues and per-slot tables are sized for.
+std::uint32_t slot_capacity(const RingConfig& config) noexcept;
 
 class FrameReceiver {
 public:
@@ -93,9 +104,12 @@ public:
     // nullptr once the config's waker is woken between two tries.
     static std::unique_ptr<FrameReceiver> connect(const Endpoint& sender, const RingConfig& ring,
                                                   std::chrono::milliseconds patience);
-    // Registers the ring on `path` (over verbs: a connection through its
-    // handshake; or the tests' in-memory fabric) and posts its receives.
-    FrameReceiver(std::unique_ptr<Datapath> path, const RingConfig& config);
+    // Registers the ring (flow 0's slots) on `path` (over verbs: a
+    // connection through its handshake; or the tests' in-memory fabric) and
+    // posts its receives. `sender_max_slots`: the most the sender takes, every
+    // flow's together (its hello said).
+    FrameReceiver(std::unique_ptr<Datapath> path, const RingConfig& config,
+                  std::uint32_t sender_max_slots = wire::kMaxSlots);
     FrameReceiver(const FrameReceiver&) = delete;
     FrameReceiver& operator=(const FrameReceiver&) = delete;
     // Hangs up and stops the QP (the NIC lets go of the ring and every
@@ -139,24 +153,28 @@ public:
     const StreamStats& stats() const noexcept { return stats_; }
     // Where the stream is (stream_states.hpp): tests, and messages.
     ReceiverState state() const noexcept { return state_; }
+    // The config, its slot_size flow 0's as it is now (grown or not).
     const RingConfig& ring() const noexcept { return config_; }
-    bool huge_pages() const noexcept { return ring_->huge_pages(); }
+    bool huge_pages() const noexcept { return flows_[0].ring->huge_pages(); }
     // Whether the ring has memory windows (asked for, and the device has them).
     bool memory_windows() const noexcept { return windows_; }
     // The sender's address ("198.18.0.2:40123"), for messages.
     std::string peer() const { return path_->peer_name(); }
-    // What the sender must know of the ring: the last step of the
-    // handshake sends it (announce_ring), once the sender proved the key.
-    // With windows, each slot's key is its window's, bound at construction.
-    wire::RingAdvert ring_advert() const;
-    // Sends the ring advert to the sender (a kRing message): right after
-    // the handshake is through, before anything else, and again each time a
-    // format's frames outgrow the slots and the ring grows (take_format).
-    void announce_ring();
+    // What the sender must know of a flow's slots: the last step of the
+    // handshake sends flow 0's (announce_ring), once the sender proved the
+    // key. With windows, each slot's key is its window's, bound when the
+    // slots were registered.
+    wire::RingAdvert ring_advert(std::uint8_t flow = 0) const;
+    // Sends a flow's ring advert to the sender (a kRing message): flow 0's
+    // right after the handshake is through, before anything else; another
+    // flow's when its first format came (take_format); and a flow's again
+    // each time a format's frames outgrow its slots.
+    void announce_ring(std::uint8_t flow = 0);
 
 private:
     // A FrameReceiver over verbs on a connection through its handshake.
-    static std::unique_ptr<FrameReceiver> over(std::unique_ptr<VerbsDatapath> path, const RingConfig& config);
+    static std::unique_ptr<FrameReceiver> over(std::unique_ptr<VerbsDatapath> path, const RingConfig& config,
+                                               std::uint32_t sender_max_slots);
     // Credit messages that may be in flight at once; every half of them is
     // signalled, so a buffer is free again by the time it comes round.
     static constexpr std::uint64_t kCreditBuffers = 8;
@@ -165,9 +183,18 @@ private:
     // ring first if its frames outgrow the slots.
     void take_format(std::uint64_t buffer, std::uint32_t length);
     void take_clock(std::uint64_t buffer, std::uint32_t length); // the anchor frames after it are on
-    // With windows: binds every slot's window (a fresh ring: the sender
-    // holds every credit), before the ring advert goes out.
-    void bind_all();
+    // A flow's slots: `count` of `slot_size` bytes, registered, numbered
+    // from total_slots_ on (a new flow) or where they were (a flow whose
+    // slots grow: nothing of it held), their receives posted (a new flow)
+    // and, with windows, bound.
+    void register_flow(std::uint8_t flow, std::uint32_t count, std::uint32_t slot_size);
+    // With windows: binds every window of a flow's slots (fresh slots: the
+    // sender holds every credit), before its ring advert goes out.
+    void bind_all(std::uint8_t flow);
+    // A format for a flow that has no slots yet: its slots, within the
+    // limits (UserError naming the one it passes).
+    void add_flow(const wire::StreamFormat& f);
+    std::uint64_t ring_bytes_but(std::uint8_t flow) const noexcept; // every other flow's slots, in bytes
     // Re-posts the receives of released frames and sends their credits in
     // one message, if a credit buffer is free (else at a later look).
     void flush_credits();
@@ -197,7 +224,23 @@ private:
     std::unique_ptr<Datapath> path_;       // declared before what lives on it
     RcConnection* conn_ = nullptr;         // set-up over verbs (accept, connect); null over another datapath
     bool windows_;                         // memory windows (RingConfig::memory_windows, and the device has them)
-    std::unique_ptr<SlotRing> ring_;       // replaced when the ring grows
+    // Slots every flow's together may number (queues, buffers and tables
+    // are sized for it once), and how many they number now.
+    std::uint32_t capacity_;
+    std::uint32_t total_slots_ = 0;
+    // One per flow id: its slots (none until its first format), numbered
+    // base..base+ring->slot_count()-1 in the ring's one numbering, and what
+    // the sender told of it.
+    struct Flow {
+        std::unique_ptr<SlotRing> ring; // replaced when the flow's slots grow
+        std::uint32_t base = 0;
+        std::optional<wire::StreamFormat> format;
+        bool format_changed = false;
+        std::uint64_t frames = 0;        // handed out
+        std::uint64_t last_sequence = 0; // the latest frame's number (once frames > 0)
+    };
+    std::array<Flow, kMaxFlows> flows_;
+    std::vector<std::uint8_t> flow_of_slot_; // by slot number: its flow
     RegisteredRegion control_in_;          // one kControlPayloadMax buffer per posted receive
     RegisteredRegion control_out_;         // the receiver's own control messages (a ring advert)
     // kCreditBuffers buffers of slots * kCreditSize bytes: a credit message's
@@ -230,13 +273,10 @@ private:
     std::vector<ibv_wc> arrived_;
     std::size_t arrived_head_ = 0, arrived_count_ = 0;
     std::vector<std::uint8_t> invalidated_; // by slot: the window of the frame in it is invalidated
-    std::optional<wire::StreamFormat> format_;
     std::optional<ClockAnchor> clock_; // the sender's latest; none until it sends one
     // By slot: the checked side data entries of the frame in it (the spans
     // point into the ring), for ReceivedFrame::side_data.
     std::vector<std::array<SideData, kMaxSideDataEntries>> side_of_slot_;
-    bool format_changed_ = false;
-    std::uint64_t last_sequence_ = 0; // the latest frame's number (once stats_.frames > 0)
 };
 
 } // namespace rdmastream

@@ -239,9 +239,10 @@ void FrameReceiver::on_completion(const ibv_wc& wc) {
         if (windows_) {
             // Until this completes the sender can still write the slot: the
             // frame is checked and handed out only after (next_arrived).
+            const Flow& flow = flows_[flow_of_slot_[imm.slot]];
             ibv_send_wr inv{};
             inv.wr_id = work_id(Work::kInvalidate, imm.slot);
-            ring_->invalidate_request(imm.slot, inv);
+            flow.ring->invalidate_request(imm.slot - flow.base, inv);
             inv.send_flags = IBV_SEND_SIGNALED;
             path_->post_send(inv, "ibv_post_send(IBV_WR_LOCAL_INV)");
         }
@@ -258,7 +259,7 @@ std::optional<ReceivedFrame> FrameReceiver::next_arrived() {
     while (arrived_count_ > 0) {
         const ibv_wc wc = arrived_[arrived_head_];
         if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
-            const std::uint16_t slot = wire::decode_slot_imm(ntohl(wc.imm_data), config_.slots).slot;
+            const std::uint16_t slot = wire::decode_slot_imm(ntohl(wc.imm_data), total_slots_).slot;
             if (windows_ && invalidated_[slot] == 0) {
                 return std::nullopt; // its invalidate has not completed yet
             }
@@ -283,29 +284,38 @@ std::optional<ReceivedFrame> FrameReceiver::next_arrived() {
 }
 
 ReceivedFrame FrameReceiver::hand_out(const ibv_wc& wc) {
-    const wire::SlotImm imm = wire::decode_slot_imm(ntohl(wc.imm_data), config_.slots); // checked on arrival too
-    const auto slot = ring_->slot(imm.slot);
+    const wire::SlotImm imm = wire::decode_slot_imm(ntohl(wc.imm_data), total_slots_); // checked on arrival too
+    const std::uint8_t flow_id = flow_of_slot_[imm.slot];
+    Flow& flow = flows_[flow_id];
+    const auto slot = flow.ring->slot(imm.slot - flow.base);
     ReceivedFrame f;
     f.slot = imm.slot;
     const wire::SlotHeader h = wire::decode_slot_header(slot, imm);
     f.header = FrameHeader{.sequence = h.sequence, .pts = h.pts, .duration = h.duration,
                            .payload_size = h.payload_size, .flags = h.flags, .format_id = h.format_id,
-                           .sent_at_ns = h.sent_at_ns};
-    // Frame numbers rise (a live sender's drops leave gaps; nothing goes back).
-    if (stats_.frames != 0 && f.header.sequence <= last_sequence_) {
-        throw ProtocolError(fmt::format("slot {} holds frame {}, but frame {} came already: frame numbers must "
-                                        "rise",
-                                        imm.slot, f.header.sequence, last_sequence_));
+                           .sent_at_ns = h.sent_at_ns, .flow = h.flow};
+    // The slot's range says the flow; the header must agree (a torn or
+    // forged frame, or a sender that numbers flows otherwise).
+    if (h.flow != flow_id) {
+        throw ProtocolError(fmt::format("slot {} is flow {}'s, but its frame {} says flow {}", imm.slot, flow_id,
+                                        h.sequence, h.flow));
     }
-    last_sequence_ = f.header.sequence;
-    const std::uint16_t format_id = format_ ? format_->id : 0;
+    // Frame numbers rise within a flow (a live sender's drops leave gaps;
+    // nothing goes back).
+    if (flow.frames != 0 && f.header.sequence <= flow.last_sequence) {
+        throw ProtocolError(fmt::format("slot {} holds frame {} of flow {}, but frame {} came already: frame "
+                                        "numbers must rise",
+                                        imm.slot, f.header.sequence, flow_id, flow.last_sequence));
+    }
+    flow.last_sequence = f.header.sequence;
+    const std::uint16_t format_id = flow.format ? flow.format->id : 0;
     if (f.header.format_id != format_id) {
-        throw ProtocolError(fmt::format("frame {} is in format {}, the stream's format is {}", f.header.sequence,
-                                        f.header.format_id, format_id));
+        throw ProtocolError(fmt::format("frame {} of flow {} is in format {}, the flow's format is {}",
+                                        f.header.sequence, flow_id, f.header.format_id, format_id));
     }
-    f.format = format_ ? &*format_ : nullptr;
+    f.format = flow.format ? &*flow.format : nullptr;
     f.clock = clock_ ? &*clock_ : nullptr;
-    f.format_changed = std::exchange(format_changed_, false);
+    f.format_changed = std::exchange(flow.format_changed, false);
     // decode_slot_header bounds payload + side data by the slot: no overflow.
     const std::size_t written = wire::kSlotHeaderSize + std::size_t{f.header.payload_size} + h.side_data_size;
     if (wc.byte_len != written) {
@@ -314,7 +324,7 @@ ReceivedFrame FrameReceiver::hand_out(const ibv_wc& wc) {
     }
     f.payload = slot.subspan(wire::kSlotHeaderSize, f.header.payload_size);
     if (h.side_data_size != 0) { // after the payload; bounded by the format (never by the ring's room)
-        const std::uint32_t bound = format_ ? format_->max_side_data : 0;
+        const std::uint32_t bound = flow.format ? flow.format->max_side_data : 0;
         if (h.side_data_size > bound) {
             throw ProtocolError(fmt::format("frame {} carries {} bytes of side data, its format allows {}",
                                             f.header.sequence, h.side_data_size, bound));
@@ -328,6 +338,7 @@ ReceivedFrame FrameReceiver::hand_out(const ibv_wc& wc) {
     if (f.header.sent_at_ns != 0 && f.arrived_at_ns >= f.header.sent_at_ns) {
         stats_.add_latency(std::chrono::nanoseconds(f.arrived_at_ns - f.header.sent_at_ns));
     }
+    ++flow.frames;
     ++stats_.frames;
     stats_.bytes += f.header.payload_size;
     return f;
@@ -372,17 +383,19 @@ void FrameReceiver::flush_credits() {
     // operations in order), so the window is in force before the credit
     // leaves, and the sender learns its key only from the credit.
     for (std::size_t i = 0; i < batched_; ++i) {
+        const std::uint16_t slot = credit_batch_[i].imm.slot;
+        const Flow& flow = flows_[flow_of_slot_[slot]];
         if (windows_) {
             ibv_send_wr& b = bind_batch_[i];
             b = {};
-            b.wr_id = work_id(Work::kBindWindow, credit_batch_[i].imm.slot);
-            credit_batch_[i].rkey = ring_->bind_request(credit_batch_[i].imm.slot, b);
+            b.wr_id = work_id(Work::kBindWindow, slot);
+            credit_batch_[i].rkey = flow.ring->bind_request(slot - flow.base, b);
             b.next = i + 1 < batched_ ? &bind_batch_[i + 1] : &wr;
         } else {
-            credit_batch_[i].rkey = ring_->ring_rkey();
+            credit_batch_[i].rkey = flow.ring->ring_rkey();
         }
     }
-    const std::size_t room = std::size_t{config_.slots} * wire::kCreditSize;
+    const std::size_t room = std::size_t{capacity_} * wire::kCreditSize;
     const std::size_t buffer = credit_msgs_ % kCreditBuffers;
     const auto out = credit_out_.bytes().subspan(buffer * room, room);
     const std::size_t size = wire::encode_credits({credit_batch_.data(), batched_}, out);
@@ -396,7 +409,9 @@ void FrameReceiver::flush_credits() {
     path_->post_send(windows_ ? bind_batch_.front() : wr, "ibv_post_send(binds, credits)");
     for (std::size_t i = 0; i < batched_; ++i) {
         if (windows_) {
-            ring_->bound(credit_batch_[i].imm.slot, credit_batch_[i].rkey);
+            const std::uint16_t slot = credit_batch_[i].imm.slot;
+            const Flow& flow = flows_[flow_of_slot_[slot]];
+            flow.ring->bound(slot - flow.base, credit_batch_[i].rkey);
         }
         slots_.credit_sent(credit_batch_[i].imm.slot); // the sender owns these slots again
     }

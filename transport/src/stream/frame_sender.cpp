@@ -50,6 +50,11 @@ wire::RingAdvert checked_advert(const wire::RingAdvert& ring) {
     if (ring.windows() && ring.slot_rkeys.size() != ring.slot_count) {
         throw std::invalid_argument("FrameSender: a ring advert with windows needs one key per slot");
     }
+    if (ring.flow != 0 || ring.slot_base != 0) {
+        throw ProtocolError(fmt::format("the receiver's first ring advert is for flow {} from slot {}: the first "
+                                        "is flow 0's, from slot 0",
+                                        ring.flow, ring.slot_base));
+    }
     return ring;
 }
 
@@ -105,29 +110,47 @@ std::unique_ptr<FrameSender> FrameSender::over(Opening opening, const SenderOpti
 FrameSender::FrameSender(std::unique_ptr<Datapath> path, const wire::RingAdvert& ring, const SenderOptions& opts)
     : opts_(opts),
       path_(std::move(path)),
-      ring_(checked_advert(ring)),
-      policy_(opts.policy == Policy::kLive || ring_.live ? Policy::kLive : Policy::kLossless),
-      headers_(path_->register_memory(std::size_t{ring_.slot_count} * wire::kSlotHeaderSize, IBV_ACCESS_LOCAL_WRITE)),
-      control_in_size_(std::max(wire::ring_advert_size(ring_.slot_count, true),
-                                std::size_t{ring_.slot_count} * wire::kCreditSize)),
-      control_in_(path_->register_memory(std::size_t{ring_.slot_count} * control_in_size_, IBV_ACCESS_LOCAL_WRITE)),
+      policy_(opts.policy == Policy::kLive || ring.live ? Policy::kLive : Policy::kLossless),
+      flow_of_slot_(kMaxSlots, 0),
+      // Sized for every flow's slots at once (the most a sender takes): a
+      // flow's range comes mid-stream, and these may not move then.
+      headers_(path_->register_memory(std::size_t{kMaxSlots} * wire::kSlotHeaderSize, IBV_ACCESS_LOCAL_WRITE)),
       control_out_(path_->register_memory(wire::kControlPayloadMax, 0)),
-      credits_(ring_.slot_count),
-      slot_rkey_(ring_.slot_count),
-      last_post_in_slot_(ring_.slot_count, 0),
-      in_flight_(std::bit_ceil(ring_.slot_count)),
-      credits_in_(ring_.slot_count),
+      slot_rkey_(kMaxSlots),
+      last_post_in_slot_(kMaxSlots, 0),
+      in_flight_(std::bit_ceil(kMaxSlots)),
+      credits_in_(kMaxSlots),
       signal_every_(std::max<std::uint32_t>(
-          1, std::min(ring_.slot_count, opts_.caller_depth > 0 ? opts_.caller_depth : ring_.slot_count) / 2)),
+          1, std::min(ring.slot_count, opts_.caller_depth > 0 ? opts_.caller_depth : ring.slot_count) / 2)),
       next_signalled_(signal_every_ - 1) {
-    // Credits only come back for frames written, so posting their receives
-    // now, before the first write, is early enough. Each credit message
-    // carries at least one slot we do not hold, so slot_count receives
-    // cover every message that can be in flight.
-    for (std::uint32_t i = 0; i < ring_.slot_count; ++i) {
-        post_credit_recv(i);
-        slot_rkey_[i] = ring_.first_rkey(i);
+    open_flow(checked_advert(ring));
+}
+
+void FrameSender::open_flow(const wire::RingAdvert& ring) {
+    Flow& f = flows_[ring.flow];
+    const bool fresh = f.ring.slot_count == 0;
+    f.ring = ring;
+    f.credits = SenderCredits(ring.slot_count, ring.slot_base); // every slot free, generation 0
+    for (std::uint32_t i = 0; i < ring.slot_count; ++i) {
+        slot_rkey_[ring.slot_base + i] = ring.first_rkey(i);
     }
+    if (!fresh) {
+        return; // grown slots: the same numbers, their receives posted already
+    }
+    std::fill_n(flow_of_slot_.begin() + ring.slot_base, ring.slot_count, ring.flow);
+    total_slots_ += ring.slot_count;
+    // Credits only come back for frames written, so posting their receives
+    // now, before the flow's first write, is early enough. Each credit
+    // message carries at least one slot we do not hold, so a receive per
+    // slot covers every message that can be in flight.
+    f.control_in.emplace(path_->register_memory(std::size_t{ring.slot_count} * kControlInSize, IBV_ACCESS_LOCAL_WRITE));
+    for (std::uint32_t i = 0; i < ring.slot_count; ++i) {
+        post_credit_recv(ring.slot_base + i);
+    }
+}
+
+bool FrameSender::all_credits_home() const noexcept {
+    return std::all_of(flows_.begin(), flows_.end(), [](const Flow& f) { return f.credits.all_home(); });
 }
 
 FrameSender::~FrameSender() { stop(); }
@@ -143,23 +166,32 @@ void FrameSender::stop() noexcept {
     for (; retired_before_ < next_post_; ++retired_before_) {
         if (opts_.on_done) opts_.on_done(in_flight(retired_before_).cookie, FrameFate::kDropped);
     }
-    if (pending_) {
-        if (opts_.on_done) opts_.on_done(pending_->cookie, FrameFate::kDropped);
-        pending_.reset();
+    for (Flow& f : flows_) {
+        f.in_flight = 0;
+        if (f.pending) {
+            if (opts_.on_done) opts_.on_done(f.pending->cookie, FrameFate::kDropped);
+            f.pending.reset();
+        }
     }
 }
 
 void FrameSender::start_numbering_at(std::uint64_t first) {
     check_usable("start_numbering_at");
-    if (next_number_ != 0) {
+    if (flows_[0].next_number != 0) {
         throw std::logic_error("start_numbering_at: frames were sent already");
     }
-    next_number_ = first;
+    flows_[0].next_number = first;
+}
+
+std::span<std::byte> FrameSender::credit_buffer(std::uint64_t buffer) const noexcept {
+    const Flow& f = flows_[flow_of_slot_[buffer]];
+    return f.control_in->bytes().subspan((buffer - f.ring.slot_base) * kControlInSize, kControlInSize);
 }
 
 void FrameSender::post_credit_recv(std::uint64_t buffer) {
-    ibv_sge sge{control_in_.addr() + buffer * control_in_size_, static_cast<std::uint32_t>(control_in_size_),
-                control_in_.lkey()};
+    const Flow& f = flows_[flow_of_slot_[buffer]];
+    ibv_sge sge{f.control_in->addr() + (buffer - f.ring.slot_base) * kControlInSize,
+                static_cast<std::uint32_t>(kControlInSize), f.control_in->lkey()};
     ibv_recv_wr wr{};
     wr.wr_id = work_id(Work::kControlRecv, buffer);
     wr.sg_list = &sge;
@@ -169,30 +201,41 @@ void FrameSender::post_credit_recv(std::uint64_t buffer) {
 
 void FrameSender::set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout) {
     check_usable("set_format");
-    if (format.id == 0 || format.id == format_id_) {
+    if (format.flow >= kMaxFlows) {
+        throw std::invalid_argument(fmt::format("set_format: flow {} (flows 0..{})", format.flow, kMaxFlows - 1));
+    }
+    Flow& flow = flows_[format.flow];
+    if (format.id == 0 || format.id == flow.format_id) {
         throw std::invalid_argument("set_format: a new format needs a new, non-zero id");
     }
-    flush_pending(timeout); // the pending frame belongs to the old format
     // Frames in the old format may stay held downstream (RC ordering puts
-    // the format after them), unless the ring grows: then the receiver must
-    // hold nothing in the old ring, so wait for every credit.
-    // Larger side data staging replaces the old, which writes in flight may
-    // still read: wait for every credit then too.
-    const bool grows = std::uint64_t{format.max_frame_size} + format.max_side_data > max_payload();
+    // the format after them), unless the flow's slots grow: then the
+    // receiver must hold nothing in them, so wait for the flow's credits.
+    // Larger side data staging replaces the old, which writes in flight of
+    // any flow may still read, and which holds every flow's pending frame's
+    // side data: post those, and wait for every credit then.
+    const bool grows = std::uint64_t{format.max_frame_size} + format.max_side_data > max_payload(format.flow);
     const bool side_grows = format.max_side_data > side_stride_;
+    if (side_grows) {
+        flush_pending(timeout);
+    } else {
+        flush_pending(format.flow, timeout); // the flow's pending frame belongs to its old format
+    }
     auto deadline = Clock::now() + timeout;
-    while (control_in_flight_ || ((grows || side_grows) && !credits_.all_home())) pump(deadline, timeout);
+    while (control_in_flight_ || (grows && !flow.credits.all_home()) || (side_grows && !all_credits_home())) {
+        pump(deadline, timeout);
+    }
     post_format(format);
     deadline = Clock::now() + timeout;
     while (state_ == SenderState::kFormatPosted) pump(deadline, timeout);
 }
 
 void FrameSender::begin_format(const wire::StreamFormat& format) {
-    if (format.id == 0 || format.id == format_id_) {
-        throw std::invalid_argument("begin_format: a new format needs a new, non-zero id");
+    if (format.flow >= kMaxFlows || format.id == 0 || format.id == flows_[format.flow].format_id) {
+        throw std::invalid_argument("begin_format: a new format needs a new, non-zero id, of a flow below 15");
     }
     check_usable("begin_format");
-    if (next_post_ != 0 || pending_ || control_in_flight_ || state_ != SenderState::kStreaming) {
+    if (next_post_ != 0 || flows_[format.flow].pending || control_in_flight_ || state_ != SenderState::kStreaming) {
         throw std::logic_error("begin_format: only before the first frame (use set_format)");
     }
     post_format(format);
@@ -222,21 +265,26 @@ bool FrameSender::try_post_clock(const ClockAnchor& anchor) {
 void FrameSender::post_format(const wire::StreamFormat& format) {
     const std::size_t size = wire::encode(format, control_out_.bytes().first<wire::kControlPayloadMax>());
     if (format.max_side_data > side_stride_) { // no write reads the old staging (set_format waited)
+        // An entry per slot number a sender takes, and a pending one per flow.
         side_.reset();
-        side_.emplace(path_->register_memory((std::size_t{ring_.slot_count} + 1) * format.max_side_data,
+        side_.emplace(path_->register_memory((std::size_t{kMaxSlots} + kMaxFlows) * format.max_side_data,
                                              IBV_ACCESS_LOCAL_WRITE));
         side_stride_ = format.max_side_data;
     }
     post_control(wire::Control::kFormat, size);
     const std::uint32_t room = format.max_frame_size + format.max_side_data; // bounded by the decoder's limit
-    posted_format_ = PostedFormat{format.id, room > max_payload(), room, format.max_side_data, false};
+    // A flow without slots grows too: the receiver answers its first format
+    // with its ring advert.
+    posted_format_ =
+        PostedFormat{format.id, format.flow, room > max_payload(format.flow), room, format.max_side_data, false};
     step(state_, SenderState::kFormatPosted);
 }
 
 void FrameSender::settle_format() {
     if (state_ == SenderState::kFormatPosted && !control_in_flight_ &&
         (!posted_format_.grows || posted_format_.ring_adopted)) {
-        format_id_ = posted_format_.id;
+        flows_[posted_format_.flow].format_id = posted_format_.id;
+        flows_[posted_format_.flow].max_side_data = posted_format_.max_side_data;
         step(state_, SenderState::kStreaming);
     }
 }
@@ -264,42 +312,69 @@ void FrameSender::mark_failed() noexcept {
 }
 
 void FrameSender::adopt_ring(const wire::RingAdvert& ring) {
-    // A new ring answers a format whose frames outgrow the slots, once; any
-    // other is unsolicited.
+    // A flow's ring advert answers its format whose frames outgrow its
+    // slots (or that is its first), once; any other is unsolicited.
     if (state_ != SenderState::kFormatPosted || !posted_format_.grows || posted_format_.ring_adopted) {
         throw ProtocolError("the receiver sent a ring advert the sender did not ask for (no format that outgrows "
-                            "the slots is waiting for one)");
+                            "its flow's slots is waiting for one)");
+    }
+    if (ring.flow != posted_format_.flow) {
+        throw ProtocolError(fmt::format("the receiver sent a ring advert for flow {}, while flow {}'s format waits "
+                                        "for one",
+                                        ring.flow, posted_format_.flow));
     }
     if (ring.slot_size - wire::kSlotHeaderSize < posted_format_.max_frame_size) {
-        throw ProtocolError(fmt::format("the receiver's new ring has {}-byte slots, too small for the {}-byte "
-                                        "frames it grew for",
-                                        ring.slot_size, posted_format_.max_frame_size));
+        throw ProtocolError(fmt::format("the receiver's new slots for flow {} have {} bytes, too small for the "
+                                        "{}-byte frames they are for",
+                                        ring.flow, ring.slot_size, posted_format_.max_frame_size));
     }
-    if (ring.slot_count != ring_.slot_count) {
-        throw ProtocolError(fmt::format("the receiver's new ring has {} slots, the old one {}: slot counts cannot "
-                                        "change mid-stream",
-                                        ring.slot_count, ring_.slot_count));
+    const Flow& flow = flows_[ring.flow];
+    if (flow.ring.slot_count == 0) {
+        // A new flow's range follows the others' (the receiver numbers
+        // them in the order their flows came), within what we take.
+        if (ring.slot_base != total_slots_ || total_slots_ + ring.slot_count > kMaxSlots) {
+            throw ProtocolError(fmt::format("the receiver gave flow {} slots {}..{}: a new flow's slots follow the "
+                                            "others' (from slot {}), at most {} in all",
+                                            ring.flow, ring.slot_base, ring.slot_base + ring.slot_count - 1,
+                                            total_slots_, kMaxSlots));
+        }
+        if (ring.windows() != flows_[0].ring.windows() || ring.live != flows_[0].ring.live) {
+            throw ProtocolError(fmt::format("the receiver's slots for flow {} differ from flow 0's in memory "
+                                            "windows or policy",
+                                            ring.flow));
+        }
+    } else {
+        if (ring.slot_count != flow.ring.slot_count || ring.slot_base != flow.ring.slot_base) {
+            throw ProtocolError(fmt::format("the receiver's grown slots for flow {} are {} from slot {}, they were "
+                                            "{} from slot {}: a flow's slots keep their count and numbers",
+                                            ring.flow, ring.slot_count, ring.slot_base, flow.ring.slot_count,
+                                            flow.ring.slot_base));
+        }
+        if (!flow.credits.all_home()) {
+            throw ProtocolError(fmt::format("the receiver replaced flow {}'s slots while its frames were in flight",
+                                            ring.flow));
+        }
     }
-    if (!credits_.all_home()) {
-        throw ProtocolError("the receiver replaced its ring while frames were in flight");
-    }
-    ring_ = ring;
-    credits_ = SenderCredits(ring.slot_count); // a fresh ring: every slot free, generation 0
-    for (std::uint32_t i = 0; i < ring.slot_count; ++i) {
-        slot_rkey_[i] = ring.first_rkey(i);
-    }
+    open_flow(ring);
     posted_format_.ring_adopted = true;
     settle_format(); // if our SEND's completion came first
 }
 
 void FrameSender::flush_pending(std::chrono::milliseconds timeout) {
-    if (pending_) {
+    for (std::uint8_t f = 0; f < kMaxFlows; ++f) {
+        flush_pending(f, timeout);
+    }
+}
+
+void FrameSender::flush_pending(std::uint8_t flow, std::chrono::milliseconds timeout) {
+    Flow& f = flows_[flow];
+    if (f.pending) {
         const auto deadline = Clock::now() + timeout;
-        while (credits_.available() == 0) {
+        while (f.credits.available() == 0) {
             pump(deadline, timeout);
         }
-        post(*pending_, Clock::now()); // a refused post leaves it pending
-        pending_.reset();
+        post(flow, *f.pending, Clock::now()); // a refused post leaves it pending
+        f.pending.reset();
     }
 }
 

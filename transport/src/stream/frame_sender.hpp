@@ -8,6 +8,13 @@
 // sender's staging entry for the slot (those few bytes are copied). The caller learns through `on_done` when a frame's memory
 // is free again: delivered (the receiver has it) or dropped (live policy).
 //
+// A stream carries up to kMaxFlows flows (a programme's video, audio,
+// data): each has its own range of the receiver's slots (its ring advert),
+// credits, formats, frame numbers and pending frame, so one flow's frames
+// never wait for another's credits; the connection, its control messages
+// and the order of writes are shared. Flow 0's range comes with the
+// handshake; another flow's answers its first format (set_format).
+//
 // Thread rule: one thread drives a FrameSender; on_done runs on it, inside
 // send(), progress(), wait_done() or finish(). SenderOptions::waker may be
 // woken from any thread: it interrupts send() and wait_done().
@@ -30,6 +37,7 @@
 #include "wire/wire.hpp"
 #include "wire/work_id.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <functional>
@@ -113,8 +121,15 @@ public:
     // for an owner whose buffers (rdmasink's pool) outlive the stream.
     void stop() noexcept;
 
-    const wire::RingAdvert& ring() const noexcept { return ring_; }
-    std::uint32_t max_payload() const noexcept { return ring_.slot_size - std::uint32_t{wire::kSlotHeaderSize}; }
+    // A flow's range of the receiver's slots (flow 0's always exists).
+    const wire::RingAdvert& ring(std::uint8_t flow = 0) const noexcept { return flows_[flow].ring; }
+    // Whether a flow has its slots (its first format settled; flow 0 always).
+    bool has_flow(std::uint8_t flow) const noexcept { return flow < kMaxFlows && flows_[flow].ring.slot_count != 0; }
+    // The largest payload (with side data) a flow's slots take; 0 for a flow without slots.
+    std::uint32_t max_payload(std::uint8_t flow = 0) const noexcept {
+        const std::uint32_t size = flows_[flow].ring.slot_size;
+        return size > wire::kSlotHeaderSize ? size - std::uint32_t{wire::kSlotHeaderSize} : 0;
+    }
     // Register payload memory here (over verbs; nullptr over another datapath).
     ibv_pd* pd() const noexcept { return conn_ != nullptr ? conn_->pd() : nullptr; }
     // The same, for memory that may outlive this sender (it keeps the PD).
@@ -122,10 +137,11 @@ public:
     // Payload memory this sender's datapath can move, over any datapath.
     RegisteredRegion register_memory(std::size_t size, int access) { return path_->register_memory(size, access); }
 
-    // Offers one frame. `payload` must lie in memory registered on pd() with
+    // Offers one frame of flow meta.flow (its format announced; flow 0 may
+    // send without one). `payload` must lie in memory registered on pd() with
     // `lkey` and stay unchanged until on_done(cookie, ...) fires. Lossless:
     // waits up to `timeout` for a free slot (TimeoutError after it). Live:
-    // never waits. Returns the frame's number (counting dropped frames too),
+    // never waits. Returns the frame's number in its flow (counting dropped frames too),
     // or nullopt when the waker interrupted the wait: then the frame was not
     // taken (no number used, no on_done), and the caller may offer it again.
     // Throws UserError if it does not fit a slot, ConnectionError when the
@@ -143,12 +159,14 @@ public:
     // Handles whatever completions and credits are ready, posts the pending
     // frame if a slot came free, sends a keepalive when idle. Never blocks.
     void progress();
-    // Announces the stream's format; frames sent after it carry its id.
+    // Announces a flow's format (format.flow); its frames sent after it
+    // carry its id. A flow's first format makes the receiver give it slots:
+    // set_format returns once they came.
     // Posts the pending frame first (it is in the old format), then waits
     // (up to `timeout` per step) for the control message in flight, if any;
     // frames in flight may stay held downstream (the format follows them in
-    // order), unless the new frames outgrow the slots: then it waits for
-    // every frame to be released (every credit home). Returns once the
+    // order), unless the new frames outgrow the flow's slots: then it waits
+    // for every frame of the flow to be released (its credits home). Returns once the
     // format's message is acknowledged and, if the ring had to grow, the
     // receiver's new ring has come: the connection stays up.
     void set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout);
@@ -169,16 +187,16 @@ public:
     // and it would have had to copy the frame first): counted as offered and
     // dropped, so the next frame's number leaves the gap a receiver counts.
     // No on_done: nothing was handed over.
-    void skip_frame() noexcept {
-        ++next_number_;
+    void skip_frame(std::uint8_t flow = 0) noexcept {
+        ++flows_[flow].next_number;
         ++stats_.drops;
     }
-    // Numbers this sender's frames from `first` on (a receiver joining a
-    // running stream sees the stream's frame numbers). Before the first send.
+    // Numbers flow 0's frames from `first` on (a receiver joining a running
+    // stream sees the stream's frame numbers). Before the first send.
     void start_numbering_at(std::uint64_t first);
-    // Waits until frame `number`'s memory is free (delivered or dropped);
-    // false when the waker interrupted the wait first.
-    bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout);
+    // Waits until frame `number` of `flow` has its memory free (delivered or
+    // dropped); false when the waker interrupted the wait first.
+    bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout, std::uint8_t flow = 0);
     // Posts the pending frame, waits until every frame is delivered (not
     // released: downstream may keep the last ones as long as it likes) and a
     // format on its way is settled, sends end of stream, waits for its
@@ -191,7 +209,7 @@ public:
     // an up-to-date answer): send() posts at once when this is non-zero. A
     // live caller can skip preparing a frame (a copy) that would only be
     // dropped.
-    std::uint32_t credits_available() const noexcept { return credits_.available(); }
+    std::uint32_t credits_available(std::uint8_t flow = 0) const noexcept { return flows_[flow].credits.available(); }
 
     const StreamStats& stats() const noexcept { return stats_; }
     // Where the stream is (stream_states.hpp): tests, and messages.
@@ -206,8 +224,9 @@ private:
 
     struct InFlight {
         std::uint64_t cookie = 0;
-        std::uint64_t number = 0; // frame number (what the caller saw)
+        std::uint64_t number = 0; // frame number in its flow (what the caller saw)
         TimePoint posted;         // as the call that posted it read the clock (see progress_at)
+        std::uint8_t flow = 0;
     };
     struct Pending {
         std::span<const std::byte> payload;
@@ -218,14 +237,31 @@ private:
         std::uint32_t side_size = 0; // bytes of encoded side data
     };
     // Where a frame's encoded side data waits for its write: one entry of
-    // side_stride_ bytes per slot, and one for the pending frame.
+    // side_stride_ bytes per slot number, and one per flow for its pending
+    // frame (pending_side_entry).
     std::span<std::byte> side_entry(std::size_t index) const noexcept {
         return side_->bytes().subspan(index * side_stride_, side_stride_);
     }
+    std::span<std::byte> pending_side_entry(std::uint8_t flow) const noexcept {
+        return side_entry(kMaxSlots + flow);
+    }
+    // What a flow has of its own; the connection's writes, control messages
+    // and completions are shared.
+    struct Flow {
+        wire::RingAdvert ring;         // its range of slots; slot_count 0: none yet
+        SenderCredits credits{0};
+        std::optional<RegisteredRegion> control_in; // a credit receive's buffer per slot of the range
+        std::optional<Pending> pending;
+        std::uint64_t next_number = 0; // frames offered
+        std::uint16_t format_id = 0;   // stamped on every frame
+        std::uint32_t max_side_data = 0; // its format's room for side data per frame
+        bool waiting_for_credit = false; // the frame being offered has had to wait (counted once)
+        std::uint32_t in_flight = 0;     // posted writes not yet retired
+    };
 
     // Takes the slot's credit once the write is posted; `now` is the calling
     // call's clock read, the frame's posted time.
-    void post(const Pending& frame, TimePoint now);
+    void post(std::uint8_t flow, const Pending& frame, TimePoint now);
     // send(), the frame's number through `number` and false for nullopt. GCC
     // returns an optional<uint64_t> through the stack, its flag stored as a
     // byte and read back in a word (a load that waits for the store: perf
@@ -233,7 +269,12 @@ private:
     // the optional is made where it is used.
     bool offer(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta, std::uint64_t cookie,
                std::chrono::milliseconds timeout, std::uint64_t& number);
-    void flush_pending(std::chrono::milliseconds timeout); // posts the pending frame, waiting for a slot
+    // Posts every flow's pending frame (or one flow's), waiting for a slot.
+    void flush_pending(std::chrono::milliseconds timeout);
+    void flush_pending(std::uint8_t flow, std::chrono::milliseconds timeout);
+    // A flow's slots, from its ring advert: credits, keys, credit receives.
+    void open_flow(const wire::RingAdvert& ring);
+    bool all_credits_home() const noexcept; // every flow's
     void post_control(wire::Control kind, std::size_t payload_size = 0);
     void post_format(const wire::StreamFormat& format); // enters kFormatPosted
     // In kFormatPosted: the format's SEND acknowledged and, if it grows the
@@ -243,8 +284,9 @@ private:
     // error after a failure, a logic_error after finish() or stop().
     void check_usable(const char* call) const;
     void mark_failed() noexcept; // kFailed, unless the stream had already ended one way or another
-    void post_credit_recv(std::uint64_t buffer);
-    void adopt_ring(const wire::RingAdvert& ring); // the receiver grew its ring
+    void post_credit_recv(std::uint64_t buffer); // buffer: a slot number (its flow's control_in)
+    std::span<std::byte> credit_buffer(std::uint64_t buffer) const noexcept;
+    void adopt_ring(const wire::RingAdvert& ring); // a flow's new or grown slots
     // Handles one batch of completions, waiting for it until `deadline` and
     // sending keepalives while it waits. False when the waker woke it first.
     // Throws on failure, and TimeoutError (naming `timeout`, the caller's
@@ -277,23 +319,27 @@ private:
     void handle_one(const ibv_wc& wc, TimePoint now);
     // Frames below this posted index are delivered, learned at `now`.
     void retire_through(std::uint64_t posted_before, TimePoint now);
-    void drop_pending();
-    std::uint64_t oldest_undone() const noexcept; // lowest frame number not yet delivered or dropped
+    void drop_pending(std::uint8_t flow);
+    // A flow's lowest frame number not yet delivered or dropped.
+    std::uint64_t oldest_undone(std::uint8_t flow) const noexcept;
 
     SenderOptions opts_;
     std::unique_ptr<Datapath> path_; // declared before what lives on it
     RcConnection* conn_ = nullptr;   // set-up over verbs (accept, established); null over another datapath
-    wire::RingAdvert ring_;
     Policy policy_;
-    RegisteredRegion headers_;     // one 64-byte header per slot
+    std::array<Flow, kMaxFlows> flows_;
+    std::vector<std::uint8_t> flow_of_slot_; // by slot number: whose range it is in
+    std::uint32_t total_slots_ = 0;          // every flow's range together (ranges follow each other)
+    RegisteredRegion headers_;     // one 64-byte header per slot number
     // Side data staging (side_entry), sized by the largest max_side_data a
     // format declared; none until one declares some.
     std::optional<RegisteredRegion> side_;
     std::uint32_t side_stride_ = 0;
-    std::size_t control_in_size_;  // room for a credit message of every slot, or a ring advert with window keys
-    RegisteredRegion control_in_;  // a buffer per posted receive
+    // A credit receive's buffer: room for a credit message of every slot, or
+    // a ring advert with window keys, of the largest ring a sender takes.
+    static constexpr std::size_t kControlInSize =
+        std::max(wire::ring_advert_size(kMaxSlots, true), std::size_t{kMaxSlots} * wire::kCreditSize);
     RegisteredRegion control_out_; // what the sender's control messages carry
-    SenderCredits credits_;
     // The key each slot's next frame is written with: the one its latest
     // credit carried (with windows, that credit's window), or the advert's.
     std::vector<std::uint32_t> slot_rkey_;
@@ -305,22 +351,19 @@ private:
     const InFlight& in_flight(std::uint64_t index) const noexcept {
         return in_flight_[index & (in_flight_.size() - 1)];
     }
-    std::vector<wire::Credit> credits_in_;          // a decoded credit message; slot_count entries
-    std::uint64_t next_number_ = 0;   // frames offered
+    std::vector<wire::Credit> credits_in_;          // a decoded credit message; kMaxSlots entries
     std::uint64_t next_post_ = 0;     // writes posted
     std::uint64_t retired_before_ = 0; // every write below this posted index is delivered
-    std::optional<Pending> pending_;
     std::uint32_t signal_every_; // writes between signalled ones: half the ring, or of the caller's depth
     std::uint64_t next_signalled_ = 0; // posted index of the next write signalled for signal_every_
-    bool waiting_for_credit_ = false; // the frame being offered has had to wait (counted once)
     bool control_in_flight_ = false;
     std::chrono::steady_clock::time_point control_posted_at_; // while control_in_flight_
     std::uint64_t control_after_ = 0; // writes posted before the control message in flight
     std::chrono::steady_clock::time_point next_event_look_{};
-    std::uint16_t format_id_ = 0;     // stamped on every frame
     struct PostedFormat {
         std::uint16_t id = 0;
-        bool grows = false; // the receiver must grow its ring before frames follow
+        std::uint8_t flow = 0;
+        bool grows = false; // the receiver must give the flow (larger) slots before frames follow
         std::uint32_t max_frame_size = 0; // payload and side data
         std::uint32_t max_side_data = 0;
         bool ring_adopted = false; // the grown ring arrived (it may come before our SEND's completion)

@@ -142,7 +142,7 @@ void FrameSender::failed(const ibv_wc& wc, Work work) {
     if (work == Work::kControlRecv && wc.status != IBV_WC_WR_FLUSH_ERR) {
         throw ProtocolError(fmt::format("the receiver sent a message longer than the {}-byte receive buffers "
                                         "(credits for every slot or a ring advert fit), which the receive refused: {}",
-                                        control_in_size_, ibv_wc_status_str(wc.status)));
+                                        kControlInSize, ibv_wc_status_str(wc.status)));
     }
     // A receiver that dies makes our writes fail (retries exceeded, remote
     // access error as its ring is deregistered) about when its disconnect
@@ -213,7 +213,11 @@ void FrameSender::handle_one(const ibv_wc& wc, TimePoint now) {
                                             wc.byte_len));
         }
         const std::uint64_t buffer = id.index;
-        const auto bytes = control_in_.bytes().subspan(buffer * control_in_size_, wc.byte_len);
+        if (buffer >= total_slots_) {
+            throw std::logic_error(fmt::format("sender: a receive in buffer {}, beyond its {} slots", buffer,
+                                               total_slots_));
+        }
+        const auto bytes = credit_buffer(buffer).first(std::min<std::size_t>(wc.byte_len, kControlInSize));
         switch (const wire::Control kind = wire::decode_control(ntohl(wc.imm_data))) {
         case wire::Control::kCredits: take_credits(bytes, now); break;
         case wire::Control::kRing: adopt_ring(wire::decode_ring_advert(bytes)); break;
@@ -246,18 +250,19 @@ void FrameSender::handle_one(const ibv_wc& wc, TimePoint now) {
 }
 
 void FrameSender::take_credits(std::span<const std::byte> bytes, TimePoint now) {
-    const std::size_t n = wire::decode_credits(bytes, ring_.slot_count, credits_in_);
+    const std::size_t n = wire::decode_credits(bytes, total_slots_, credits_in_);
     std::uint64_t seen_before = retired_before_;
     for (std::size_t i = 0; i < n; ++i) {
         const wire::Credit& c = credits_in_[i];
+        Flow& flow = flows_[flow_of_slot_[c.imm.slot]]; // decode_credits bounds the slot by total_slots_
         // With windows the key is the receiver's new window's (the NIC
-        // checks it); without, the ring's, and nothing else is right.
-        if (!ring_.windows() && c.rkey != ring_.rkey) {
-            throw ProtocolError(fmt::format("credit for slot {} carries rkey {:#x}, but the ring has no memory "
-                                            "windows: every credit must carry the ring's rkey {:#x}",
-                                            c.imm.slot, c.rkey, ring_.rkey));
+        // checks it); without, the flow's slots', and nothing else is right.
+        if (!flow.ring.windows() && c.rkey != flow.ring.rkey) {
+            throw ProtocolError(fmt::format("credit for slot {} carries rkey {:#x}, but its slots have no memory "
+                                            "windows: every credit must carry their rkey {:#x}",
+                                            c.imm.slot, c.rkey, flow.ring.rkey));
         }
-        credits_.give_back(c.imm);
+        flow.credits.give_back(c.imm);
         slot_rkey_[c.imm.slot] = c.rkey;
         seen_before = std::max(seen_before, last_post_in_slot_[c.imm.slot] + 1);
     }
@@ -268,6 +273,7 @@ void FrameSender::take_credits(std::span<const std::byte> bytes, TimePoint now) 
 void FrameSender::retire_through(std::uint64_t posted_before, TimePoint now) {
     for (; retired_before_ < posted_before; ++retired_before_) {
         const InFlight& f = in_flight(retired_before_);
+        --flows_[f.flow].in_flight;
         stats_.add_latency(now - f.posted);
         if (opts_.on_done) {
             opts_.on_done(f.cookie, FrameFate::kDelivered);
@@ -275,20 +281,26 @@ void FrameSender::retire_through(std::uint64_t posted_before, TimePoint now) {
     }
 }
 
-void FrameSender::drop_pending() {
+void FrameSender::drop_pending(std::uint8_t flow) {
     ++stats_.drops;
-    const std::uint64_t cookie = pending_->cookie;
-    pending_.reset();
+    std::optional<Pending>& pending = flows_[flow].pending;
+    const std::uint64_t cookie = pending->cookie;
+    pending.reset();
     if (opts_.on_done) {
         opts_.on_done(cookie, FrameFate::kDropped);
     }
 }
 
-std::uint64_t FrameSender::oldest_undone() const noexcept {
-    if (retired_before_ < next_post_) {
-        return in_flight(retired_before_).number;
+std::uint64_t FrameSender::oldest_undone(std::uint8_t flow) const noexcept {
+    const Flow& f = flows_[flow];
+    if (f.in_flight > 0) {
+        // Its oldest write still out: the first of the flow's from the
+        // oldest unretired on (the first one at once in a one-flow stream).
+        for (std::uint64_t i = retired_before_; i < next_post_; ++i) {
+            if (in_flight(i).flow == flow) return in_flight(i).number;
+        }
     }
-    return pending_ ? pending_->number : next_number_;
+    return f.pending ? f.pending->number : f.next_number;
 }
 
 void FrameSender::progress() { progress_at(Clock::now()); }
@@ -300,21 +312,25 @@ void FrameSender::progress_at(TimePoint now) {
     check_usable("progress");
     pump_now(now);
     look_for_events(now);
-    if (pending_ && credits_.available() > 0) {
-        post(*pending_, now); // a refused post leaves it pending
-        pending_.reset();
+    for (std::uint8_t i = 0; i < kMaxFlows; ++i) {
+        Flow& f = flows_[i];
+        if (f.pending && f.credits.available() > 0) {
+            post(i, *f.pending, now); // a refused post leaves it pending
+            f.pending.reset();
+        }
     }
     keepalive_if_idle(now);
 }
 
-bool FrameSender::wait_done(std::uint64_t number, std::chrono::milliseconds timeout) {
+bool FrameSender::wait_done(std::uint64_t number, std::chrono::milliseconds timeout, std::uint8_t flow) {
     check_usable("wait_done");
-    if (number >= next_number_) {
-        throw std::logic_error(fmt::format("wait_done({}): that frame was never sent", number));
+    const Flow& f = flows_[flow];
+    if (number >= f.next_number) {
+        throw std::logic_error(fmt::format("wait_done({}): that frame of flow {} was never sent", number, flow));
     }
     const auto deadline = Clock::now() + timeout;
-    while (oldest_undone() <= number) {
-        if (pending_ && credits_.available() > 0) {
+    while (oldest_undone(flow) <= number) {
+        if (f.pending && f.credits.available() > 0) {
             progress();
         } else if (!pump(deadline, timeout)) {
             return false;
@@ -329,62 +345,70 @@ bool FrameSender::offer(std::span<const std::byte> payload, std::uint32_t lkey, 
     if ((meta.flags & ~wire::kFrameFlagsDefined) != 0) {
         throw std::invalid_argument(fmt::format("send: frame flags {:#06x} set reserved bits", meta.flags));
     }
+    if (!has_flow(meta.flow)) {
+        throw UserError(fmt::format("a frame of flow {}, which has no slots: announce its format first (set_format "
+                                    "with StreamFormat::flow {})",
+                                    meta.flow, meta.flow));
+    }
+    Flow& flow = flows_[meta.flow];
     const std::size_t side_size = wire::side_data_size(meta.side_data); // refuses bad entries (UserError)
-    if (side_size > posted_format_.max_side_data) {
+    if (side_size > flow.max_side_data) {
         throw UserError(fmt::format("a frame with {} bytes of side data, where its stream format declares room "
                                     "for {}: raise StreamFormat::max_side_data",
-                                    side_size, posted_format_.max_side_data));
+                                    side_size, flow.max_side_data));
     }
-    if (payload.size() + side_size > max_payload()) {
+    if (payload.size() + side_size > max_payload(meta.flow)) {
         throw UserError(fmt::format("a {}-byte frame (with {} bytes of side data) does not fit the receiver's "
                                     "{}-byte slots: give the receiver larger slots",
-                                    payload.size(), side_size, ring_.slot_size));
+                                    payload.size(), side_size, flow.ring.slot_size));
     }
     auto now = Clock::now(); // this call's one read, unless it waits
     progress_at(now);
-    if (credits_.available() == 0) {
-        if (!waiting_for_credit_) { // once per frame, however often a wake interrupts its wait
+    if (flow.credits.available() == 0) {
+        if (!flow.waiting_for_credit) { // once per frame, however often a wake interrupts its wait
             ++stats_.credit_waits;
-            waiting_for_credit_ = true;
+            flow.waiting_for_credit = true;
         }
         if (policy_ == Policy::kLive) {
-            if (pending_) {
-                drop_pending(); // the older frame goes: the newest is what a live viewer wants
+            if (flow.pending) {
+                drop_pending(meta.flow); // the older frame goes: the newest is what a live viewer wants
             }
-            waiting_for_credit_ = false;
+            flow.waiting_for_credit = false;
             // Its side data may not outlive this call: kept in the pending entry.
             if (side_size != 0) {
-                wire::encode_side_data(meta.side_data, side_entry(ring_.slot_count));
+                wire::encode_side_data(meta.side_data, pending_side_entry(meta.flow));
             }
-            pending_ = Pending{payload, lkey, meta, cookie, next_number_++, static_cast<std::uint32_t>(side_size)};
-            pending_->meta.side_data = {};
-            number = pending_->number;
+            flow.pending =
+                Pending{payload, lkey, meta, cookie, flow.next_number++, static_cast<std::uint32_t>(side_size)};
+            flow.pending->meta.side_data = {};
+            number = flow.pending->number;
             return true;
         }
         const auto deadline = Clock::now() + timeout;
-        while (credits_.available() == 0) {
+        while (flow.credits.available() == 0) {
             if (!pump(deadline, timeout)) {
                 return false; // not taken: the caller offers it again, under the same number
             }
         }
         now = Clock::now(); // after the wait
     }
-    waiting_for_credit_ = false;
-    const Pending frame{payload, lkey, meta, cookie, next_number_, static_cast<std::uint32_t>(side_size)};
-    post(frame, now);
-    ++next_number_; // posted: a refused post took no number, as a woken wait
+    flow.waiting_for_credit = false;
+    const Pending frame{payload, lkey, meta, cookie, flow.next_number, static_cast<std::uint32_t>(side_size)};
+    post(meta.flow, frame, now);
+    ++flow.next_number; // posted: a refused post took no number, as a woken wait
     number = frame.number;
     return true;
 }
 
-void FrameSender::post(const Pending& frame, TimePoint now) {
-    const wire::SlotImm imm = credits_.front(); // every caller saw a credit; taken once the write is posted
+void FrameSender::post(std::uint8_t flow_id, const Pending& frame, TimePoint now) {
+    Flow& flow = flows_[flow_id];
+    const wire::SlotImm imm = flow.credits.front(); // every caller saw a credit; taken once the write is posted
     const std::uint64_t index = next_post_;
 
     const auto header = headers_.bytes().subspan(std::size_t{imm.slot} * wire::kSlotHeaderSize);
     wire::encode(wire::SlotHeader{frame.number, frame.meta.pts, frame.meta.duration,
-                                  static_cast<std::uint32_t>(frame.payload.size()), frame.meta.flags, imm, format_id_,
-                                  wall_clock_ns(), frame.side_size},
+                                  static_cast<std::uint32_t>(frame.payload.size()), frame.meta.flags, imm,
+                                  flow.format_id, wall_clock_ns(), frame.side_size, flow_id},
                  header.first<wire::kSlotHeaderSize>());
     ibv_sge sge[3] = {
         {headers_.addr() + std::uint64_t{imm.slot} * wire::kSlotHeaderSize,
@@ -401,7 +425,7 @@ void FrameSender::post(const Pending& frame, TimePoint now) {
         // the pending entry.
         const auto entry = side_entry(imm.slot);
         if (frame.meta.side_data.empty()) {
-            std::memcpy(entry.data(), side_entry(ring_.slot_count).data(), frame.side_size);
+            std::memcpy(entry.data(), pending_side_entry(flow_id).data(), frame.side_size);
         } else {
             wire::encode_side_data(frame.meta.side_data, entry);
         }
@@ -419,20 +443,21 @@ void FrameSender::post(const Pending& frame, TimePoint now) {
     // keep the delivered frames' memory from the caller (in a fan-out, from
     // everyone).
     const bool every = index == next_signalled_;
-    wr.send_flags = (every || credits_.available() == 1) ? IBV_SEND_SIGNALED : 0;
-    wr.wr.rdma.remote_addr = ring_.addr + std::uint64_t{imm.slot} * ring_.slot_size;
+    wr.send_flags = (every || flow.credits.available() == 1) ? IBV_SEND_SIGNALED : 0;
+    wr.wr.rdma.remote_addr = flow.ring.addr + (std::uint64_t{imm.slot} - flow.ring.slot_base) * flow.ring.slot_size;
     wr.wr.rdma.rkey = slot_rkey_[imm.slot]; // the slot's credit's key, never the advert's ring key
     path_->post_send(wr, "ibv_post_send(RDMA_WRITE_WITH_IMM)");
     // Only a posted frame is ours, and only a posted write uses its slot's
     // credit: a refused post (SystemError) leaves the frame with the caller
     // and the credit with us.
-    credits_.pop_front();
+    flow.credits.pop_front();
+    ++flow.in_flight;
     ++next_post_;
     if (every) {
         next_signalled_ += signal_every_;
     }
     last_post_in_slot_[imm.slot] = index;
-    in_flight(index) = InFlight{frame.cookie, frame.number, now};
+    in_flight(index) = InFlight{frame.cookie, frame.number, now, flow_id};
     last_post_time_ = now;
     ++stats_.frames;
     stats_.bytes += frame.payload.size();

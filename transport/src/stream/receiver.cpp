@@ -44,6 +44,8 @@ RingConfig ring_config(const ReceiverConfig& c) {
     r.handshake_timeout = c.handshake_timeout;
     r.memory_windows = c.memory_windows;
     r.warn = c.warn;
+    r.flow_slots = c.flow_slots;
+    r.max_flows = c.max_flows;
     return r;
 }
 

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 
 namespace rdmastream {
 
@@ -59,8 +61,10 @@ MemoryDomain Sender::memory() const {
     return MemoryDomain(impl_->domain);
 }
 
-std::size_t Sender::depth() const noexcept { return impl_->depth(); }
-std::uint32_t Sender::max_payload() const noexcept { return impl_->max_payload(); }
+std::size_t Sender::depth(std::uint8_t flow) const noexcept { return flow < kMaxFlows ? impl_->depth(flow) : 0; }
+std::uint32_t Sender::max_payload(std::uint8_t flow) const noexcept {
+    return flow < kMaxFlows ? impl_->max_payload(flow) : 0;
+}
 
 std::optional<std::uint64_t> Sender::send(const FrameMemory& memory, std::span<const std::byte> payload,
                                           const FrameMeta& meta, std::uint64_t cookie,
@@ -79,10 +83,13 @@ void Sender::set_clock(const ClockAnchor& anchor, std::chrono::milliseconds time
     impl_->set_clock(anchor, timeout);
 }
 void Sender::progress() { impl_->progress(); }
-bool Sender::takes_frame_now() { return impl_->takes_frame_now(); }
-void Sender::skip_frame() noexcept { impl_->skip_frame(); }
-bool Sender::wait_done(std::uint64_t number, std::chrono::milliseconds timeout) {
-    return impl_->wait_done(number, timeout);
+bool Sender::takes_frame_now(std::uint8_t flow) { return flow < kMaxFlows && impl_->takes_frame_now(flow); }
+void Sender::skip_frame(std::uint8_t flow) noexcept {
+    if (flow < kMaxFlows) impl_->skip_frame(flow);
+}
+bool Sender::wait_done(std::uint64_t number, std::chrono::milliseconds timeout, std::uint8_t flow) {
+    if (flow >= kMaxFlows) throw std::invalid_argument("wait_done: a flow id past 14");
+    return impl_->wait_done(number, timeout, flow);
 }
 void Sender::finish(std::chrono::milliseconds timeout) { impl_->finish(timeout); }
 void Sender::stop() noexcept { impl_->stop(); }

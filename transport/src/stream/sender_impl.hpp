@@ -20,17 +20,17 @@ struct Sender::Impl {
     virtual ~Impl() = default;
 
     virtual std::shared_ptr<ibv_pd> pd() const = 0;
-    virtual std::size_t depth() const noexcept = 0;
-    virtual std::uint32_t max_payload() const noexcept = 0;
+    virtual std::size_t depth(std::uint8_t flow) const noexcept = 0;
+    virtual std::uint32_t max_payload(std::uint8_t flow) const noexcept = 0;
     virtual std::optional<std::uint64_t> send(std::span<const std::byte> payload, std::uint32_t lkey,
                                               const FrameMeta& meta, std::uint64_t cookie,
                                               std::chrono::milliseconds timeout) = 0;
     virtual void set_format(const StreamFormat& format, std::chrono::milliseconds timeout) = 0;
     virtual void set_clock(const ClockAnchor& anchor, std::chrono::milliseconds timeout) = 0;
     virtual void progress() = 0;
-    virtual bool takes_frame_now() = 0;
-    virtual void skip_frame() noexcept = 0;
-    virtual bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout) = 0;
+    virtual bool takes_frame_now(std::uint8_t flow) = 0;
+    virtual void skip_frame(std::uint8_t flow) noexcept = 0;
+    virtual bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout, std::uint8_t flow) = 0;
     virtual void finish(std::chrono::milliseconds timeout) = 0;
     virtual void stop() noexcept = 0;
     virtual StreamStats stats() const noexcept = 0;

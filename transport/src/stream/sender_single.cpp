@@ -16,14 +16,17 @@ public:
     SingleSender(std::unique_ptr<FrameSender> tx, const SenderConfig& c, std::unique_ptr<DoorClaim> claim)
         : claim_(std::move(claim)), tx_(std::move(tx)) {
         if (claim_) busy_.emplace(claim_->listener(), "receiver " + tx_->peer());
-        depth_ = tx_->ring().slot_count;
-        if (c.max_in_flight > 0) depth_ = std::min(depth_, std::size_t{c.max_in_flight});
-        ++depth_; // + the frame a live sender keeps pending
+        max_in_flight_ = c.max_in_flight;
     }
 
     std::shared_ptr<ibv_pd> pd() const override { return tx_->shared_pd(); }
-    std::size_t depth() const noexcept override { return depth_; }
-    std::uint32_t max_payload() const noexcept override { return tx_->max_payload(); }
+    std::size_t depth(std::uint8_t flow) const noexcept override {
+        if (!tx_->has_flow(flow)) return 0;
+        std::size_t depth = tx_->ring(flow).slot_count;
+        if (max_in_flight_ > 0) depth = std::min(depth, std::size_t{max_in_flight_});
+        return depth + 1; // + the frame a live sender keeps pending
+    }
+    std::uint32_t max_payload(std::uint8_t flow) const noexcept override { return tx_->max_payload(flow); }
     // The receiver leaving is the stream's end, not an error (FrameSender
     // throws PeerLeft, inside the library only): each call that may learn
     // of it notes what it said and returns, and state() says kLeft.
@@ -57,18 +60,18 @@ public:
             leaving_ = e.what();
         }
     }
-    bool takes_frame_now() override {
+    bool takes_frame_now(std::uint8_t flow) override {
         if (tx_->policy() == Policy::kLossless) {
             return true; // send() waits for a slot
         }
         progress(); // credits home; a frame kept pending takes a free slot before ours could
         // Left: send() says so, rather than the caller skipping frames for ever.
-        return tx_->state() == SenderState::kLeft || tx_->credits_available() > 0;
+        return tx_->state() == SenderState::kLeft || tx_->credits_available(flow) > 0;
     }
-    void skip_frame() noexcept override { tx_->skip_frame(); }
-    bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout) override {
+    void skip_frame(std::uint8_t flow) noexcept override { tx_->skip_frame(flow); }
+    bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout, std::uint8_t flow) override {
         try {
-            return tx_->wait_done(number, timeout);
+            return tx_->wait_done(number, timeout, flow);
         } catch (const PeerLeft& e) {
             leaving_ = e.what();
             return false;
@@ -95,7 +98,7 @@ private:
     std::unique_ptr<DoorClaim> claim_; // listening: kept, so later receivers hear "busy"
     std::optional<BusyRefuser> busy_;  // after claim_: it stops before the listener is given back
     std::unique_ptr<FrameSender> tx_;
-    std::size_t depth_ = 0;
+    std::uint32_t max_in_flight_ = 0; // SenderConfig::max_in_flight
     std::string leaving_; // what PeerLeft said, once the receiver left
 };
 

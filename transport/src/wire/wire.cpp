@@ -17,11 +17,11 @@ namespace {
 constexpr std::size_t kAdvFlags = 6;
 constexpr std::uint16_t kAdvFlagLive = 1, kAdvFlagWindows = 2;
 constexpr std::size_t kAdvMagic = 0, kAdvVersion = 4, kAdvSlotCount = 8, kAdvSlotSize = 12,
-                      kAdvAddr = 16, kAdvRkey = 24;
+                      kAdvAddr = 16, kAdvRkey = 24, kAdvFlow = 28, kAdvSlotBase = 30;
 // Slot header layout.
 constexpr std::size_t kHdrMagic = 0, kHdrSize = 4, kHdrFlags = 6, kHdrSeq = 8, kHdrPts = 16,
                       kHdrDuration = 24, kHdrPayload = 32, kHdrSlot = 36, kHdrGen = 38, kHdrFormat = 40,
-                      kHdrSideData = 44, kHdrSentAt = 48;
+                      kHdrFlow = 42, kHdrSideData = 44, kHdrSentAt = 48;
 
 } // namespace
 
@@ -40,6 +40,8 @@ std::size_t encode(const RingAdvert& advert, std::span<std::byte> out) {
     store_le<std::uint16_t>(out, kAdvFlags,
                             static_cast<std::uint16_t>((advert.live ? kAdvFlagLive : 0) |
                                                        (advert.windows() ? kAdvFlagWindows : 0)));
+    out[kAdvFlow] = static_cast<std::byte>(advert.flow);
+    store_le<std::uint16_t>(out, kAdvSlotBase, advert.slot_base);
     for (std::size_t i = 0; i < advert.slot_rkeys.size(); ++i) {
         store_le<std::uint32_t>(out, kRingAdvertSize + i * kWindowKeySize, advert.slot_rkeys[i]);
     }
@@ -67,9 +69,18 @@ RingAdvert decode_ring_advert(std::span<const std::byte> bytes) {
                                         "are defined, the rest are reserved and must be zero",
                                         flags));
     }
-    check_reserved(bytes, kAdvRkey + 4, kRingAdvertSize, "ring advert", "reserved@28");
+    check_reserved(bytes, kAdvFlow + 1, kAdvSlotBase, "ring advert", "reserved@29");
+    a.flow = std::to_integer<std::uint8_t>(bytes[kAdvFlow]);
+    a.slot_base = load_le<std::uint16_t>(bytes, kAdvSlotBase);
+    if (a.flow >= kMaxFlows) {
+        throw ProtocolError(fmt::format("ring advert is for flow {} (flows 0..{})", a.flow, kMaxFlows - 1));
+    }
     if (a.slot_count == 0 || a.slot_count > kMaxSlots) {
         throw ProtocolError(fmt::format("ring advert has {} slots (allowed 1..{})", a.slot_count, kMaxSlots));
+    }
+    if (std::uint32_t{a.slot_base} + a.slot_count > kMaxSlots) {
+        throw ProtocolError(fmt::format("ring advert's slots {}..{} go past slot {}", a.slot_base,
+                                        a.slot_base + a.slot_count - 1, kMaxSlots - 1));
     }
     if (a.slot_size <= kSlotHeaderSize || a.slot_size > kMaxSlotSize) {
         throw ProtocolError(fmt::format("ring advert has slot size {} (allowed {}..{})", a.slot_size,
@@ -151,20 +162,22 @@ std::size_t decode_credits(std::span<const std::byte> bytes, std::uint32_t slot_
 
 namespace {
 constexpr std::uint32_t kFormatMagic = 0x434d4452; // "RDMC"
-constexpr std::size_t kFmtId = 8, kFmtPlaneCount = 10, kFmtMaxFrame = 12, kFmtPlanes = 16,
+constexpr std::size_t kFmtFlow = 6, kFmtId = 8, kFmtPlaneCount = 10, kFmtMaxFrame = 12, kFmtPlanes = 16,
                       kFmtMaxSideData = kFmtPlanes + 8 * kMaxPlanes, kFmtCapsLen = kFmtMaxSideData + 4,
                       kFmtCaps = kFmtCapsLen + 2;
 static_assert(kFmtCaps + kMaxCapsLength <= kControlPayloadMax);
 } // namespace
 
 std::size_t encode(const StreamFormat& f, std::span<std::byte, kControlPayloadMax> out) {
-    if (f.caps.size() > kMaxCapsLength || f.plane_count > kMaxPlanes || f.max_side_data > kMaxSideDataBytes) {
-        throw std::invalid_argument("stream format: caps longer than 900 bytes, more than 4 planes or more than "
-                                    "64 KiB of side data");
+    if (f.caps.size() > kMaxCapsLength || f.plane_count > kMaxPlanes || f.max_side_data > kMaxSideDataBytes ||
+        f.flow >= kMaxFlows) {
+        throw std::invalid_argument("stream format: caps longer than 900 bytes, more than 4 planes, more than "
+                                    "64 KiB of side data or a flow id past 14");
     }
     std::fill(out.begin(), out.end(), std::byte{0});
     store_le<std::uint32_t>(out, 0, kFormatMagic);
     store_le<std::uint16_t>(out, 4, kProtocolVersion);
+    out[kFmtFlow] = static_cast<std::byte>(f.flow);
     store_le<std::uint16_t>(out, kFmtId, f.id);
     out[kFmtPlaneCount] = static_cast<std::byte>(f.plane_count);
     store_le<std::uint32_t>(out, kFmtMaxFrame, f.max_frame_size);
@@ -182,10 +195,14 @@ std::size_t encode(const StreamFormat& f, std::span<std::byte, kControlPayloadMa
 
 StreamFormat decode_stream_format(std::span<const std::byte> bytes) {
     check_magic_and_version(bytes, kFmtCaps, kFormatMagic, "stream format");
-    check_reserved(bytes, 6, kFmtId, "stream format", "reserved@6");
+    check_reserved(bytes, kFmtFlow + 1, kFmtId, "stream format", "reserved@7");
     check_reserved(bytes, kFmtPlaneCount + 1, kFmtMaxFrame, "stream format", "reserved@11");
     StreamFormat f;
     f.id = load_le<std::uint16_t>(bytes, kFmtId);
+    f.flow = std::to_integer<std::uint8_t>(bytes[kFmtFlow]);
+    if (f.flow >= kMaxFlows) {
+        throw ProtocolError(fmt::format("stream format {} is for flow {} (flows 0..{})", f.id, f.flow, kMaxFlows - 1));
+    }
     f.plane_count = static_cast<std::uint8_t>(bytes[kFmtPlaneCount]);
     f.max_frame_size = load_le<std::uint32_t>(bytes, kFmtMaxFrame);
     if (f.id == 0) {
@@ -296,9 +313,11 @@ void encode(const SlotHeader& h, std::span<std::byte, kSlotHeaderSize> out) noex
     store_le<std::uint32_t>(out, kHdrPayload, h.payload_size);
     store_le<std::uint16_t>(out, kHdrSlot, h.imm.slot);
     store_le<std::uint16_t>(out, kHdrGen, h.imm.generation);
-    // format_id, reserved@42 (zero) and side_data_size in one 8-byte store,
-    // as the decoder reads them; then sent_at and reserved@56 (zero).
-    store_le<std::uint64_t>(out, kHdrFormat, std::uint64_t{h.format_id} | std::uint64_t{h.side_data_size} << 32);
+    // format_id, flow, reserved@43 (zero) and side_data_size in one 8-byte
+    // store, as the decoder reads them; then sent_at and reserved@56 (zero).
+    store_le<std::uint64_t>(out, kHdrFormat,
+                            std::uint64_t{h.format_id} | std::uint64_t{h.flow} << 16 |
+                                std::uint64_t{h.side_data_size} << 32);
     store_le<std::uint64_t>(out, kHdrSentAt, h.sent_at_ns);
     store_le<std::uint64_t>(out, kHdrSentAt + 8, 0);
 }
@@ -324,6 +343,7 @@ SlotHeader decode_slot_header(std::span<const std::byte> slot, SlotImm expected)
     h.imm.generation = load_le<std::uint16_t>(slot, kHdrGen);
     const auto format_word = load_le<std::uint64_t>(slot, kHdrFormat);
     h.format_id = static_cast<std::uint16_t>(format_word);
+    h.flow = static_cast<std::uint8_t>(format_word >> 16);
     h.side_data_size = static_cast<std::uint32_t>(format_word >> 32);
     h.sent_at_ns = load_le<std::uint64_t>(slot, kHdrSentAt);
     if ((h.flags & ~kFrameFlagsDefined) != 0) {
@@ -331,10 +351,11 @@ SlotHeader decode_slot_header(std::span<const std::byte> slot, SlotImm expected)
                                         "zero",
                                         expected.slot, h.flags));
     }
-    // reserved@42 (2 bytes, between format_id and side_data_size) and
-    // reserved@56 must be zero. A few compares per frame.
-    if ((format_word & 0xffff0000u) != 0) {
-        check_reserved(slot, kHdrFormat + 2, kHdrSideData, "slot header", "reserved@42");
+    // reserved@43 (1 byte, between the flow and side_data_size) and
+    // reserved@56 must be zero. A few compares per frame; the flow is the
+    // receiver's to check against the slot's range.
+    if ((format_word & 0xff000000u) != 0) {
+        check_reserved(slot, kHdrFlow + 1, kHdrSideData, "slot header", "reserved@43");
     }
     if (load_le<std::uint64_t>(slot, kHdrSentAt + 8) != 0) {
         check_reserved(slot, kHdrSentAt + 8, kSlotHeaderSize, "slot header", "reserved@56");

@@ -28,6 +28,10 @@ inline constexpr std::uint32_t kHelloMagic = 0x484d4452;  // "RDMH"
 inline constexpr std::uint32_t kRejectMagic = 0x584d4452; // "RDMX"
 inline constexpr std::uint32_t kReceiverHelloMagic = 0x524d4452; // "RDMR"
 inline constexpr std::uint32_t kKeyProofMagic = 0x504d4452;      // "RDMP"
+// 6: flows: a stream carries up to kMaxFlows flows, each with its own
+// format (its flow id at offset 6), its own range of ring slots (a ring
+// advert per flow: flow id at 28, first slot at 30) and frame numbers; the
+// slot header names the frame's flow (offset 42).
 // 5: per-frame side data after a frame's payload (its size in the slot
 // header at offset 44; the format declares its bound, at offset 48). 4: memory windows: every credit carries the rkey the sender writes that
 // slot with, and the ring advert each slot's first one. 3: hellos both ways
@@ -36,12 +40,13 @@ inline constexpr std::uint32_t kKeyProofMagic = 0x504d4452;      // "RDMP"
 // credits travel coalesced, as a kCredits control message
 // listing slots (version 1 sent one SEND per slot with the slot in the
 // immediate).
-inline constexpr std::uint16_t kProtocolVersion = 5;
+inline constexpr std::uint16_t kProtocolVersion = 6;
 
 // Limits a decoder enforces; a peer advertising more is refused.
 inline constexpr std::uint32_t kMaxSlots = 4096;        // slot index fits 16 bits with room
 inline constexpr std::uint64_t kMaxSlotSize = kMaxSlotBytes; // 1 GiB
 inline constexpr std::size_t kSlotHeaderSize = kSlotHeaderBytes;
+using rdmastream::kMaxFlows;
 
 // The two ends of a stream, as the handshake names them (the byte that
 // key proofs bind, so that one end's proof never passes for the other's).
@@ -104,9 +109,13 @@ std::array<std::byte, kRejectSize> encode(const Reject& reject);
 // nullopt when the bytes are not an rdmastream reject (e.g. a CM's own).
 std::optional<Reject> decode_reject(std::span<const std::byte> bytes);
 
-// Receiver -> sender: a kRing control message, the receiver's first once the
-// connection is up (and the sender proved the key, where there is one), and
-// again whenever the ring grows. Without memory windows it is 32 bytes and
+// Receiver -> sender: a kRing control message, one per flow's range of
+// slots: flow 0's is the receiver's first message once the connection is up
+// (and the sender proved the key, where there is one); another flow's
+// answers that flow's first format, and a flow's again whenever its slots
+// grow. A flow's slots are slot_base..slot_base+slot_count-1 of the one
+// slot numbering the immediates and credits use; each range is its own
+// registered memory (addr, rkey), with its own slot size. Without memory windows it is 32 bytes and
 // every slot is written with `rkey` (decoders accept padding after them);
 // with windows (flags bit 1) `rkey` is 0, since the ring has no remote
 // access of its own, and slot_count 4-byte keys follow, each the rkey of
@@ -119,9 +128,11 @@ struct RingAdvert {
     bool live = false; // the receiver asks for the live policy (drop, never wait)
     // With windows: slot_count keys, slot s's first window; empty: none.
     std::vector<std::uint32_t> slot_rkeys{};
+    std::uint8_t flow = 0;       // whose range this is
+    std::uint16_t slot_base = 0; // its first slot in the stream's numbering
 
     bool windows() const noexcept { return !slot_rkeys.empty(); }
-    // The key slot s's first frame is written with.
+    // The key the range's slot s (0-based in the range) is first written with.
     std::uint32_t first_rkey(std::uint32_t slot) const noexcept { return windows() ? slot_rkeys[slot] : rkey; }
 };
 inline constexpr std::size_t kRingAdvertSize = 32; // without the window keys
@@ -136,8 +147,9 @@ std::size_t encode(const RingAdvert& advert, std::span<std::byte> out);
 // The same, allocated (tests, tools: not the receiver's own path).
 using RingAdvertBytes = std::vector<std::byte>;
 RingAdvertBytes encode(const RingAdvert& advert);
-// Refuses, besides the fields' ranges: with windows a non-zero rkey or
-// fewer than slot_count keys.
+// Refuses, besides the fields' ranges (a flow id below kMaxFlows, a range
+// within kMaxSlots): with windows a non-zero rkey or fewer than slot_count
+// keys.
 RingAdvert decode_ring_advert(std::span<const std::byte> bytes);
 
 // The 32-bit immediate of a frame's WRITE_WITH_IMM, and one entry of a
@@ -229,6 +241,7 @@ struct SlotHeader {
     std::uint64_t sent_at_ns = 0;
     // Bytes of side data (side_data_wire.hpp) after the payload; 0: none.
     std::uint32_t side_data_size = 0;
+    std::uint8_t flow = 0; // the frame's flow: its slot's range must be that flow's
 };
 void encode(const SlotHeader& header, std::span<std::byte, kSlotHeaderSize> out) noexcept;
 // Refuses a bad magic or header size, reserved flags or bytes that are not
