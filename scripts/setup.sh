@@ -26,8 +26,9 @@ PACKAGES=(
   libcli11-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libgtest-dev libgmock-dev
   # the keyed MAC of the pre-shared key handshake (transport/src/peer_auth.cpp)
   libsodium-dev
-  # --metrics' HTTP server (common/src/metrics_exporter.cpp), and the parser its test checks the text with
-  libcpp-httplib-dev python3-prometheus-client
+  # --metrics' HTTP server (common/src/metrics_exporter.cpp), the parser its test checks the text
+  # with, and curl, which scrapes it in the guest (Python takes seconds to start there)
+  libcpp-httplib-dev python3-prometheus-client curl
   # fuzzing (tests/fuzz/run.sh): clang's libFuzzer and sanitizer runtimes
   clang-16 libclang-rt-16-dev llvm-16
   # the Soft-RoCE test bed: QEMU guests booting Debian's kernel with rdma_rxe

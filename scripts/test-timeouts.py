@@ -43,7 +43,9 @@ def main():
     print("# scripts/test.sh on a 2-core machine without KVM, at least 30 s (60 s on")
     print("# the RDMA bed; FLOORS). Written by scripts/test-timeouts.py; rdmastream_timeouts()")
     print("# (tests/CMakeLists.txt) applies it in each folder. A test not listed")
-    print("# keeps the timeout its own CMakeLists.txt gives it.")
+    print("# keeps the timeout its own CMakeLists.txt gives it. rdmastream_timeouts()")
+    print("# also gives each a COST of a third of it (its measured time): ctest starts")
+    print("# the costliest first when it has no record of its own (a fresh clone).")
     print("set(RDMASTREAM_TEST_TIMEOUTS")
     for name in sorted(seconds):
         if GTEST.search(name):

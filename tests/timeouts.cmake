@@ -3,7 +3,9 @@
 # scripts/test.sh on a 2-core machine without KVM, at least 30 s (60 s on
 # the RDMA bed; FLOORS). Written by scripts/test-timeouts.py; rdmastream_timeouts()
 # (tests/CMakeLists.txt) applies it in each folder. A test not listed
-# keeps the timeout its own CMakeLists.txt gives it.
+# keeps the timeout its own CMakeLists.txt gives it. rdmastream_timeouts()
+# also gives each a COST of a third of it (its measured time): ctest starts
+# the costliest first when it has no record of its own (a fresh clone).
 set(RDMASTREAM_TEST_TIMEOUTS
   cli.bad_flags 30
   cli.bad_input 30
