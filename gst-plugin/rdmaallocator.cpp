@@ -6,6 +6,7 @@
 #include <memory>
 #include <new>
 
+#undef GST_CAT_DEFAULT // (a unity build may have another file's)
 #define GST_CAT_DEFAULT gst_rdma_sink_debug
 
 struct _GstRdmaAllocator {

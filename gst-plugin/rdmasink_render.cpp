@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstring>
 
+#undef GST_CAT_DEFAULT // (a unity build may have another file's)
 #define GST_CAT_DEFAULT gst_rdma_sink_debug
 
 using namespace rdmastream;

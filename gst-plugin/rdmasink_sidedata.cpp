@@ -3,6 +3,7 @@
 
 #include <gst/video/video.h>
 
+#undef GST_CAT_DEFAULT // (a unity build may have another file's)
 #define GST_CAT_DEFAULT category_ // the owner's
 
 namespace rdmastream::gst {

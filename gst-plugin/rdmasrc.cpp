@@ -36,6 +36,7 @@
 #include <array>
 
 GST_DEBUG_CATEGORY(gst_rdma_src_debug);
+#undef GST_CAT_DEFAULT // (a unity build may have another file's)
 #define GST_CAT_DEFAULT gst_rdma_src_debug
 
 using namespace rdmastream;

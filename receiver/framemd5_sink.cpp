@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "framemd5_sink.hpp"
+#include "rdmastream_cli/av_time.hpp"
 
 #include "rdmastream/error.hpp"
 #include "rdmastream/no_time.hpp"
@@ -18,7 +19,6 @@ extern "C" {
 
 namespace rdmastream::cli {
 namespace {
-constexpr AVRational kNanoseconds{1, 1000000000};
 
 std::int64_t to_tb(std::int64_t ns, AVRational tb) {
     return ns == kNoTime ? AV_NOPTS_VALUE : av_rescale_q(ns, kNanoseconds, tb);

@@ -3,6 +3,7 @@
 // packet per frame: the slot itself when the samples are interleaved, else
 // the frame interleaved into a buffer sized once per format (counted copy).
 #include "output_sink.hpp"
+#include "rdmastream_cli/av_time.hpp"
 
 #include "rdmastream_cli/av_error.hpp"
 
@@ -14,7 +15,6 @@
 namespace rdmastream::cli {
 namespace {
 
-constexpr AVRational kNanoseconds{1, 1000000000};
 
 // The lossless codec that stores `format`'s samples as they are.
 AVCodecID pcm_codec(AVSampleFormat format) noexcept {

@@ -5,6 +5,7 @@
 // two small objects of av_buffer_create (counted as zero-copy) or, when the
 // encoder holds too many slots, a copy into a frame of its own (counted).
 #include "output_sink.hpp"
+#include "rdmastream_cli/av_time.hpp"
 
 #include "rdmastream_cli/av_error.hpp"
 #include "rdmastream_cli/av_side_data.hpp"
@@ -21,10 +22,6 @@ extern "C" {
 #include <cstring>
 
 namespace rdmastream::cli {
-namespace {
-constexpr AVRational kNanoseconds{1, 1000000000};
-} // namespace
-
 bool OutputSink::consume(const ReceivedFrame& frame) {
     switch (mode_) {
     case Mode::kWrappedFrame: return write_wrapped(frame);

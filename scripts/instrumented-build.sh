@@ -9,6 +9,7 @@
 # targets in it, scripts/test-sanitize.sh the rest and runs the tests: one
 # compile of the code for both, where there were two (gcc ASan, clang fuzz).
 # Warnings are the gcc build's to fail on (CI=true makes them errors there).
+# A unity build, as scripts/build.sh's (RDMASTREAM_UNITY=OFF: file by file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:?usage: instrumented-build.sh BUILD [TARGET...]}
@@ -20,7 +21,7 @@ for tool in clang-16 clang++-16; do
   }
 done
 CC=clang-16 CXX=clang++-16 cmake -S . -B "$build" -G Ninja \
-  -DRDMASTREAM_SANITIZE=ON -DRDMASTREAM_FUZZ=ON -DRDMASTREAM_BUILD_BENCH=OFF \
+  -DRDMASTREAM_SANITIZE=ON -DRDMASTREAM_FUZZ=ON -DRDMASTREAM_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD="${RDMASTREAM_UNITY:-ON}" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" >/dev/null
 if (($#)); then

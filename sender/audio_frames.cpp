@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "audio_frames.hpp"
+#include "rdmastream_cli/av_time.hpp"
 
 #include "rdmastream/no_time.hpp"
 
@@ -11,10 +12,6 @@ extern "C" {
 #include <cstring>
 
 namespace rdmastream::cli {
-namespace {
-constexpr AVRational kNanoseconds{1, 1000000000};
-} // namespace
-
 RawAudioCaps audio_caps_of(const AVFrame& f) {
     RawAudioCaps caps;
     caps.format = static_cast<AVSampleFormat>(f.format);

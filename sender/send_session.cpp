@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "send_session.hpp"
+#include "rdmastream_cli/av_time.hpp"
 #include "audio_frames.hpp"
 #include "decoder_pool.hpp"
 #include "frame_payload.hpp"
@@ -33,7 +34,6 @@ namespace rdmastream::cli {
 namespace {
 
 constexpr const char* kLatencyIs = "from posting a frame to its delivery";
-constexpr AVRational kNanoseconds{1, 1000000000};
 
 // A wait in the transport ended without the frame in hand taken: Ctrl-C
 // woke it (Interrupt), or the receiver left (the sender's state() kLeft).

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#undef GST_CAT_DEFAULT // (a unity build may have another file's)
 #define GST_CAT_DEFAULT category_ // the owner's
 
 namespace rdmastream::gst {

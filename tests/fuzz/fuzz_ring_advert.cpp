@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (std::size_t i : {7u, 29u}) { // flags' high byte, and reserved@29
         FUZZ_CHECK(data[i] == 0);
     }
-    FUZZ_CHECK(a->flow < kMaxFlows && data[28] == a->flow);
+    FUZZ_CHECK(a->flow < wire::kMaxFlows && data[28] == a->flow);
     FUZZ_CHECK(std::uint32_t{a->slot_base} + a->slot_count <= wire::kMaxSlots);
     FUZZ_CHECK((data[6] & 0xfc) == 0);
     FUZZ_CHECK(a->windows() == ((data[6] & 0x02) != 0));

@@ -14,7 +14,7 @@ namespace wire = rdmastream::wire;
 using rdmastream::AnchorClock;
 using rdmastream::ClockAnchor;
 
-std::string refused(std::span<const std::byte> b) {
+std::string clock_refusal(std::span<const std::byte> b) {
     try {
         wire::decode_clock(b);
     } catch (const rdmastream::ProtocolError& e) {
@@ -36,17 +36,17 @@ TEST(ClockAnchor, RefusesWhatAPeerMadeUp) {
     auto b = wire::encode(ClockAnchor{});
     auto bad = b;
     bad[6] = std::byte{3};
-    EXPECT_EQ(refused(bad), "clock anchor names clock 3 (1: realtime, 2: TAI)");
+    EXPECT_EQ(clock_refusal(bad), "clock anchor names clock 3 (1: realtime, 2: TAI)");
     bad = b;
     bad[7] = std::byte{2};
-    EXPECT_EQ(refused(bad), "clock anchor has flags 0x02: bits above 0 are reserved and must be zero");
+    EXPECT_EQ(clock_refusal(bad), "clock anchor has flags 0x02: bits above 0 are reserved and must be zero");
     bad = b;
     bad[20] = std::byte{1};
-    EXPECT_EQ(refused(bad), "clock anchor has reserved field reserved@16 (offset 20) set to 0x01: it must be zero");
-    EXPECT_EQ(refused(std::span(b).first(20)), "clock anchor too short: 20 bytes, need 24");
+    EXPECT_EQ(clock_refusal(bad), "clock anchor has reserved field reserved@16 (offset 20) set to 0x01: it must be zero");
+    EXPECT_EQ(clock_refusal(std::span(b).first(20)), "clock anchor too short: 20 bytes, need 24");
     std::vector<std::byte> longer(b.begin(), b.end());
     longer.push_back(std::byte{0});
-    EXPECT_EQ(refused(longer), "clock anchor of 25 bytes (it has 24)");
+    EXPECT_EQ(clock_refusal(longer), "clock anchor of 25 bytes (it has 24)");
 }
 
 // anchor_now(p): the clock's reading now, less p.

@@ -3,6 +3,7 @@
 // round trips, and every field a decoder checks refused; older peers
 // refused by their version, by name.
 #include "rdmastream/error.hpp"
+#include "wire_test_bytes.hpp"
 #include "wire/wire.hpp"
 
 #include <gtest/gtest.h>
@@ -15,10 +16,8 @@ using rdmastream::ProtocolError;
 
 namespace {
 
-template <typename T>
-std::vector<std::byte> bytes_of(const T& arr) {
-    return {arr.begin(), arr.end()};
-}
+using rdmastream::test::bytes_of;
+using rdmastream::test::encoded;
 
 wire::Nonce nonce(unsigned char seed) {
     wire::Nonce n{};

@@ -4,6 +4,7 @@
 // "What is checked".) Flipping one bit in an otherwise good message must be
 // refused; the good message itself must pass.
 #include "rdmastream/error.hpp"
+#include "wire_test_bytes.hpp"
 #include "wire/wire.hpp"
 
 #include <gtest/gtest.h>
@@ -17,10 +18,8 @@ using rdmastream::ProtocolError;
 
 namespace {
 
-template <typename T>
-std::vector<std::byte> bytes_of(const T& arr) {
-    return {arr.begin(), arr.end()};
-}
+using rdmastream::test::bytes_of;
+using rdmastream::test::encoded;
 
 // The decoder's refusal of `bytes`, as text ("" if it took them).
 template <typename Decode>
@@ -117,12 +116,6 @@ wire::StreamFormat two_planes() {
     f.planes[1] = {307200, 640};
     f.caps = "video/x-raw,format=NV12,width=640,height=480";
     return f;
-}
-
-std::vector<std::byte> encoded(const wire::StreamFormat& f) {
-    std::array<std::byte, wire::kControlPayloadMax> buf{};
-    const std::size_t n = wire::encode(f, buf);
-    return {buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n)};
 }
 
 TEST(WireReserved, StreamFormatBytes7And11) {

@@ -2,6 +2,7 @@
 // The wire decoders are the first thing untrusted bytes meet: every field
 // they validate has a case here that must be refused.
 #include "rdmastream/error.hpp"
+#include "wire_test_bytes.hpp"
 #include "wire/wire.hpp"
 
 #include <gtest/gtest.h>
@@ -14,12 +15,10 @@ using rdmastream::ProtocolError;
 
 namespace {
 
-wire::RingAdvert good_advert() { return {8, 4096, 0x7f0000001000ull, 0x1234}; }
+using rdmastream::test::bytes_of;
+using rdmastream::test::encoded;
 
-template <typename T>
-std::vector<std::byte> bytes_of(const T& arr) {
-    return {arr.begin(), arr.end()};
-}
+wire::RingAdvert good_advert() { return {8, 4096, 0x7f0000001000ull, 0x1234}; }
 
 TEST(RingAdvert, RoundTrips) {
     const auto a = wire::decode_ring_advert(wire::encode(good_advert()));
@@ -265,12 +264,6 @@ wire::StreamFormat i420() {
     f.planes[2] = {2592000, 960};
     f.caps = "video/x-raw,format=I420,width=1920,height=1080,framerate=60/1";
     return f;
-}
-
-std::vector<std::byte> encoded(const wire::StreamFormat& f) {
-    std::array<std::byte, wire::kControlPayloadMax> buf{};
-    const std::size_t n = wire::encode(f, buf);
-    return {buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n)};
 }
 
 TEST(StreamFormat, RoundTrips) {

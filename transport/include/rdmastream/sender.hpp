@@ -112,7 +112,8 @@ public:
     // video, audio and data, each with its own format, slots, credits and
     // frame numbers, on one clock. A flow exists once set_format announced
     // it (StreamFormat::flow); its frames say it in FrameMeta::flow. Flow 0
-    // is a one-flow stream's. A fan-out carries flow 0 only, so far.
+    // is a one-flow stream's. A fan-out carries every flow to every
+    // receiver; one that joins late gets each flow's format first.
     //
     // Offers one frame: `payload` lies in `memory` and stays unchanged until
     // on_done(cookie, ...) fires for it (or wait_done returns). Lossless:

@@ -40,8 +40,9 @@ FanoutSender::FanoutSender(Listener& listener, const SenderOptions& opts, LogFn 
       pd_(make_shared_pd(pick_device(listener, opts.device))),
       member_opts_(member_options()),
       plan_(FrameSender::opening_plan(member_opts_)),
-      pending_(listener_, plan_, kJoinPatience),
-      shared_(kSharedFrames) {}
+      pending_(listener_, plan_, kJoinPatience) {
+    shared_[0].resize(kSharedFrames);
+}
 
 FanoutSender::~FanoutSender() {
     members_.clear(); // each reports its undelivered frames through member_done
@@ -54,13 +55,14 @@ SenderOptions FanoutSender::member_options() {
     return o;
 }
 
-bool FanoutSender::frame_free(std::uint64_t number) const noexcept {
-    const SharedFrame& f = shared_[number % kSharedFrames];
+bool FanoutSender::frame_free(std::uint8_t flow, std::uint64_t number) const noexcept {
+    const SharedFrame& f = shared_[flow][number % kSharedFrames];
     return f.number != number || f.holders == 0;
 }
 
-void FanoutSender::member_done(std::uint64_t number, FrameFate fate) {
-    SharedFrame& o = shared_[number % kSharedFrames];
+void FanoutSender::member_done(std::uint64_t token, FrameFate fate) {
+    const auto flow = static_cast<std::uint8_t>(token >> 56);
+    SharedFrame& o = shared_[flow][(token & ((std::uint64_t{1} << 56) - 1)) % kSharedFrames];
     o.delivered = o.delivered || fate == FrameFate::kDelivered;
     if (--o.holders != 0) {
         return;
@@ -170,7 +172,9 @@ std::size_t FanoutSender::advance_joiners() {
             it = joining_.erase(it);
             continue;
         }
-        j.sender->start_numbering_at(next_token_); // frame numbers are the stream's
+        for (std::uint8_t f = 0; f < kMaxFlows; ++f) {
+            if (f == 0 || formats_[f]) j.sender->start_numbering_at(next_number_[f], f); // the stream's numbers
+        }
         auto m = std::make_unique<Member>();
         m->peer = std::move(j.peer);
         m->sender = std::move(j.sender);
@@ -187,13 +191,18 @@ std::size_t FanoutSender::advance_joiners() {
 }
 
 bool FanoutSender::advance(Joiner& j) {
-    // A late joiner learns the stream's format (the latest, if it changed
-    // while this one was on its way) before its first frame.
-    if (j.format_id != 0 && !j.sender->format_settled()) return false;
-    if (format_ && j.format_id != format_->id) {
-        j.sender->begin_format(*format_);
-        j.format_id = format_->id;
-        return false;
+    // A late joiner learns the stream's formats (each flow's latest, if it
+    // changed while this one was on its way), one at a time (one control
+    // message in flight; a flow's slots come with its format), before its
+    // first frame.
+    if (j.format_posted && !j.sender->format_settled()) return false;
+    for (std::uint8_t f = 0; f < kMaxFlows; ++f) {
+        if (formats_[f] && j.format_ids[f] != formats_[f]->id) {
+            j.sender->begin_format(*formats_[f]);
+            j.format_ids[f] = formats_[f]->id;
+            j.format_posted = true;
+            return false;
+        }
     }
     // ...and where the stream's pts 0 is, after the format (one control
     // message in flight at a time).
@@ -225,9 +234,9 @@ bool FanoutSender::wait_for_receivers(std::size_t count, std::chrono::millisecon
     }
 }
 
-std::uint32_t FanoutSender::max_payload() const noexcept {
+std::uint32_t FanoutSender::max_payload(std::uint8_t flow) const noexcept {
     std::uint32_t m = UINT32_MAX;
-    for (const auto& member : members_) m = std::min(m, member->sender->max_payload());
+    for (const auto& member : members_) m = std::min(m, member->sender->max_payload(flow));
     return members_.empty() ? 0 : m;
 }
 
@@ -236,14 +245,21 @@ std::uint64_t FanoutSender::send(std::span<const std::byte> payload, std::uint32
     admit();
     // The caller's mistakes are the caller's, not one receiver's: refused
     // before any receiver takes the frame (each would drop on its own).
+    if (meta.flow >= kMaxFlows || (meta.flow != 0 && !formats_[meta.flow])) {
+        throw UserError(fmt::format("a frame of flow {}, which has no format: announce it first (set_format with "
+                                    "StreamFormat::flow {})",
+                                    meta.flow, meta.flow));
+    }
     const std::size_t side_size = wire::side_data_size(meta.side_data);
-    if (const std::uint32_t room = format_ ? format_->max_side_data : 0; side_size > room) {
+    const std::optional<wire::StreamFormat>& format = formats_[meta.flow];
+    if (const std::uint32_t room = format ? format->max_side_data : 0; side_size > room) {
         throw UserError(fmt::format("a frame with {} bytes of side data, where its stream format declares room "
                                     "for {}: raise StreamFormat::max_side_data",
                                     side_size, room));
     }
-    const std::uint64_t token = next_token_++;
-    SharedFrame& o = shared_[token % kSharedFrames];
+    const std::uint64_t number = next_number_[meta.flow]++;
+    const std::uint64_t token = token_of(meta.flow, number);
+    SharedFrame& o = shared_[meta.flow][number % kSharedFrames];
     if (o.holders != 0) {
         throw std::logic_error("fan-out: more frames in flight than its table holds: wait_done() the oldest first");
     }
@@ -252,11 +268,11 @@ std::uint64_t FanoutSender::send(std::span<const std::byte> payload, std::uint32
     // nullopt when the options' waker ended its wait for a slot; the others
     // may hold the frame already, so this one must take it too (and number
     // it as they do): it waits again. Only a wake restarts that wait.
-    o = SharedFrame{token, cookie, 1, false};
+    o = SharedFrame{number, cookie, 1, false};
     for_each_member([&](FrameSender& s) {
-        if (payload.size() + side_size > s.max_payload()) {
-            throw UserError(fmt::format("a {}-byte frame does not fit its {}-byte slots", payload.size(),
-                                        s.ring().slot_size));
+        if (payload.size() + side_size > s.max_payload(meta.flow)) {
+            throw UserError(fmt::format("a {}-byte frame does not fit its {}-byte slots of flow {}", payload.size(),
+                                        s.ring(meta.flow).slot_size, meta.flow));
         }
         while (!s.send(payload, lkey, meta, token, std::min(timeout, member_timeout_))) {
         }
@@ -265,11 +281,15 @@ std::uint64_t FanoutSender::send(std::span<const std::byte> payload, std::uint32
     ++stats_.frames;
     stats_.bytes += payload.size();
     member_done(token, FrameFate::kDropped); // our own hold
-    return token;
+    return number;
 }
 
 void FanoutSender::set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout) {
-    format_ = format;
+    if (format.flow >= kMaxFlows) {
+        throw std::invalid_argument(fmt::format("set_format: flow {} (flows 0..{})", format.flow, kMaxFlows - 1));
+    }
+    if (shared_[format.flow].empty()) shared_[format.flow].resize(kSharedFrames); // a new flow
+    formats_[format.flow] = format;
     for_each_member([&](FrameSender& s) { s.set_format(format, std::min(timeout, member_timeout_)); });
 }
 
@@ -290,18 +310,21 @@ bool FanoutSender::has_lossless_member() const noexcept {
     });
 }
 
-bool FanoutSender::member_has_free_slot() const noexcept {
-    return std::any_of(members_.begin(), members_.end(),
-                       [](const std::unique_ptr<Member>& m) { return m->sender->credits_available() > 0; });
+bool FanoutSender::member_has_free_slot(std::uint8_t flow) const noexcept {
+    return std::any_of(members_.begin(), members_.end(), [flow](const std::unique_ptr<Member>& m) {
+        return m->sender->has_flow(flow) && m->sender->credits_available(flow) > 0;
+    });
 }
 
-void FanoutSender::drop_unoffered() noexcept {
+void FanoutSender::drop_unoffered(std::uint8_t flow) noexcept {
     ++stats_.drops;
-    ++next_token_; // frame numbers are the stream's: a joiner starts at the next one
-    for (const auto& m : members_) m->sender->skip_frame();
+    ++next_number_[flow]; // frame numbers are the stream's: a joiner starts at the next one
+    for (const auto& m : members_) {
+        if (m->sender->has_flow(flow)) m->sender->skip_frame(flow);
+    }
 }
 
-bool FanoutSender::can_take_frame() {
+bool FanoutSender::can_take_frame(std::uint8_t flow) {
     if (has_lossless_member()) {
         return true; // send() waits for its slot: it takes every frame
     }
@@ -309,21 +332,22 @@ bool FanoutSender::can_take_frame() {
     // frame a member kept pending (it takes the slot before a new one could)
     // and may admit a lossless joiner.
     progress();
-    return has_lossless_member() || member_has_free_slot();
+    return has_lossless_member() || member_has_free_slot(flow);
 }
 
-void FanoutSender::wait_done(std::uint64_t number, std::chrono::milliseconds timeout) {
-    if (number >= next_token_) {
-        throw std::logic_error(fmt::format("fan-out: wait_done({}): that frame was never sent", number));
+void FanoutSender::wait_done(std::uint64_t number, std::chrono::milliseconds timeout, std::uint8_t flow) {
+    if (flow >= kMaxFlows || number >= next_number_[flow]) {
+        throw std::logic_error(fmt::format("fan-out: wait_done({}) of flow {}: that frame was never sent", number,
+                                           flow));
     }
     using Clock = std::chrono::steady_clock;
     const auto started = Clock::now();
     const auto deadline = started + timeout;
-    while (!frame_free(number)) {
+    while (!frame_free(flow, number)) {
         const auto now = Clock::now();
         if (now >= deadline) {
-            throw TimeoutError(fmt::format("fan-out: frame {} is still held by a receiver after {} ms", number,
-                                           timeout.count()));
+            throw TimeoutError(fmt::format("fan-out: frame {} of flow {} is still held by a receiver after {} ms",
+                                           number, flow, timeout.count()));
         }
         // Members number frames as the stream does; one that joined after
         // this frame, or is done with it, returns at once. A wait on one
@@ -332,13 +356,13 @@ void FanoutSender::wait_done(std::uint64_t number, std::chrono::milliseconds tim
         // while one holds the frame; one that holds it for the member
         // timeout is cut (for_each_member drops it on the TimeoutError).
         for_each_member([&](FrameSender& s) {
-            if (frame_free(number)) return;
+            if (frame_free(flow, number)) return;
             const auto held = Clock::now() - started;
             const auto cut_in = std::chrono::ceil<std::chrono::milliseconds>(member_timeout_ - held);
             const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
             const auto wait = std::max(std::chrono::milliseconds(0), std::min({left, cut_in, opts_.keepalive}));
             try {
-                s.wait_done(number, wait);
+                s.wait_done(number, wait, flow);
             } catch (const TimeoutError&) {
                 if (Clock::now() - started >= member_timeout_) { // held too long: cut, saying for how long
                     throw TimeoutError(fmt::format("sender: it held frame {} for {} ms, the member timeout", number,

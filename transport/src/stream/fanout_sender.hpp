@@ -4,8 +4,9 @@
 // written from the same registered memory to all of them (one registration
 // on a protection domain they share: still no copy).
 //
-// A receiver may join at any time and gets the stream's format, then the
-// next frame. A receiver that fails, leaves or stays stuck past the member
+// A receiver may join at any time and gets the stream's formats (every
+// flow's, flow by flow: its slots for each come with it), then the next
+// frame of each flow. Frame numbers are the stream's, per flow. A receiver that fails, leaves or stays stuck past the member
 // timeout is dropped with a message naming it; the others go on. A live receiver (its own ask,
 // or the sender's policy) never holds the others back; a lossless one paces
 // the stream, by definition.
@@ -16,6 +17,7 @@
 #include "stream/frame_sender.hpp"
 #include "stream/pending_peers.hpp"
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -66,12 +68,13 @@ public:
     // long for any one receiver, whatever their own timeout.
     void set_member_timeout(std::chrono::milliseconds t) noexcept { member_timeout_ = t; }
     static constexpr std::chrono::milliseconds kDefaultMemberTimeout{5000};
-    // The largest frame every receiver's ring takes now.
-    std::uint32_t max_payload() const noexcept;
+    // The largest frame of a flow every receiver's slots take now.
+    std::uint32_t max_payload(std::uint8_t flow = 0) const noexcept;
 
-    // Offers the frame to every receiver (admitting new ones first). With no
+    // Offers the frame (of flow meta.flow, its format announced; flow 0 may
+    // go without one) to every receiver (admitting new ones first). With no
     // receiver connected the frame is dropped at once. Returns the frame's
-    // number. A receiver whose slots the frame does not fit is dropped, as
+    // number in its flow. A receiver whose slots the frame does not fit is dropped, as
     // one that fails (the log names both sizes): a frame that fits no
     // receiver's slots leaves none, and is dropped. Receivers' errors never
     // reach the caller (each costs only its receiver). A wake of the
@@ -89,17 +92,17 @@ public:
     // slot. Services the receivers first when it must look at credits. A
     // caller that has to write a frame before offering it (a copy) asks
     // first, so that it never writes a frame every receiver would drop.
-    bool can_take_frame();
+    bool can_take_frame(std::uint8_t flow = 0);
     // Counts a frame the caller dropped without offering it, because
     // can_take_frame() said no: it is in stats().drops, and every receiver
     // sees its number as a gap.
-    void drop_unoffered() noexcept;
-    // Returns once frame `number`'s memory is free: every receiver it went
+    void drop_unoffered(std::uint8_t flow = 0) noexcept;
+    // Returns once frame `number` of `flow` has its memory free: every receiver it went
     // to is done with it, and on_done has fired. Waits on the receivers
     // that still hold it (each wait woken by its own completions, at most
     // the member timeout: a stuck receiver is cut and the frame is free of
     // it); TimeoutError after `timeout`.
-    void wait_done(std::uint64_t number, std::chrono::milliseconds timeout);
+    void wait_done(std::uint64_t number, std::chrono::milliseconds timeout, std::uint8_t flow = 0);
     // Ends the stream for every receiver.
     void finish(std::chrono::milliseconds timeout);
     // Stops every receiver's connection at once (joiners' too); frames still
@@ -125,13 +128,14 @@ private:
         std::string peer;
     };
     // A receiver through its handshake, not yet holding the stream's
-    // format. Gets no frames until it is a Member. (Before its handshake it
+    // formats. Gets no frames until it is a Member. (Before its handshake it
     // is one of pending_'s, within the listener's pending limits.)
     struct Joiner {
         std::unique_ptr<FrameSender> sender;
         std::string peer;
         std::chrono::steady_clock::time_point deadline;
-        std::uint16_t format_id = 0; // the format posted to it, 0: none yet
+        std::array<std::uint16_t, kMaxFlows> format_ids{}; // each flow's format posted to it, 0: none yet
+        bool format_posted = false; // one was: wait until it settles before the next
         std::uint32_t clock_sent = 0; // clock_generation_ when its clock anchor went out; 0: none
     };
     // A receiver's handshake, and then its format, each within this.
@@ -146,7 +150,7 @@ private:
     std::size_t advance_joiners(); // returns how many joined the stream
     bool advance(Joiner& j); // true once j may take frames; throws if it failed
     bool has_lossless_member() const noexcept;
-    bool member_has_free_slot() const noexcept; // current after progress()
+    bool member_has_free_slot(std::uint8_t flow) const noexcept; // current after progress()
     // The fan-out's one table of frames in flight: a frame's memory is free
     // once every receiver it went to is done with it (each member's own
     // FrameSender tracks its writes; the caller's cookie lives only here).
@@ -157,11 +161,15 @@ private:
         bool delivered = false;
     };
     static constexpr std::size_t kSharedFrames = 2 * FrameSender::kMaxSlots + 4;
-    bool frame_free(std::uint64_t number) const noexcept;
+    bool frame_free(std::uint8_t flow, std::uint64_t number) const noexcept;
+    // A member's cookie for a frame: its flow in the top byte, its number below.
+    static std::uint64_t token_of(std::uint8_t flow, std::uint64_t number) noexcept {
+        return std::uint64_t{flow} << 56 | number;
+    }
 
     template <typename Fn>
     void for_each_member(Fn&& fn); // runs fn on each, dropping any that throws
-    void member_done(std::uint64_t number, FrameFate fate); // one holder let go of frame `number`
+    void member_done(std::uint64_t token, FrameFate fate); // one holder let go of the frame (token_of)
     SenderOptions member_options(); // once, for member_opts_
 
     Listener& listener_;
@@ -172,14 +180,16 @@ private:
     OpeningPlan plan_;          // how a receiver's connection opens (member_opts_'s)
     PendingPeers pending_;      // receivers on their way through their handshakes
     std::chrono::steady_clock::time_point next_listener_look_{};
-    std::vector<SharedFrame> shared_; // by number % kSharedFrames
+    // By flow (a flow's table made with its first format; flow 0's at
+    // once), then number % kSharedFrames.
+    std::array<std::vector<SharedFrame>, kMaxFlows> shared_;
     std::vector<std::unique_ptr<Member>> members_;
     std::vector<std::unique_ptr<Joiner>> joining_;
     std::vector<ReceiverStats> departed_; // members dropped so far, for the reports
-    std::optional<wire::StreamFormat> format_;
+    std::array<std::optional<wire::StreamFormat>, kMaxFlows> formats_;
     std::optional<ClockAnchor> clock_;
     std::uint32_t clock_generation_ = 0; // +1 per set_clock, so a joiner sent an older anchor gets the new one
-    std::uint64_t next_token_ = 0;
+    std::array<std::uint64_t, kMaxFlows> next_number_{}; // per flow: frames offered
     std::size_t max_receivers_ = kDefaultMaxReceivers;
     std::chrono::milliseconds member_timeout_ = kDefaultMemberTimeout;
     StreamStats stats_;

@@ -175,12 +175,12 @@ void FrameSender::stop() noexcept {
     }
 }
 
-void FrameSender::start_numbering_at(std::uint64_t first) {
+void FrameSender::start_numbering_at(std::uint64_t first, std::uint8_t flow) {
     check_usable("start_numbering_at");
-    if (flows_[0].next_number != 0) {
-        throw std::logic_error("start_numbering_at: frames were sent already");
+    if (flows_[flow].next_number != 0) {
+        throw std::logic_error("start_numbering_at: frames of the flow were sent already");
     }
-    flows_[0].next_number = first;
+    flows_[flow].next_number = first;
 }
 
 std::span<std::byte> FrameSender::credit_buffer(std::uint64_t buffer) const noexcept {

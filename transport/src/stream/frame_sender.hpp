@@ -191,9 +191,9 @@ public:
         ++flows_[flow].next_number;
         ++stats_.drops;
     }
-    // Numbers flow 0's frames from `first` on (a receiver joining a running
-    // stream sees the stream's frame numbers). Before the first send.
-    void start_numbering_at(std::uint64_t first);
+    // Numbers a flow's frames from `first` on (a receiver joining a running
+    // stream sees the stream's frame numbers). Before the flow's first send.
+    void start_numbering_at(std::uint64_t first, std::uint8_t flow = 0);
     // Waits until frame `number` of `flow` has its memory free (delivered or
     // dropped); false when the waker interrupted the wait first.
     bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout, std::uint8_t flow = 0);

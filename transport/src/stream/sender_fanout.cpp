@@ -43,29 +43,24 @@ public:
     }
 
     std::shared_ptr<ibv_pd> pd() const override { return fan_.shared_pd(); }
-    std::size_t depth(std::uint8_t flow) const noexcept override { return flow == 0 ? depth_ : 0; }
-    std::uint32_t max_payload(std::uint8_t flow) const noexcept override { return flow == 0 ? fan_.max_payload() : 0; }
+    std::size_t depth(std::uint8_t) const noexcept override { return depth_; } // each flow's
+    std::uint32_t max_payload(std::uint8_t flow) const noexcept override { return fan_.max_payload(flow); }
     std::optional<std::uint64_t> send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
                                       std::uint64_t cookie, std::chrono::milliseconds timeout) override {
-        one_flow(meta.flow);
         return fan_.send(payload, lkey, meta, cookie, timeout); // with no receiver on_done fires in here
     }
     void set_format(const StreamFormat& format, std::chrono::milliseconds timeout) override {
-        one_flow(format.flow);
         fan_.set_format(format, timeout);
     }
     void set_clock(const ClockAnchor& anchor, std::chrono::milliseconds timeout) override {
         fan_.set_clock(anchor, timeout);
     }
     void progress() override { fan_.progress(); }
-    bool takes_frame_now(std::uint8_t flow) override { return flow == 0 && fan_.can_take_frame(); }
-    void skip_frame(std::uint8_t flow) noexcept override {
-        if (flow == 0) fan_.drop_unoffered();
-    }
+    bool takes_frame_now(std::uint8_t flow) override { return fan_.can_take_frame(flow); }
+    void skip_frame(std::uint8_t flow) noexcept override { fan_.drop_unoffered(flow); }
     bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout, std::uint8_t flow) override {
-        one_flow(flow);
         try {
-            fan_.wait_done(number, timeout);
+            fan_.wait_done(number, timeout, flow);
             return true;
         } catch (const TimeoutError&) {
             throw TimeoutError(fmt::format(
@@ -98,14 +93,6 @@ public:
 private:
     // Every member's writes are signalled often enough for the frames the
     // caller keeps out, whatever its ring.
-    // A fan-out carries flow 0 only, so far.
-    static void one_flow(std::uint8_t flow) {
-        if (flow != 0) {
-            throw UserError(fmt::format("a fan-out carries one flow (flow 0) so far, not flow {}: send the other "
-                                        "flows through senders of their own",
-                                        flow));
-        }
-    }
     static SenderOptions member_options(const SenderConfig& c, std::size_t depth) {
         SenderOptions o = sender_options(c);
         o.caller_depth = static_cast<std::uint32_t>(depth - 1); // the live pending frame is never posted
