@@ -22,7 +22,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-wire::StreamFormat format(std::uint8_t flow, std::uint16_t id, std::uint32_t max_frame, const char* caps) {
+wire::StreamFormat flow_test_format(std::uint8_t flow, std::uint16_t id, std::uint32_t max_frame, const char* caps) {
     wire::StreamFormat f;
     f.flow = flow;
     f.id = id;
@@ -30,8 +30,8 @@ wire::StreamFormat format(std::uint8_t flow, std::uint16_t id, std::uint32_t max
     f.caps = caps;
     return f;
 }
-const wire::StreamFormat kVideo = format(0, 1, 1024, "video/x-test");
-const wire::StreamFormat kAudio = format(1, 1, 256, "audio/x-test");
+const wire::StreamFormat kVideo = flow_test_format(0, 1, 1024, "video/x-test");
+const wire::StreamFormat kAudio = flow_test_format(1, 1, 256, "audio/x-test");
 
 FrameMeta of_flow(std::uint8_t flow, std::int64_t pts) {
     FrameMeta m;
@@ -160,7 +160,7 @@ TEST(FlowsStream, OneFlowsSlotsGrowWhileAnotherFlowsFrameIsHeld) {
     p.tx->set_format(kAudio, 2s);
     std::memset(mem.bytes().data(), 0x5a, 100);
     p.tx->send(mem.bytes().first(100), mem.lkey(), of_flow(1, 0), 0, 1s);
-    p.tx->set_format(format(0, 2, 8000, "video/x-test,big"), 2s); // flow 0 grows; flow 1's credit is out
+    p.tx->set_format(flow_test_format(0, 2, 8000, "video/x-test,big"), 2s); // flow 0 grows; flow 1's credit is out
     EXPECT_GE(p.tx->max_payload(0), 8000u);
     std::memset(mem.bytes().data(), 0x66, 100); // the held audio frame was written already: this changes nothing there
     p.tx->send(mem.bytes().first(8000), mem.lkey(), of_flow(0, 0), 1, 1s);
@@ -184,44 +184,36 @@ TEST(FlowsStream, AFrameOfAFlowWithoutAFormatIsRefusedAtSend) {
 
 // The receiver's limits count every flow: a flow past max_flows, or whose
 // slots would bring the ring past max_ring_bytes, is refused by name.
-TEST(FlowsLimits, AFlowPastTheReceiversFlowLimitIsRefused) {
-    RingConfig c = ring(2);
-    c.max_flows = 2;
+// The sender announces `format`; the receiver must refuse it (UserError
+// containing `why`) and hang up, and the sender's set_format must fail.
+void expect_refused(const RingConfig& c, const wire::StreamFormat& format, const std::string& why) {
     auto p = connect_pair(c, SenderOptions{});
     std::thread rx([&] {
         try {
             p.rx->next(2s);
             ADD_FAILURE() << "a frame or the end, not a refusal";
         } catch (const UserError& e) {
-            EXPECT_NE(std::string(e.what()).find("announced flow 2 (stream format 1): this receiver takes flows "
-                                                 "0..1: raise its flow limit (ReceiverConfig::max_flows"),
-                      std::string::npos)
-                << e.what();
+            EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
         }
         p.rx.reset(); // hangs up
     });
-    EXPECT_ANY_THROW(p.tx->set_format(format(2, 1, 100, "audio/x-test"), 2s));
+    EXPECT_ANY_THROW(p.tx->set_format(format, 2s));
     rx.join();
+}
+
+TEST(FlowsLimits, AFlowPastTheReceiversFlowLimitIsRefused) {
+    RingConfig c = ring(2);
+    c.max_flows = 2;
+    expect_refused(c, flow_test_format(2, 1, 100, "audio/x-test"),
+                   "announced flow 2 (stream format 1): this receiver takes flows 0..1: raise its flow limit "
+                   "(ReceiverConfig::max_flows");
 }
 
 TEST(FlowsLimits, TheRingLimitCountsEveryFlow) {
     RingConfig c = ring(2); // 2 x 4160 bytes
     c.max_ring_bytes = 2 * kSlot + 8 * 4096; // room for 8 more 4 KiB slots, not the 16 a flow gets
-    auto p = connect_pair(c, SenderOptions{});
-    std::thread rx([&] {
-        try {
-            p.rx->next(2s);
-            ADD_FAILURE() << "a frame or the end, not a refusal";
-        } catch (const UserError& e) {
-            EXPECT_NE(std::string(e.what()).find("every flow's slots together, to 73856 bytes, above this "
-                                                 "receiver's ring limit of 41088 bytes"),
-                      std::string::npos)
-                << e.what();
-        }
-        p.rx.reset();
-    });
-    EXPECT_ANY_THROW(p.tx->set_format(kAudio, 2s));
-    rx.join();
+    expect_refused(c, kAudio, "every flow's slots together, to 73856 bytes, above this receiver's ring limit of "
+                              "41088 bytes");
 }
 
 } // namespace
