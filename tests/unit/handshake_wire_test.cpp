@@ -6,6 +6,7 @@
 #include "wire_test_bytes.hpp"
 #include "wire/wire.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -71,43 +72,20 @@ TEST(SenderHello, RefusesProtocolTwoByName) {
               std::string::npos);
 }
 
-// A version 3 peer (4-byte credits, no window keys): its hello is this
-// one's size and layout, and is refused for its version alone, by name.
-TEST(SenderHello, RefusesProtocolThreeByName) {
-    auto v3 = bytes_of(wire::encode(wire::SenderHello{8, false, nonce(1)}));
-    v3[4] = std::byte{3};
-    EXPECT_EQ(refusal([&] { wire::decode_sender_hello(v3); }),
-              "peer speaks rdmastream protocol 3, this is 6: upgrade it (both ends must run the same protocol)");
-    auto r3 = bytes_of(wire::encode(wire::ReceiverHello{8, false, nonce(1)}));
-    r3[4] = std::byte{3};
-    EXPECT_EQ(refusal([&] { wire::decode_receiver_hello(r3); }),
-              "peer speaks rdmastream protocol 3, this is 6: upgrade it (both ends must run the same protocol)");
-}
-
-// A version 4 peer (no side data): its hellos are this one's size and
-// layout, refused for the version alone, by name.
-TEST(SenderHello, RefusesProtocolFourByName) {
-    auto v4 = bytes_of(wire::encode(wire::SenderHello{8, false, nonce(1)}));
-    v4[4] = std::byte{4};
-    EXPECT_EQ(refusal([&] { wire::decode_sender_hello(v4); }),
-              "peer speaks rdmastream protocol 4, this is 6: upgrade it (both ends must run the same protocol)");
-    auto r4 = bytes_of(wire::encode(wire::ReceiverHello{8, false, nonce(1)}));
-    r4[4] = std::byte{4};
-    EXPECT_EQ(refusal([&] { wire::decode_receiver_hello(r4); }),
-              "peer speaks rdmastream protocol 4, this is 6: upgrade it (both ends must run the same protocol)");
-}
-
-// A version 5 peer (one flow per stream): its hellos are this one's size
-// and layout, refused for the version alone, by name.
-TEST(SenderHello, RefusesProtocolFiveByName) {
-    auto v5 = bytes_of(wire::encode(wire::SenderHello{8, false, nonce(1)}));
-    v5[4] = std::byte{5};
-    EXPECT_EQ(refusal([&] { wire::decode_sender_hello(v5); }),
-              "peer speaks rdmastream protocol 5, this is 6: upgrade it (both ends must run the same protocol)");
-    auto r5 = bytes_of(wire::encode(wire::ReceiverHello{8, false, nonce(1)}));
-    r5[4] = std::byte{5};
-    EXPECT_EQ(refusal([&] { wire::decode_receiver_hello(r5); }),
-              "peer speaks rdmastream protocol 5, this is 6: upgrade it (both ends must run the same protocol)");
+// Peers of versions 3 (4-byte credits, no window keys), 4 (no side data)
+// and 5 (one flow per stream): their hellos are this one's size and
+// layout, and are refused for the version alone, by name.
+TEST(SenderHello, RefusesProtocolsThreeToFiveByName) {
+    for (const unsigned version : {3u, 4u, 5u}) {
+        const std::string why = fmt::format(
+            "peer speaks rdmastream protocol {}, this is 6: upgrade it (both ends must run the same protocol)", version);
+        auto sender = bytes_of(wire::encode(wire::SenderHello{8, false, nonce(1)}));
+        sender[4] = static_cast<std::byte>(version);
+        EXPECT_EQ(refusal([&] { wire::decode_sender_hello(sender); }), why);
+        auto receiver = bytes_of(wire::encode(wire::ReceiverHello{8, false, nonce(1)}));
+        receiver[4] = static_cast<std::byte>(version);
+        EXPECT_EQ(refusal([&] { wire::decode_receiver_hello(receiver); }), why);
+    }
 }
 
 TEST(ReceiverHello, RoundTripsAndRefusesNonsense) {
