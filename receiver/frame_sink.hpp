@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// Where received frames go. A sink sees the stream's format before the
-// first frame of it, then each frame while it lies in its ring slot.
+// Where received frames go. A sink learns the programme's flows at the
+// stream's first frame, sees each flow's format before the first frame of
+// it, then each frame of the flows it takes while it lies in its ring slot.
 #pragma once
 
 #include "stream_layout.hpp"
@@ -12,8 +13,16 @@ namespace rdmastream::cli {
 class FrameSink {
 public:
     virtual ~FrameSink() = default;
-    // A new format, read and checked (read_stream_layout); every frame until
-    // the next call is in it. `stream` outlives those frames.
+    // At the stream's first frame: the flows the sender announced before
+    // it (a bit per flow id, Receiver::flows), the programme a file's
+    // header lists.
+    virtual void start_programme(std::uint16_t /*flows*/) {}
+    // Whether this sink takes `flow`'s frames (asked at its first format).
+    // Outputs that write one stream take the first flow only.
+    virtual bool takes(std::uint8_t flow) const noexcept { return flow == 0; }
+    // A new format of a flow it takes (stream.layout.format().flow), read
+    // and checked (read_stream_layout); every frame of that flow until the
+    // next call for it is in it. `stream` outlives those frames.
     virtual void start_format(const StreamLayout& stream) = 0;
     // Handles a frame, already checked against the format's layout (its
     // payload holds every plane), so a sink reads it without checks. Returns true when the sink is done with the slot's
@@ -38,6 +47,7 @@ public:
 // --null: takes every frame and does nothing (measures the transport alone).
 class NullSink final : public FrameSink {
 public:
+    bool takes(std::uint8_t) const noexcept override { return true; }
     void start_format(const StreamLayout&) override {}
     bool consume(const ReceivedFrame&) override { return true; }
     void finish() override {}

@@ -9,7 +9,7 @@ extern "C" {
 #include <libavformat/avformat.h>
 #include <libavformat/version.h>
 #include <libavutil/channel_layout.h>
-#include <libavutil/pixdesc.h>
+#include <libavutil/mathematics.h>
 }
 
 #include <fmt/format.h>
@@ -34,93 +34,163 @@ FrameMd5Sink::FrameMd5Sink(const std::string& path) : path_(path), md5_(av_md5_a
     if (!md5_) throw std::bad_alloc();
 }
 
-void FrameMd5Sink::start_format(const StreamLayout& stream) {
-    if (header_written_ && stream.audio != audio_) {
-        throw std::runtime_error(fmt::format("--framemd5 {}: the stream changed from {} to {} mid-stream, and the "
-                                             "file has one stream",
-                                             path_, audio_ ? "audio" : "video", stream.audio ? "audio" : "video"));
+void FrameMd5Sink::start_programme(std::uint16_t flows) {
+    for (std::size_t i = 0; i < streams_.size(); ++i) {
+        if (flows & (1u << i)) streams_[i].index = stream_count_++;
     }
-    stream_ = &stream;
-    if (stream.audio) {
-        s16_.configure(stream.audio_caps, AV_SAMPLE_FMT_S16, stream.layout.format().max_frame_size,
-                       "--framemd5 " + path_);
-        if (!header_written_) write_audio_header(stream.audio_caps);
-        return; // a new format: ffmpeg's header stays too (its encoder keeps pcm_s16le)
+}
+
+bool FrameMd5Sink::takes(std::uint8_t flow) const noexcept { return flow < kMaxFlows && streams_[flow].index >= 0; }
+
+void FrameMd5Sink::start_format(const StreamLayout& layout) {
+    const std::uint8_t flow = layout.layout.format().flow;
+    Stream& s = streams_[flow];
+    if (s.layout != nullptr && layout.audio != s.audio) {
+        throw std::runtime_error(fmt::format("--framemd5 {}: flow {} changed from {} to {} mid-stream, and its "
+                                             "stream in the file has one kind",
+                                             path_, flow, s.audio ? "audio" : "video",
+                                             layout.audio ? "audio" : "video"));
     }
-    const RawVideoCaps& caps = stream.caps;
-    if (header_written_) {
-        return; // as ffmpeg -autoscale 0: one header, the frames change size
+    const bool first = s.layout == nullptr;
+    s.layout = &layout;
+    s.audio = layout.audio;
+    if (layout.audio) {
+        s.s16.configure(layout.audio_caps, AV_SAMPLE_FMT_S16, layout.layout.format().max_frame_size,
+                        "--framemd5 " + path_);
     }
-    // ffmpeg's encoder time base for video: 1/frame rate, 1/25 when unknown.
-    if (caps.framerate.num > 0 && caps.framerate.den > 0) time_base_ = av_inv_q(caps.framerate);
+    // A new format keeps the first one's header, as ffmpeg -autoscale 0
+    // does (its encoders keep their time base and pcm_s16le).
+    if (!first) return;
+    if (layout.audio) {
+        s.time_base = AVRational{1, layout.audio_caps.rate};
+    } else if (layout.caps.framerate.num > 0 && layout.caps.framerate.den > 0) {
+        s.time_base = av_inv_q(layout.caps.framerate); // ffmpeg's encoder time base: 1/frame rate, 1/25 unknown
+    }
+    for (const Stream& other : streams_) {
+        if (other.index >= 0 && other.layout == nullptr) return; // the header waits for every stream's format
+    }
+    write_header();
+}
+
+void FrameMd5Sink::write_header() {
     std::fprintf(out_.get(), "#format: frame checksums\n#version: 2\n#hash: MD5\n#software: %s\n", LIBAVFORMAT_IDENT);
-    std::fprintf(out_.get(), "#tb 0: %d/%d\n#media_type 0: video\n#codec_id 0: rawvideo\n", time_base_.num,
-                 time_base_.den);
-    std::fprintf(out_.get(), "#dimensions 0: %dx%d\n#sar 0: %d/%d\n", caps.width, caps.height,
+    for (const Stream& s : streams_) {
+        if (s.index >= 0) write_stream_header(s);
+    }
+    std::fprintf(out_.get(), "#stream#, dts,        pts, duration,     size, hash\n");
+    header_written_ = true;
+}
+
+// What libavformat's hashenc.c writes for each stream.
+void FrameMd5Sink::write_stream_header(const Stream& s) {
+    const int i = s.index;
+    std::fprintf(out_.get(), "#tb %d: %d/%d\n", i, s.time_base.num, s.time_base.den);
+    if (s.audio) {
+        const RawAudioCaps& caps = s.layout->audio_caps;
+        AVChannelLayout layout = av_channel_layout(caps.channel_mask, caps.channels);
+        char name[256] = {};
+        av_channel_layout_describe(&layout, name, sizeof name);
+        av_channel_layout_uninit(&layout);
+        std::fprintf(out_.get(), "#media_type %d: audio\n#codec_id %d: pcm_s16le\n", i, i);
+        std::fprintf(out_.get(), "#sample_rate %d: %d\n#channel_layout_name %d: %s\n", i, caps.rate, i, name);
+        return;
+    }
+    const RawVideoCaps& caps = s.layout->caps;
+    std::fprintf(out_.get(), "#media_type %d: video\n#codec_id %d: rawvideo\n", i, i);
+    std::fprintf(out_.get(), "#dimensions %d: %dx%d\n#sar %d: %d/%d\n", i, caps.width, caps.height, i,
                  caps.pixel_aspect_ratio.num, caps.pixel_aspect_ratio.num ? caps.pixel_aspect_ratio.den : 1);
-    std::fprintf(out_.get(), "#stream#, dts,        pts, duration,     size, hash\n");
-    header_written_ = true;
 }
 
-void FrameMd5Sink::write_audio_header(const RawAudioCaps& caps) {
-    // What libavformat's hashenc.c writes for an audio stream.
-    time_base_ = AVRational{1, caps.rate};
-    AVChannelLayout layout = av_channel_layout(caps.channel_mask, caps.channels);
-    char name[256] = {};
-    av_channel_layout_describe(&layout, name, sizeof name);
-    av_channel_layout_uninit(&layout);
-    std::fprintf(out_.get(), "#format: frame checksums\n#version: 2\n#hash: MD5\n#software: %s\n", LIBAVFORMAT_IDENT);
-    std::fprintf(out_.get(), "#tb 0: %d/%d\n#media_type 0: audio\n#codec_id 0: pcm_s16le\n", time_base_.num,
-                 time_base_.den);
-    std::fprintf(out_.get(), "#sample_rate 0: %d\n#channel_layout_name 0: %s\n", caps.rate, name);
-    std::fprintf(out_.get(), "#stream#, dts,        pts, duration,     size, hash\n");
-    header_written_ = true;
-    audio_ = true;
-}
-
-void FrameMd5Sink::hash_audio(const ReceivedFrame& frame) {
-    const std::span<const std::uint8_t> s16 = s16_.convert(frame.payload);
+void FrameMd5Sink::hash_audio(Stream& s, const ReceivedFrame& frame) {
+    const std::span<const std::uint8_t> s16 = s.s16.convert(frame.payload);
     av_md5_init(md5_.get());
     av_md5_update(md5_.get(), s16.data(), s16.size());
     // The sender put the frame on its sample grid (rdmasend's
     // audio_frames.hpp): the nearest sample is exact. A rate change keeps
     // the first rate's time base, as ffmpeg's encoder does.
-    const std::int64_t pts = to_tb(frame.header.pts, time_base_);
-    write_line(pts, stream_->samples(frame.payload.size()), static_cast<int>(s16.size()));
+    queue_line(s, to_tb(frame.header.pts, s.time_base), s.layout->samples(frame.payload.size()),
+               static_cast<int>(s16.size()));
 }
 
-void FrameMd5Sink::write_line(std::int64_t pts, std::int64_t duration, int size) {
-    std::uint8_t digest[16];
-    av_md5_final(md5_.get(), digest);
-    std::fprintf(out_.get(), "%d, %10" PRId64 ", %10" PRId64 ", %8" PRId64 ", %8d, ", 0, pts, pts, duration, size);
-    for (const std::uint8_t b : digest) std::fprintf(out_.get(), "%02x", b);
-    std::fputc('\n', out_.get());
-}
-
-bool FrameMd5Sink::consume(const ReceivedFrame& frame) {
-    if (audio_) {
-        hash_audio(frame);
-        return true;
-    }
+void FrameMd5Sink::hash_video(const Stream& s, const ReceivedFrame& frame) {
     av_md5_init(md5_.get());
     const auto* base = reinterpret_cast<const std::uint8_t*>(frame.payload.data());
-    const FrameGeometry& geometry = stream_->geometry;
+    const FrameGeometry& geometry = s.layout->geometry;
     for (int i = 0; i < geometry.plane_count; ++i) {
         const PlaneGeometry& g = geometry.planes[static_cast<std::size_t>(i)];
-        const gst::PlaneExtent& p = stream_->layout.plane(static_cast<unsigned>(i));
+        const gst::PlaneExtent& p = s.layout->layout.plane(static_cast<unsigned>(i));
         const std::size_t offset = p.offset, stride = p.stride;
         for (int r = 0; r < g.rows; ++r) {
             av_md5_update(md5_.get(), base + offset + stride * static_cast<std::size_t>(r), g.row_bytes);
         }
     }
-    const std::int64_t pts = to_tb(frame.header.pts, time_base_);
-    const std::int64_t duration =
-        frame.header.duration == kNoTime ? 0 : to_tb(frame.header.duration, time_base_);
-    write_line(pts, duration, static_cast<int>(geometry.packed_size));
+}
+
+void FrameMd5Sink::queue_line(Stream& s, std::int64_t pts, std::int64_t duration, int size) {
+    std::uint8_t digest[16];
+    av_md5_final(md5_.get(), digest);
+    // One stream written as it comes (no queue: nothing allocated per frame).
+    Line one;
+    Line& line = stream_count_ == 1 && header_written_ ? one : s.lines.emplace_back();
+    line.pts = pts;
+    // The stream's number goes in front as the line is written (write_lines).
+    int n = std::snprintf(line.text.data(), line.text.size(), "%10" PRId64 ", %10" PRId64 ", %8" PRId64 ", %8d, ",
+                          pts, pts, duration, size);
+    for (const std::uint8_t b : digest) {
+        n += std::snprintf(line.text.data() + n, line.text.size() - static_cast<std::size_t>(n), "%02x", b);
+    }
+    if (&line == &one) {
+        std::fprintf(out_.get(), "%d, %s\n", s.index, line.text.data());
+    } else if (header_written_) {
+        write_lines(false);
+    }
+}
+
+void FrameMd5Sink::write_lines(bool all) {
+    for (;;) {
+        Stream* earliest = nullptr;
+        for (Stream& s : streams_) { // in stream order: the lower stream wins a tie
+            if (s.index < 0) continue;
+            if (s.lines.empty()) {
+                if (all) continue;
+                return; // a stream with nothing waiting may still have an earlier line to come
+            }
+            if (earliest == nullptr || av_compare_ts(s.lines.front().pts, s.time_base, earliest->lines.front().pts,
+                                                     earliest->time_base) < 0) {
+                earliest = &s;
+            }
+        }
+        if (earliest == nullptr) return;
+        std::fprintf(out_.get(), "%d, %s\n", earliest->index, earliest->lines.front().text.data());
+        earliest->lines.pop_front();
+    }
+}
+
+bool FrameMd5Sink::consume(const ReceivedFrame& frame) {
+    Stream& s = streams_[frame.header.flow];
+    if (s.audio) {
+        hash_audio(s, frame);
+        return true;
+    }
+    hash_video(s, frame);
+    const std::int64_t pts = to_tb(frame.header.pts, s.time_base);
+    const std::int64_t duration = frame.header.duration == kNoTime ? 0 : to_tb(frame.header.duration, s.time_base);
+    queue_line(s, pts, duration, static_cast<int>(s.layout->geometry.packed_size));
     return true;
 }
 
 void FrameMd5Sink::finish() {
+    if (!header_written_) { // a flow of the programme sent no frame: the others' streams still get theirs
+        for (Stream& s : streams_) {
+            if (s.layout == nullptr) s.index = -1;
+        }
+        int next = 0;
+        for (Stream& s : streams_) {
+            if (s.index >= 0) s.index = next++;
+        }
+        if (next > 0) write_header();
+    }
+    write_lines(true);
     if (std::fflush(out_.get()) != 0) {
         throw UserError(fmt::format("writing --framemd5 {} failed: {}", path_, std::strerror(errno)));
     }

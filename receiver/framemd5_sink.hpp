@@ -1,28 +1,39 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// --framemd5 FILE: one MD5 per frame, in exactly the format of
-// `ffmpeg -i INPUT -f framemd5 -` (libavformat's hashenc.c, version 2), so
-// the two can be compared byte for byte. The hash covers each plane's
-// visible bytes row by row (what FFmpeg's rawvideo packet holds), read in
-// place from the ring slot: no copy.
+// --framemd5 FILE: one MD5 per frame of every flow, in exactly the format of
+// `ffmpeg -i INPUT -map 0:v:0 -map 0:a:0 -f framemd5 -` (libavformat's
+// hashenc.c, version 2), so the two can be compared byte for byte. Each
+// flow is one stream of the file, numbered in flow order.
 //
-// Audio: ffmpeg's framemd5 encodes audio as pcm_s16le, so it hashes each
-// decoded frame converted to interleaved S16 by libswresample (what its
-// aresample filter does); so does this sink (audio_convert.hpp), one
+// Video: the hash covers each plane's visible bytes row by row (what
+// FFmpeg's rawvideo packet holds), read in place from the ring slot: no
+// copy. Audio: ffmpeg's framemd5 encodes audio as pcm_s16le, so it hashes
+// each decoded frame converted to interleaved S16 by libswresample (what
+// its aresample filter does); so does this sink (audio_convert.hpp), one
 // conversion into a buffer sized once per format. Timestamps and durations
 // are in samples (time base 1/rate), as ffmpeg's are.
+//
+// The header lists every stream, so it is written once every flow of the
+// programme (the flows announced before the first frame) has its format;
+// a flow announced later is not written (takes() says no). The lines
+// follow libavformat's interleaving (ff_interleave_packet_per_dts): a
+// line waits until every stream has one waiting, then the earliest goes
+// (by timestamp, the lower stream first on a tie); at the end the rest, in
+// the same order. With one flow, each line is written as its frame comes.
 #pragma once
 
 #include "audio_convert.hpp"
 #include "frame_sink.hpp"
 
-#include "rdmastream_cli/plane_geometry.hpp"
+#include "rdmastream/format.hpp"
 
 extern "C" {
 #include <libavutil/md5.h>
 #include <libavutil/mem.h>
 }
 
+#include <array>
 #include <cstdio>
+#include <deque>
 #include <memory>
 #include <string>
 
@@ -32,14 +43,36 @@ class FrameMd5Sink final : public FrameSink {
 public:
     // `path` "-": stdout.
     explicit FrameMd5Sink(const std::string& path);
+    void start_programme(std::uint16_t flows) override;
+    bool takes(std::uint8_t flow) const noexcept override;
     void start_format(const StreamLayout& stream) override;
     bool consume(const ReceivedFrame& frame) override;
     void finish() override;
 
 private:
-    void write_audio_header(const RawAudioCaps& caps);
-    void hash_audio(const ReceivedFrame& frame);
-    void write_line(std::int64_t pts, std::int64_t duration, int size);
+    // One line, held until libavformat's interleaving would write it.
+    struct Line {
+        std::int64_t pts = 0;
+        std::array<char, 112> text{};
+    };
+    // A flow as one stream of the file.
+    struct Stream {
+        int index = -1;                        // its number in the file; -1: not in it
+        const StreamLayout* layout = nullptr;  // the current format's; null until the first
+        AVRational time_base{1, 25};
+        bool audio = false; // the header written was audio's (a stream holds one kind)
+        AudioConverter s16; // audio: to pcm_s16le, as ffmpeg's framemd5 hashes it
+        std::deque<Line> lines;
+    };
+
+    void write_header();
+    void write_stream_header(const Stream& s);
+    void hash_video(const Stream& s, const ReceivedFrame& frame);
+    void hash_audio(Stream& s, const ReceivedFrame& frame);
+    void queue_line(Stream& s, std::int64_t pts, std::int64_t duration, int size);
+    // Writes lines in interleaved order: while every stream has one
+    // waiting, or (`all`) until none is left.
+    void write_lines(bool all);
 
     struct FileCloser {
         void operator()(std::FILE* f) const noexcept {
@@ -53,11 +86,9 @@ private:
     std::string path_;
     std::unique_ptr<std::FILE, FileCloser> out_;
     std::unique_ptr<AVMD5, Md5Deleter> md5_;
+    std::array<Stream, kMaxFlows> streams_;
+    int stream_count_ = 0;
     bool header_written_ = false;
-    AVRational time_base_{1, 25};
-    const StreamLayout* stream_ = nullptr; // the current format's
-    bool audio_ = false;                   // the header written was audio's (a file holds one kind)
-    AudioConverter s16_;                   // audio: to pcm_s16le, as ffmpeg's framemd5 hashes it
 };
 
 } // namespace rdmastream::cli

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// rdmarecv: receive video frames over RDMA from rdmasend (or rdmasink) and
-// write them to files, checksums, a GStreamer pipeline or nowhere. Parses flags, builds the
+// rdmarecv: receive a programme's frames (video, audio) over RDMA from
+// rdmasend (or rdmasink) and write them to files, checksums, a GStreamer
+// pipeline or nowhere. Parses flags, builds the
 // outputs, hands over to run_receive; docs/cli.md is the user guide.
 #include "framemd5_sink.hpp"
 #include "gst_sink.hpp"
@@ -40,7 +41,8 @@ int main(int argc, char** argv) {
     cli::add_version_flag(app);
     cli::add_connection_flags(app, o.connection, true);
     app.add_option("--framemd5", framemd5,
-                   "write one MD5 per frame to FILE (- for stdout), exactly as `ffmpeg -f framemd5` does");
+                   "write one MD5 per frame of every flow to FILE (- for stdout), exactly as `ffmpeg -map 0:v:0 "
+                   "-map 0:a:0 -f framemd5` does for the same streams");
     app.add_option("-o,--output", output,
                    "write the frames to FILE, in the format its name says (.y4m, .nut, .mkv: raw video, no "
                    "encoding; others need --codec)");
@@ -57,8 +59,9 @@ int main(int argc, char** argv) {
                    "buffers (a queue, filesink batching small ones, a slow appsink) costs copies (the stats' "
                    "copies), not a stalled stream. At most --slots - 1 take effect; 0: never copy")
         ->capture_default_str();
-    app.add_flag("--null", null_output, "take the frames and drop them (measures the transport)");
-    app.add_option("--frames", o.frames, "stop after N frames (0: until the sender ends the stream)")
+    app.add_flag("--null", null_output, "take the frames of every flow and drop them (measures the transport)");
+    app.add_option("--frames", o.frames,
+                   "stop after N frames of the first flow (the video; 0: until the sender ends the stream)")
         ->capture_default_str();
     app.add_option("--slot-size", o.slot_size,
                    "bytes per ring slot to start with; the ring grows when the sender's frames need more")
@@ -98,7 +101,7 @@ int main(int argc, char** argv) {
             throw rdmastream::UserError("--codec " + codec + " encodes what -o writes: add -o FILE");
         }
         // Before the sinks: they hand slots back through it until they are gone.
-        cli::SlotReleaseQueue released(o.connection.slots);
+        cli::SlotReleaseQueue released(cli::slot_capacity(o));
         std::vector<std::unique_ptr<cli::FrameSink>> sinks;
         if (!framemd5.empty()) sinks.push_back(std::make_unique<cli::FrameMd5Sink>(framemd5));
         if (!output.empty()) sinks.push_back(std::make_unique<cli::OutputSink>(output, codec, released));

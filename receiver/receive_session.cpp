@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <gst/gst.h>
 
+#include <array>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -39,7 +40,8 @@ ReceiverConfig receiver_config(const ReceiveOptions& o, std::shared_ptr<Waker> w
     c.poll_mode = poll_mode(o.connection);
     c.max_frame_bytes = o.max_frame_bytes;
     c.max_ring_bytes = o.max_ring_bytes;
-    c.max_flows = 1; // its outputs take one flow so far: a sender's second one is refused by name
+    c.max_flows = o.max_flows;
+    c.flow_slots = o.flow_slots;
     c.memory_windows = o.memory_windows;
     c.live = o.connection.policy == "live"; // the sender drops frames rather than wait for us
     c.waker = std::move(waker);
@@ -77,12 +79,12 @@ public:
     SlotHolds(Receiver& rx, SlotReleaseQueue& released)
         : rx_(rx), released_(released), holders_(released.slots(), 0) {}
 
-    // Gives the frame to every sink; releases the slot unless one kept it.
-    // The count starts at sinks + 1 so that a sink handing the slot back
-    // before consume returns cannot release it early.
-    void consume(const ReceivedFrame& f, const std::vector<std::unique_ptr<FrameSink>>& sinks) {
+    // Gives the frame to the sinks that take its flow; releases the slot
+    // unless one kept it. The count starts at sinks + 1 so that a sink
+    // handing the slot back before consume returns cannot release it early.
+    void consume(const ReceivedFrame& f, const std::vector<FrameSink*>& sinks) {
         holders_[f.slot] = static_cast<std::uint32_t>(sinks.size()) + 1;
-        for (const auto& s : sinks) {
+        for (FrameSink* s : sinks) {
             if (s->consume(f)) --holders_[f.slot];
         }
         ++held_;
@@ -126,6 +128,20 @@ std::optional<ReceivedFrame> next_frame(Receiver& rx, SlotHolds& holds, std::chr
         if (a.kind == Receiver::Arrival::kFrame) return std::move(a.frame);
         if (a.kind == Receiver::Arrival::kEnd) return std::nullopt;
         for (const auto& s : sinks) s->check(); // woken: an output may have failed
+    }
+}
+
+// A flow's first format: which outputs take its frames. One that none
+// takes is said once; its frames' slots go back as they come.
+void start_flow(std::uint8_t flow, const StreamLayout& stream, const std::vector<std::unique_ptr<FrameSink>>& sinks,
+                std::vector<FrameSink*>& taking) {
+    for (const auto& s : sinks) {
+        if (s->takes(flow)) taking.push_back(s.get());
+    }
+    if (taking.empty()) {
+        std::fprintf(stderr, "rdmarecv: flow %u (%s) goes to no output: -o and --gst take the first flow so far, "
+                             "--framemd5 and --null every flow announced before the first frame\n",
+                     flow, stream.layout.format().caps.c_str());
     }
 }
 
@@ -184,11 +200,14 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
         metrics->publish(rx->stats(), shown, connected);
     };
     if (metrics) publish(true);
-    std::uint64_t expected_seq = 0, taken = 0;
+    std::uint64_t taken = 0; // the first flow's frames (--frames counts them)
+    std::array<std::uint64_t, kMaxFlows> expected_seq{}; // each flow numbers its frames
     const auto idle = to_ms(o.connection.idle_timeout);
-    // The current format, read and checked once; the outputs point into it.
-    // Declared after them: they go first.
-    std::optional<StreamLayout> stream;
+    // Each flow's current format, read and checked once; the outputs point
+    // into it. Declared after them: they go first.
+    std::array<std::optional<StreamLayout>, kMaxFlows> streams;
+    std::array<std::vector<FrameSink*>, kMaxFlows> taking; // the outputs each flow's frames go to
+    bool programme_known = false;
     std::optional<ClockAnchor> clock; // the sender's, once it says
     bool ended = false;
     std::chrono::steady_clock::time_point first_arrival;
@@ -202,14 +221,26 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
             throw ProtocolError("the sender sent a frame before announcing its format: rdmarecv needs raw video "
                                 "or audio with caps (rdmasend, or rdmasink from GStreamer)");
         }
+        if (!programme_known) { // the flows announced before the first frame: the programme
+            for (const auto& s : outputs) s->start_programme(rx->flows());
+            programme_known = true;
+            first_arrival = std::chrono::steady_clock::now();
+        }
+        const std::uint8_t flow = f->header.flow;
+        std::optional<StreamLayout>& stream = streams[flow];
         if (f->format_changed || !stream) {
             StreamLayout next = read_stream_layout(*f->format, rx->peer()); // refused before any output sees it
-            std::fprintf(stderr, "rdmarecv: format %u: %s\n", f->format->id, f->format->caps.c_str());
+            std::fprintf(stderr, "rdmarecv: %sformat %u: %s\n", flow > 0 ? fmt::format("flow {} ", flow).c_str() : "",
+                         f->format->id, f->format->caps.c_str());
+            const bool first = !stream;
             stream = std::move(next);
-            for (const auto& s : outputs) s->start_format(*stream);
-            if (taken > 0) ++counters.format_changes;
-            const AVRational rate = stream->caps.framerate;
-            counters.target_fps = rate.num > 0 ? av_q2d(rate) : 0; // the source's rate (audio: none, frames vary)
+            if (first) start_flow(flow, *stream, outputs, taking[flow]);
+            for (FrameSink* s : taking[flow]) s->start_format(*stream);
+            if (!first) ++counters.format_changes;
+            if (flow == 0) { // the rate the stats compare against: the first flow's
+                const AVRational rate = stream->caps.framerate;
+                counters.target_fps = rate.num > 0 ? av_q2d(rate) : 0; // audio: none, frames vary
+            }
         }
         if (f->clock != nullptr && (!clock || f->clock->pts0_ns != clock->pts0_ns || f->clock->clock != clock->clock)) {
             clock = *f->clock; // said once, and again when the sender's clock steps
@@ -217,13 +248,12 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
         }
         // One comparison: a payload too short for its planes goes to no output.
         stream->check_frame(f->header.sequence, f->payload.size());
-        counters.gaps += f->header.sequence - expected_seq; // frames a live sender dropped
-        expected_seq = f->header.sequence + 1;
-        holds.consume(*f, outputs);
+        counters.gaps += f->header.sequence - expected_seq[flow]; // frames a live sender dropped
+        expected_seq[flow] = f->header.sequence + 1;
+        holds.consume(*f, taking[flow]);
         const auto now = std::chrono::steady_clock::now();
-        if (taken == 0) first_arrival = now;
         counters.stream_seconds = std::chrono::duration<double>(now - first_arrival).count();
-        ++taken;
+        if (flow == 0) ++taken;
         ++counters.zero_copy;
         counters.copied = copies_of(outputs); // a few virtual calls: the per-second line shows them as they happen
         if (report.tick(rx->stats(), counters) && metrics) publish(true);

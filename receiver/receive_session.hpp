@@ -26,11 +26,19 @@ struct ReceiveOptions {
     std::uint32_t max_frame_bytes = kDefaultMaxFrameBytes; // what a sender may make us pin
     std::uint64_t max_ring_bytes = kDefaultMaxRingBytes;
     bool memory_windows = false; // RingConfig::memory_windows (--memory-windows)
+    std::uint32_t max_flows = 8;   // ReceiverConfig::max_flows: a programme's video, audio, data
+    std::uint32_t flow_slots = 16; // ReceiverConfig::flow_slots: slots of each flow after the first
     std::uint64_t frames = 0;           // 0: until end of stream
     std::string stats_json;
     bool quiet = false;
     std::optional<MetricsAddress> metrics; // --metrics: serve the counters over HTTP
 };
+
+// Slot numbers the ring may use: flow 0's slots and every other flow's
+// (what SlotReleaseQueue is sized to).
+inline std::uint32_t slot_capacity(const ReceiveOptions& o) noexcept {
+    return o.connection.slots + (o.max_flows - 1) * o.flow_slots;
+}
 
 // `released` is where the sinks hand back slots they kept; it must outlive
 // them (their buffers may be freed while they are torn down). The sinks are

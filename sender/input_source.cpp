@@ -1,17 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "input_source.hpp"
-#include "decoder_pool.hpp"
-#include "stream_choice.hpp"
 
 #include "rdmastream_cli/av_error.hpp"
 
 #include "rdmastream/error.hpp"
 
 extern "C" {
-#include <libavutil/channel_layout.h>
+#include <libavformat/avformat.h>
 #include <libavutil/macros.h>
-#include <libavutil/pixdesc.h>
-#include <libavutil/samplefmt.h>
 #ifdef RDMASTREAM_HAVE_AVDEVICE
 #include <libavdevice/version.h>
 #endif
@@ -21,7 +17,6 @@ extern "C" {
 
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <algorithm>
 #include <string_view>
 
@@ -82,58 +77,30 @@ InputContextPtr open_input(const std::string& url) {
 } // namespace
 
 InputSource::InputSource(const InputOptions& opts, DecoderPool* pool)
-    : url_(opts.url), fmt_(open_input(opts.url)), pkt_(make_packet()), pool_(pool) {
+    : url_(opts.url), fmt_(open_input(opts.url)), pkt_(make_packet()) {
     if (const int rc = avformat_find_stream_info(fmt_.get(), nullptr); rc < 0) {
         throw UserError(fmt::format("cannot read {}: avformat_find_stream_info failed: {}: the file is damaged or "
                                     "not a media file",
                                     url_, av_error_text(rc)));
     }
-    const int index = choose_stream(fmt_.get(), opts.map, opts.stream, url_);
-    stream_ = fmt_->streams[index];
+    const std::vector<int> chosen = choose_streams(fmt_.get(), opts.choice, url_);
+    flow_of_stream_.assign(fmt_->nb_streams, -1);
+    bool pool_taken = false;
+    for (const int index : chosen) {
+        AVStream* s = fmt_->streams[index];
+        const bool video = s->codecpar->codec_type == AVMEDIA_TYPE_VIDEO;
+        DecoderPool* p = video && !pool_taken ? pool : nullptr; // one pool: the first video stream's
+        pool_taken = pool_taken || video;
+        flow_of_stream_[static_cast<std::size_t>(index)] = static_cast<int>(decoders_.size());
+        decoders_.push_back(std::make_unique<StreamDecoder>(fmt_.get(), s, opts.threads, p, url_));
+    }
     for (unsigned i = 0; i < fmt_->nb_streams; ++i) { // other streams never leave the demuxer
-        if (static_cast<int>(i) != index) fmt_->streams[i]->discard = AVDISCARD_ALL;
+        if (flow_of_stream_[i] < 0) fmt_->streams[i]->discard = AVDISCARD_ALL;
     }
-    const bool audio = stream_->codecpar->codec_type == AVMEDIA_TYPE_AUDIO;
-    const AVCodec* codec = avcodec_find_decoder(stream_->codecpar->codec_id);
-    if (codec == nullptr) {
-        throw UserError(fmt::format("{}: no decoder for {} codec {}: this FFmpeg cannot decode it; transcode it "
-                                    "first (ffmpeg -i {} {} out.mkv)",
-                                    url_, audio ? "audio" : "video", avcodec_get_name(stream_->codecpar->codec_id),
-                                    url_, audio ? "-c:a flac" : "-c:v ffv1"));
-    }
-    dec_.reset(avcodec_alloc_context3(codec));
-    if (!dec_) throw std::bad_alloc();
-    check_av(avcodec_parameters_to_context(dec_.get(), stream_->codecpar), "avcodec_parameters_to_context", url_);
-    dec_->pkt_timebase = stream_->time_base;
-    dec_->thread_count = opts.threads;
-    // Audio is decoded into FFmpeg's own buffers and copied (a few KiB a
-    // frame): the pool hands out picture-sized chunks.
-    attached_ = !audio && pool_ != nullptr && pool_->attach(dec_.get(), codec);
-    if (const int rc = avcodec_open2(dec_.get(), codec, nullptr); rc < 0) {
-        throw UserError(fmt::format("{}: cannot open the {} decoder: {}", url_, codec->name, av_error_text(rc)));
-    }
-    frame_rate_ = av_guess_frame_rate(fmt_.get(), stream_, nullptr);
-    if (fmt_->start_time != AV_NOPTS_VALUE) { // ffmpeg shifts every input to start at 0; so do we
-        start_pts_ = av_rescale_q(fmt_->start_time, AV_TIME_BASE_Q, stream_->time_base);
-    }
-    if (audio) {
-        char layout[128] = "?";
-        av_channel_layout_describe(&dec_->ch_layout, layout, sizeof layout);
-        const char* format = av_get_sample_fmt_name(dec_->sample_fmt);
-        description_ = fmt::format("{}: stream {} {} audio, {} Hz, {}, {}", url_, index, codec->name,
-                                   dec_->sample_rate, layout, format ? format : "?");
-        return;
-    }
-    description_ = fmt::format("{}: stream {} {} {}x{} {}, {}/{} fps", url_, index, codec->name, dec_->width,
-                               dec_->height,
-                               av_get_pix_fmt_name(dec_->pix_fmt) ? av_get_pix_fmt_name(dec_->pix_fmt) : "?",
-                               frame_rate_.num, frame_rate_.den);
 }
 
 bool InputSource::feed() {
-    if (draining_) {
-        return false;
-    }
+    if (draining_) return false;
     for (;;) {
         const int rc = av_read_frame(fmt_.get(), pkt_.get());
         if (rc == AVERROR(EAGAIN)) continue; // a live input with nothing yet
@@ -142,43 +109,35 @@ bool InputSource::feed() {
                 throw MediaError("av_read_frame", rc, fmt::format("{}: reading stopped", url_));
             }
             draining_ = true;
-            check_av(avcodec_send_packet(dec_.get(), nullptr), "avcodec_send_packet(drain)", url_);
+            for (const auto& d : decoders_) d->drain();
+            current_ = 0;
             return true;
         }
-        if (pkt_->stream_index != stream_->index) {
+        const auto stream = static_cast<std::size_t>(pkt_->stream_index);
+        const int flow = stream < flow_of_stream_.size() ? flow_of_stream_[stream] : -1;
+        if (flow < 0) {
             av_packet_unref(pkt_.get());
             continue;
         }
-        packet_break_ = pkt_->duration > 0 && prev_packet_pts_ != AV_NOPTS_VALUE && pkt_->pts != AV_NOPTS_VALUE &&
-                        pkt_->pts - prev_packet_pts_ > pkt_->duration;
-        prev_packet_pts_ = pkt_->pts;
-        const int sent = avcodec_send_packet(dec_.get(), pkt_.get());
+        const bool decoded = decoders_[static_cast<std::size_t>(flow)]->send(*pkt_);
         av_packet_unref(pkt_.get());
-        if (pool_ != nullptr) pool_->rethrow_pending();
-        if (sent == AVERROR_INVALIDDATA) { // as ffmpeg does: report, skip the packet, go on
-            ++corrupt_packets_;
-            std::fprintf(stderr, "rdmasend: %s: a corrupt packet was skipped (%s)\n", url_.c_str(),
-                         av_error_text(sent).c_str());
-            continue;
-        }
-        check_av(sent, "avcodec_send_packet", url_);
+        if (!decoded) continue;
+        current_ = static_cast<std::size_t>(flow);
         return true;
     }
 }
 
-bool InputSource::next(AVFrame* out) {
+std::optional<std::size_t> InputSource::next(AVFrame* out) {
     av_frame_unref(out);
     for (;;) {
-        const int rc = avcodec_receive_frame(dec_.get(), out);
-        if (rc == 0) return true;
-        if (pool_ != nullptr) pool_->rethrow_pending();
-        if (rc == AVERROR_EOF) return false;
-        if (rc == AVERROR_INVALIDDATA) { // lost this picture, the stream goes on
-            ++corrupt_packets_;
-            continue;
+        const int rc = decoders_[current_]->receive(out);
+        if (rc == 0) return current_;
+        if (rc == AVERROR_EOF) { // drained: the next decoder's last frames, then the end
+            if (++current_ < decoders_.size()) continue;
+            current_ = decoders_.size() - 1;
+            return std::nullopt;
         }
-        if (rc != AVERROR(EAGAIN)) check_av(rc, "avcodec_receive_frame", url_);
-        if (!feed()) return false;
+        if (!feed()) return std::nullopt;
     }
 }
 
@@ -186,19 +145,31 @@ void InputSource::rewind() {
     check_av(av_seek_frame(fmt_.get(), -1, fmt_->start_time != AV_NOPTS_VALUE ? fmt_->start_time : 0,
                            AVSEEK_FLAG_BACKWARD),
              "av_seek_frame", fmt::format("{}: --loop cannot go back to the start", url_));
-    avcodec_flush_buffers(dec_.get());
+    for (const auto& d : decoders_) d->flush();
     draining_ = false;
-    prev_packet_pts_ = AV_NOPTS_VALUE;
+    current_ = 0;
 }
 
-AVRational InputSource::sample_aspect_ratio(const AVFrame& f) const noexcept {
-    return av_guess_sample_aspect_ratio(fmt_.get(), stream_, const_cast<AVFrame*>(&f));
+AVRational InputSource::sample_aspect_ratio(std::size_t i, const AVFrame& f) const noexcept {
+    return av_guess_sample_aspect_ratio(fmt_.get(), decoders_[i]->stream(), const_cast<AVFrame*>(&f));
 }
 
-double InputSource::progress(std::int64_t pts) const noexcept {
+std::int64_t InputSource::start_pts(std::size_t i) const noexcept {
+    if (fmt_->start_time == AV_NOPTS_VALUE) return 0; // ffmpeg shifts every input to start at 0; so do we
+    return av_rescale_q(fmt_->start_time, AV_TIME_BASE_Q, decoders_[i]->time_base());
+}
+
+double InputSource::progress(std::size_t i, std::int64_t pts) const noexcept {
     if (fmt_->duration <= 0 || pts == AV_NOPTS_VALUE) return -1;
-    const double t = static_cast<double>(av_rescale_q(pts - start_pts_, stream_->time_base, AV_TIME_BASE_Q));
+    const double t =
+        static_cast<double>(av_rescale_q(pts - start_pts(i), decoders_[i]->time_base(), AV_TIME_BASE_Q));
     return std::clamp(t / static_cast<double>(fmt_->duration), 0.0, 1.0);
+}
+
+std::uint64_t InputSource::corrupt_packets() const noexcept {
+    std::uint64_t n = 0;
+    for (const auto& d : decoders_) n += d->corrupt();
+    return n;
 }
 
 } // namespace rdmastream::cli

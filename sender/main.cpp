@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// rdmasend: decode a video (or audio) stream with FFmpeg and stream its frames over RDMA to
+// rdmasend: decode an input's video and audio with FFmpeg and stream their frames over RDMA to
 // rdmarecv (or the rdmasrc GStreamer element). Parses flags, then hands
 // over to run_send; docs/cli.md is the user guide.
 #include "send_session.hpp"
@@ -27,10 +27,12 @@ int main(int argc, char** argv) {
     cli::SendOptions o;
     bool realtime = false;
     bool verbose = false;
-    CLI::App app{"rdmasend: decode a video with FFmpeg and send its frames over RDMA, straight from the decoder's "
+    bool no_audio = false;
+    CLI::App app{"rdmasend: decode a programme (its best video and audio streams, as ffmpeg picks them) with FFmpeg "
+                 "and send their frames over RDMA, one flow per stream, pictures straight from the decoder's "
                  "buffers.\nBy default it connects to a listening rdmarecv; see docs/cli.md.\n\n"
                  "Example: rdmarecv --framemd5 out.md5   and   rdmasend clip.mp4 --connect 192.0.2.1\n\n"
-                 "Audio instead: rdmasend clip.mkv --map 0:a:0 --connect 192.0.2.1\n\n"
+                 "Other streams: rdmasend clip.mkv --map 0:v:0 --map 0:a:1 --connect 192.0.2.1\n\n"
                  "Several receivers: rdmasend clip.mp4 --listen --receivers 2   and on each receiver   rdmarecv "
                  "--connect SENDER --framemd5 out.md5",
                  "rdmasend"};
@@ -56,22 +58,28 @@ int main(int argc, char** argv) {
                    "others go on")
         ->check(CLI::Range(0.01, 100000.0))
         ->capture_default_str();
-    auto* stream = app.add_option("--stream", o.input.stream,
+    auto* stream = app.add_option("--stream", o.input.choice.video_index,
                                   "which video stream to send (0: the first video stream; video only, see --map); "
                                   "default: FFmpeg's best")
                        ->check(CLI::NonNegativeNumber);
-    app.add_option("--map", o.input.map,
-                   "the stream to send, as ffmpeg's -map names it: 0:a:0 (the first audio stream), 0:v:1, 0:3, "
-                   "0:a:m:language:eng ... (one stream, of input 0). Audio goes as the decoder gives it, one "
-                   "frame per decoded frame; default: the best video stream")
-        ->excludes(stream);
+    auto* map = app.add_option("--map", o.input.choice.maps,
+                               "a stream to send, as ffmpeg's -map names it: 0:a:0 (the first audio stream), 0:v:1, "
+                               "0:3, 0:a:m:language:eng ... (of input 0). Repeat it for more streams, each its own "
+                               "flow, in this order (at most 15). Audio goes as the decoder gives it, one frame per "
+                               "decoded frame; default: the best video stream and the best audio stream")
+                    ->excludes(stream);
+    app.add_flag("--no-audio", no_audio, "send the video alone (by default its best audio stream goes with it)")
+        ->excludes(map);
     app.add_flag("--realtime", realtime, "send at the stream's own rate, from its timestamps (default: as fast as "
                                          "the receiver takes them)");
-    app.add_option("--fps", o.fps, "send at this many frames per second (video only: audio paces by --realtime)")
+    app.add_option("--fps", o.fps,
+                   "send the video at this many frames per second (its audio is left out: audio paces by "
+                   "--realtime)")
         ->check(CLI::Range(0.01, 100000.0));
     app.add_flag("--loop", o.loop, "start the input again at its end (timestamps keep rising); stop with --frames "
                                    "or Ctrl-C");
-    app.add_option("--frames", o.frames, "stop after N frames (0: all)")->capture_default_str();
+    app.add_option("--frames", o.frames, "stop after N frames of the first stream (the video; 0: all)")
+        ->capture_default_str();
     app.add_option("--pix-fmt", o.pix_fmt,
                    "convert to this FFmpeg pixel format with libswscale (e.g. yuv420p, nv12, rgba); default: "
                    "send what the decoder makes");
@@ -99,7 +107,10 @@ int main(int argc, char** argv) {
         // No enable_fork_safety(): rdmasend never forks, so its
         // registrations skip that cost (docs/tuning.md#fork-safety).
         if (app.count("--metrics") > 0) o.metrics = cli::parse_metrics_address(metrics);
-        if (app.count("--map") > 0) cli::check_map_syntax(o.input.map);
+        for (const std::string& m : o.input.choice.maps) cli::check_map_syntax(m);
+        // --fps sets the pictures' rate: audio at its own would drift apart.
+        o.input.choice.audio = !no_audio && app.count("--fps") == 0;
+        o.input.choice.audio_left_out_by = app.count("--fps") > 0 && !no_audio ? "--fps" : "";
         // Before the connection plan: without --listen it would ask for --connect instead.
         if (o.receivers > 0 && app.count("--listen") == 0) {
             throw rdmastream::UserError("--receivers needs --listen: the receivers dial this sender (rdmarecv "

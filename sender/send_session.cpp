@@ -1,32 +1,29 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "send_session.hpp"
-#include "rdmastream_cli/av_time.hpp"
-#include "audio_frames.hpp"
+#include "audio_flow.hpp"
 #include "decoder_pool.hpp"
-#include "frame_payload.hpp"
-#include "rdmastream_cli/av_side_data.hpp"
 #include "interrupt.hpp"
 #include "open_sender.hpp"
+#include "video_flow.hpp"
 
 #include "rdmastream_cli/av_error.hpp"
+#include "rdmastream_cli/av_time.hpp"
 #include "rdmastream_cli/metrics_exporter.hpp"
-#include "rdmastream_cli/raw_caps.hpp"
 #include "rdmastream_cli/rdma_device.hpp"
 #include "rdmastream_cli/stats_report.hpp"
-#include "rdmastream/no_time.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream/no_time.hpp"
 #include "rdmastream/sender.hpp"
 
 extern "C" {
 #include <libavutil/pixdesc.h>
-#include <libswscale/swscale.h>
 }
 
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <limits>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -35,25 +32,19 @@ namespace {
 
 constexpr const char* kLatencyIs = "from posting a frame to its delivery";
 
-// A wait in the transport ended without the frame in hand taken: Ctrl-C
-// woke it (Interrupt), or the receiver left (the sender's state() kLeft).
-// The loop ends, and tells which.
-struct NotTaken {};
-
-// A frame the transport may still be reading: the decoded picture's
-// reference (in place) keeps its chunk from the decoder until on_done.
-struct InFlight {
-    FramePtr picture = make_frame();
-    bool busy = false;
-    std::uint64_t number = 0;
-};
-
 std::uint16_t frame_flags(const AVFrame& f, bool discont) {
     std::uint16_t flags = discont ? 1u : 0u;
     if (!f.key_frame) flags |= 2u;
     if ((f.flags & AV_FRAME_FLAG_CORRUPT) || f.decode_error_flags) flags |= 8u;
     return flags;
 }
+
+// A flow's timestamps: every flow's from the input's one start, in ns.
+struct FlowClock {
+    std::optional<AudioTimestamps> audio; // audio: put on the sample grid
+    std::int64_t next_pts = 0;            // where the next frame would start, for inputs without timestamps
+    bool discont = true;                  // the next frame follows a start or a --loop's jump
+};
 
 class SendSession {
 public:
@@ -64,25 +55,39 @@ public:
             metrics_ = std::make_unique<MetricsExporter>(*o.metrics, MetricsIdentity{"rdmasend", kLatencyIs});
             std::fprintf(stderr, "rdmasend: metrics at %s\n", metrics_->url().c_str());
         }
+        video_options_.force_copy = o.force_copy;
         if (!o.pix_fmt.empty()) {
-            target_ = av_get_pix_fmt(o.pix_fmt.c_str());
-            if (target_ == AV_PIX_FMT_NONE) {
+            video_options_.pix_fmt = o.pix_fmt;
+            video_options_.target = av_get_pix_fmt(o.pix_fmt.c_str());
+            if (video_options_.target == AV_PIX_FMT_NONE) {
                 throw UserError(fmt::format("--pix-fmt {}: not an FFmpeg pixel format (see `ffmpeg -pix_fmts`)",
                                             o.pix_fmt));
             }
         }
-        if (source_->audio()) refuse_video_flags();
+        bool any_video = false;
+        for (std::size_t i = 0; i < source_->count(); ++i) {
+            any_video = any_video || !source_->stream(i).audio();
+            clocks_.push_back(FlowClock{});
+            if (source_->stream(i).audio()) {
+                clocks_.back().audio.emplace(source_->stream(i).time_base(), source_->start_pts(i));
+            }
+        }
+        if (!any_video) refuse_video_flags();
         require_rdma_device(o.connection.device);
-        std::fprintf(stderr, "rdmasend: %s\n", source_->describe().c_str());
-        // The rate the stats compare against: the pace asked for, if any.
+        for (std::size_t i = 0; i < source_->count(); ++i) {
+            std::fprintf(stderr, "rdmasend: %s%s\n", source_->count() > 1 ? fmt::format("flow {}: ", i).c_str() : "",
+                         source_->stream(i).describe().c_str());
+        }
+        // The rate the stats compare against (the first flow's): the pace asked for, if any.
+        const StreamDecoder& lead = source_->stream(0);
         if (o.pacing == Pacer::Mode::kFixedRate) {
             counters_.target_fps = o.fps;
-        } else if (o.pacing == Pacer::Mode::kRealtime && source_->audio()) {
-            if (source_->frame_size() > 0) { // frames of a fixed size: their rate
-                counters_.target_fps = double(source_->sample_rate()) / source_->frame_size();
+        } else if (o.pacing == Pacer::Mode::kRealtime && lead.audio()) {
+            if (lead.frame_size() > 0) { // frames of a fixed size: their rate
+                counters_.target_fps = double(lead.sample_rate()) / lead.frame_size();
             }
-        } else if (o.pacing == Pacer::Mode::kRealtime && source_->frame_rate().num > 0) {
-            counters_.target_fps = av_q2d(source_->frame_rate());
+        } else if (o.pacing == Pacer::Mode::kRealtime && lead.frame_rate().num > 0) {
+            counters_.target_fps = av_q2d(lead.frame_rate());
         }
         connect(plan);
         if (tx_) publish_metrics(true);
@@ -91,14 +96,18 @@ public:
     ~SendSession() {
         // The pictures still in flight (after an error) must outlive the
         // sender, which reports them through on_done as it stops. So: the
-        // decoder lets go of its pictures, the pools let go of their arenas
-        // (each lives on while a picture holds a chunk, and its FrameMemory
-        // keeps its registration as long), then the sender goes, then the
-        // table of pictures.
+        // decoders let go of their pictures, the pools let go of their
+        // arenas (each lives on while a picture holds a chunk, and its
+        // FrameMemory keeps its registration as long), then the sender
+        // goes, then the flows' tables of pictures.
         source_.reset();
         pool_.reset();
-        sws_.reset();
-        written_arena_.reset();
+        for (auto& v : video_) {
+            if (v) v->release();
+        }
+        for (auto& a : audio_) {
+            if (a) a->release();
+        }
         tx_.reset();
     }
 
@@ -108,36 +117,53 @@ public:
                          o_.receivers > 0 ? "the receivers" : "the receiver");
             return 130;
         }
-        FramePtr picture = make_frame();
-        bool discont = true;
+        FramePtr frame = make_frame();
         std::int64_t loop_offset = 0, lap_end = 0;
+        std::deque<Primed> primed;
         int status = 0;
         bool left = false; // the receiver has every frame it wants: nothing more to send or end
         try {
+            primed = prime();
             for (;;) {
                 if (interrupt_.requested() || (o_.frames > 0 && sent_ >= o_.frames)) break;
-                if (!source_->next(picture.get())) {
+                std::optional<std::size_t> flow;
+                bool packet_break = false; // read as the frame is decoded: the next packet changes it
+                if (!primed.empty()) {
+                    flow = primed.front().flow;
+                    packet_break = primed.front().packet_break;
+                    av_frame_unref(frame.get());
+                    av_frame_move_ref(frame.get(), primed.front().frame.get());
+                    primed.pop_front();
+                } else {
+                    flow = source_->next(frame.get());
+                    packet_break = flow && source_->stream(*flow).packet_break();
+                }
+                if (!flow) {
                     if (!o_.loop || sent_ == 0) break;
                     source_->rewind();
-                    audio_ts_.restart();
                     loop_offset = lap_end;
-                    discont = true;
+                    for (FlowClock& c : clocks_) {
+                        if (c.audio) c.audio->restart();
+                        c.discont = true;
+                    }
                     continue;
                 }
-                const std::int64_t duration =
-                    audio_ ? AudioTimestamps::duration_ns(*picture) : frame_duration(*picture);
-                std::int64_t pts = audio_ ? audio_ts_.pts_ns(*picture, loop_offset, source_->packet_break())
-                                          : timestamp(*picture, loop_offset);
-                if (pts == kNoTime) pts = next_pts_; // an elementary stream has none: count on, as ffmpeg does
-                if (pts != kNoTime && duration != kNoTime) next_pts_ = pts + duration;
-                if (pts != kNoTime) lap_end = std::max(lap_end, pts + (duration != kNoTime ? duration : 0));
-                const FrameMeta meta{pts, duration, frame_flags(*picture, discont), {}};
-                if (audio_) {
-                    send_audio(*picture, meta);
-                } else {
-                    send(picture.get(), meta);
+                const FrameMeta meta = meta_of(*frame, *flow, packet_break, loop_offset, lap_end);
+                counters_.progress = source_->progress(*flow, frame->best_effort_timestamp);
+                // Paced first: what the flow decides must see the slots that came home meanwhile.
+                // --fps paces the first flow's frames (its video).
+                if (o_.pacing != Pacer::Mode::kFixedRate || *flow == 0) {
+                    pacer_.wait(sent_, meta.pts, [this] { tx_->progress(); });
                 }
-                discont = false;
+                if (video_[*flow]) {
+                    const AVRational sar = source_->sample_aspect_ratio(*flow, *frame); // before the picture moves
+                    video_[*flow]->send(frame.get(), meta, sar);
+                } else {
+                    audio_[*flow]->send(*frame, meta);
+                }
+                clocks_[*flow].discont = false;
+                if (*flow == 0) ++sent_;
+                if (report_.tick(tx_->stats(), counters_)) publish_metrics(true);
             }
         } catch (const MediaError& e) { // a damaged input: the receiver still gets a clean end of stream
             std::fprintf(stderr, "rdmasend: %s: ending the stream after %llu frames\n", e.what(),
@@ -182,17 +208,57 @@ private:
         return true;
     }
 
+    // A frame decoded ahead, while the programme's formats are announced.
+    struct Primed {
+        std::size_t flow;
+        FramePtr frame;
+        bool packet_break; // StreamDecoder::packet_break as it was decoded
+    };
+
+    // Decodes until every flow has its first frame (at most kPrimeLimit
+    // frames ahead, or the input's end) and announces each flow's format,
+    // in flow order, before any frame goes: a receiver then knows the whole
+    // programme at its first frame (Receiver::flows), as a file's header
+    // needs. Returns the frames decoded, in decode order, to send first.
+    std::deque<Primed> prime() {
+        constexpr std::size_t kPrimeLimit = 32;
+        std::deque<Primed> out;
+        std::vector<const AVFrame*> first(source_->count(), nullptr);
+        std::size_t missing = source_->count();
+        while (missing > 0 && out.size() < kPrimeLimit && !interrupt_.requested()) {
+            Primed p{0, make_frame(), false};
+            const std::optional<std::size_t> flow = source_->next(p.frame.get());
+            if (!flow) break;
+            p.flow = *flow;
+            p.packet_break = source_->stream(*flow).packet_break();
+            if (first[*flow] == nullptr) {
+                first[*flow] = p.frame.get();
+                --missing;
+            }
+            out.push_back(std::move(p));
+        }
+        for (std::size_t i = 0; i < first.size(); ++i) {
+            if (first[i] == nullptr) continue; // announced when its first frame comes, if ever
+            if (video_[i]) {
+                video_[i]->announce_for(*first[i], source_->sample_aspect_ratio(i, *first[i]));
+            } else {
+                audio_[i]->announce_for(*first[i]);
+            }
+        }
+        return out;
+    }
+
+    FlowFrames& frames_of(std::uint8_t flow) noexcept {
+        return video_[flow] ? video_[flow]->frames() : audio_[flow]->frames();
+    }
+
     void connect(const ConnectionPlan& plan) {
         SenderConfig c;
         c.policy = o_.connection.policy == "live" ? Policy::kLive : Policy::kLossless;
         c.device = o_.connection.device;
         c.poll_mode = poll_mode(o_.connection);
         c.key = load_key(o_.connection, "rdmasend");
-        c.on_done = [this](std::uint64_t cookie, FrameFate) {
-            InFlight& f = in_flight_[cookie];
-            av_frame_unref(f.picture.get()); // the chunk goes back once the decoder is done with it too
-            f.busy = false;
-        };
+        c.on_done = [this](std::uint64_t cookie, FrameFate) { frames_of(FlowFrames::flow_of(cookie)).done(cookie); };
         c.waker = interrupt_.waker(); // Ctrl-C ends the wait for a receiver, a credit or a delivery
         c.open_timeout = to_ms(o_.connection.connect_timeout);
         c.max_in_flight = o_.slots_given ? o_.connection.slots : 0;
@@ -201,281 +267,68 @@ private:
         c.member_timeout = to_ms(o_.member_timeout);
         tx_ = open_sender(plan, allow_list(o_.connection, plan), c);
         if (!tx_) return; // interrupted: run() says so
-        // Sized once: on_done indexes it, and the decoder's pool is cut to match.
-        in_flight_.resize(tx_->depth());
-        pool_->bind(tx_->memory(), in_flight_.size());
+        ctx_.emplace(SendContext{*tx_, idle(), o_.receivers > 0, counters_});
+        bool pool_given = false; // the input gave the pool to its first video stream's decoder
+        for (std::size_t i = 0; i < source_->count(); ++i) {
+            const auto flow = static_cast<std::uint8_t>(i);
+            const StreamDecoder& stream = source_->stream(i);
+            if (stream.audio()) {
+                audio_.push_back(std::make_unique<AudioFlow>(*ctx_, flow, stream));
+                video_.emplace_back();
+                continue;
+            }
+            video_.push_back(
+                std::make_unique<VideoFlow>(*ctx_, flow, stream, pool_given ? nullptr : pool_.get(), video_options_));
+            audio_.emplace_back();
+            pool_given = true;
+        }
     }
 
-    std::int64_t timestamp(const AVFrame& f, std::int64_t loop_offset) const {
-        const std::int64_t ts = f.best_effort_timestamp;
-        if (ts == AV_NOPTS_VALUE) return kNoTime;
-        return av_rescale_q(ts - source_->start_pts(), source_->time_base(), kNanoseconds) + loop_offset;
+    // The frame's presentation time and duration on the stream's clock (ns
+    // from the input's start, --loop's laps added), and its flags.
+    FrameMeta meta_of(const AVFrame& f, std::size_t flow, bool packet_break, std::int64_t loop_offset,
+                      std::int64_t& lap_end) {
+        FlowClock& clock = clocks_[flow];
+        const StreamDecoder& stream = source_->stream(flow);
+        std::int64_t duration = kNoTime, pts = kNoTime;
+        if (clock.audio) {
+            duration = AudioTimestamps::duration_ns(f);
+            pts = clock.audio->pts_ns(f, loop_offset, packet_break);
+        } else {
+            duration = frame_duration(f, stream);
+            if (f.best_effort_timestamp != AV_NOPTS_VALUE) {
+                pts = av_rescale_q(f.best_effort_timestamp - source_->start_pts(flow), stream.time_base(),
+                                   kNanoseconds) +
+                      loop_offset;
+            }
+        }
+        if (pts == kNoTime) pts = clock.next_pts; // an elementary stream has none: count on, as ffmpeg does
+        if (duration != kNoTime) clock.next_pts = pts + duration;
+        lap_end = std::max(lap_end, pts + (duration != kNoTime ? duration : 0));
+        FrameMeta meta{pts, duration, frame_flags(f, clock.discont), {}};
+        return meta;
     }
 
-    std::int64_t frame_duration(const AVFrame& f) const {
-        if (f.pkt_duration > 0) return av_rescale_q(f.pkt_duration, source_->time_base(), kNanoseconds);
-        const AVRational r = source_->frame_rate();
+    static std::int64_t frame_duration(const AVFrame& f, const StreamDecoder& stream) {
+        if (f.pkt_duration > 0) return av_rescale_q(f.pkt_duration, stream.time_base(), kNanoseconds);
+        const AVRational r = stream.frame_rate();
         return r.num > 0 ? av_rescale_q(1, av_inv_q(r), kNanoseconds) : kNoTime;
     }
 
-    // Returns once frame `number`'s memory is free; NotTaken on Ctrl-C or
-    // when the receiver left.
-    void wait_done(std::uint64_t number) {
-        bool done = false;
-        try {
-            done = tx_->wait_done(number, idle());
-        } catch (const TimeoutError&) {
-            if (o_.receivers == 0) throw;
-            throw TimeoutError(fmt::format(
-                "a receiver has held frame {} for {} ms: it stopped taking frames (a stuck lossless receiver "
-                "holds every other one back); give it --policy live, or a longer --idle-timeout",
-                number, idle().count()));
-        }
-        if (!done) throw NotTaken{};
-    }
-
-    // A free entry for the next frame: the oldest one, once the transport is done with it.
-    std::size_t take_entry() {
-        const std::size_t i = offered_ % in_flight_.size();
-        if (in_flight_[i].busy) wait_done(in_flight_[i].number);
-        return i;
-    }
-
-    void wait_all_done() {
-        for (InFlight& f : in_flight_) {
-            if (f.busy) wait_done(f.number);
-        }
-    }
-
-    // Registered chunks for frames rdmasend writes itself (copies, conversions, audio), one per entry.
-    std::span<std::byte> written_chunk(std::size_t entry, std::size_t size) {
-        if (!written_arena_ || written_arena_->chunk_size() < size) {
-            wait_all_done(); // no frame may still be read from the old chunks
-            written_arena_.reset();
-            written_arena_ = BufferArena::create(tx_->memory(), (size + 4095) / 4096 * 4096, in_flight_.size());
-        }
-        return written_arena_->chunk(entry);
-    }
-
-    bool needs_conversion(const AVFrame& picture) const noexcept {
-        return target_ != AV_PIX_FMT_NONE && target_ != static_cast<AVPixelFormat>(picture.format);
-    }
-
-    // The payload of a picture the decoder wrote into a registered chunk: it
-    // costs nothing to offer. nullopt when rdmasend must write it (a copy or
-    // a conversion).
-    std::optional<Payload> payload_of_decoded(const AVFrame& picture) {
-        if (o_.force_copy || needs_conversion(picture)) {
-            return std::nullopt;
-        }
-        const auto in_place = pool_->locate(picture);
-        return in_place ? payload_in_place(picture, in_place->chunk, *in_place->memory) : std::nullopt;
-    }
-
-    // `picture` moves into the entry: its chunk stays out of the decoder's reuse until on_done.
-    Payload keep_in_place(AVFrame* picture, std::size_t entry, const Payload& p) {
-        av_frame_move_ref(in_flight_[entry].picture.get(), picture);
-        ++counters_.zero_copy;
-        path_ = "decoder -> registered pool (zero-copy)";
-        return p;
-    }
-
-    // Converts (--pix-fmt) or copies the picture into the entry's registered chunk.
-    Payload write_picture(const AVFrame& picture, std::size_t entry) {
-        const auto src_fmt = static_cast<AVPixelFormat>(picture.format);
-        if (needs_conversion(picture)) {
-            const PayloadLayout layout = written_layout(target_, picture.width, picture.height);
-            sws_.reset(sws_getCachedContext(sws_.release(), picture.width, picture.height, src_fmt,
-                                            picture.width, picture.height, target_, SWS_BICUBIC,
-                                            nullptr, nullptr, nullptr));
-            if (!sws_) {
-                throw UserError(fmt::format("--pix-fmt {}: libswscale cannot convert {} to it", o_.pix_fmt,
-                                            av_get_pix_fmt_name(src_fmt)));
-            }
-            const auto chunk = written_chunk(entry, layout.size);
-            convert_picture(sws_.get(), picture, chunk, layout);
-            ++counters_.converted;
-            path_ = "decoder -> libswscale into a registered buffer (one conversion)";
-            return Payload{chunk.first(layout.size), &written_arena_->memory(), layout};
-        }
-        const PayloadLayout layout = written_layout(src_fmt, picture.width, picture.height);
-        const auto chunk = written_chunk(entry, layout.size);
-        copy_picture(picture, chunk, layout);
-        ++counters_.copied;
-        path_ = o_.force_copy ? "decoder -> one copy into a registered buffer (--no-zero-copy)"
-                : source_->zero_copy_capable()
-                    ? "decoder -> one copy into a registered buffer (the decoder's pool was exhausted or the "
-                      "picture was not in it)"
-                    : "decoder -> one copy into a registered buffer (the decoder cannot use caller buffers: no DR1)";
-        return Payload{chunk.first(layout.size), &written_arena_->memory(), layout};
-    }
-
-    void announce(const PayloadLayout& layout, AVRational sar) {
-        RawVideoCaps caps;
-        caps.format = layout.format;
-        caps.width = layout.width;
-        caps.height = layout.height;
-        caps.framerate = source_->frame_rate();
-        caps.pixel_aspect_ratio = sar;
-        StreamFormat f;
-        f.id = static_cast<std::uint16_t>(format_id_ % 0xffff + 1);
-        ++format_id_;
-        f.max_frame_size = layout.size;
-        f.max_side_data = kDefaultSideDataBytes; // captions, timecode, HDR metadata: frame_side_data.hpp
-        f.planes = layout.planes;
-        f.plane_count = layout.plane_count;
-        f.caps = to_caps_string(caps);
-        tx_->set_format(f, idle());
-        announced_ = layout;
-        if (format_id_ > 1) ++counters_.format_changes;
-        std::fprintf(stderr, "rdmasend: format %u: %s, %u-byte frames\n", f.id, f.caps.c_str(), f.max_frame_size);
-    }
-
-    // The live policy decides before anything is written. A frame the
-    // transport cannot post at once would become its pending frame, to be
-    // dropped when the next one comes: a copy (or conversion) for nothing,
-    // once per decoded frame while the receiver lags. So a frame that needs
-    // writing and finds no free slot is dropped here, unwritten, and the
-    // next one gets the slot that comes home. Keeping the newest picture (a
-    // reference) pending here instead, to write it once a slot is free,
-    // would cost more code for little: unpaced, the next picture is decoded
-    // at once; paced, the connection is serviced when the pacer wakes, at
-    // the next picture's due time (or every 100 ms below 10 frames/s), and
-    // that picture is newer. A picture decoded in place costs nothing to
-    // offer: the transport's own live policy handles it as before. Either
-    // way the receiver sees the drop as a gap in the frame numbers.
-    void send(AVFrame* picture, const FrameMeta& meta) {
-        counters_.progress = source_->progress(picture->best_effort_timestamp);
-        // Paced first: the decision below must see the slots that came home meanwhile.
-        pacer_.wait(sent_, meta.pts, [this] { tx_->progress(); });
-        const std::optional<Payload> decoded = payload_of_decoded(*picture);
-        if (!decoded && !tx_->takes_frame_now()) {
-            tx_->skip_frame();
-            frame_handled();
-            return;
-        }
-        const AVRational sar = source_->sample_aspect_ratio(*picture); // before the picture moves into the entry
-        // Its side data moves with the picture's reference (the same buffers)
-        // and is copied by the transport at send().
-        FrameMeta with_side = meta;
-        with_side.side_data = side_data_.of(*picture);
-        const std::size_t entry = take_entry();
-        const Payload p = decoded ? keep_in_place(picture, entry, *decoded) : write_picture(*picture, entry);
-        InFlight& f = in_flight_[entry];
-        try {
-            if (!announced_ || !same_layout(*announced_, p.layout)) {
-                announce(p.layout, sar);
-            }
-            tell_clock(meta.pts);
-            f.busy = true;
-            const std::optional<std::uint64_t> number = tx_->send(*p.memory, p.bytes, with_side, entry, idle());
-            if (!number) throw NotTaken{};
-            f.number = *number;
-        } catch (...) {
-            // Not taken (Ctrl-C, the receiver left, the stream failed): no
-            // on_done will come for it, so the picture's chunk goes back
-            // here, before the sender goes.
-            av_frame_unref(f.picture.get());
-            f.busy = false;
-            throw;
-        }
-        ++offered_;
-        counters_.path = path_;
-        frame_handled();
-    }
-
-    // Audio flags that only mean something for pictures: refused, not ignored.
+    // Flags that only mean something for pictures, with nothing but audio
+    // to send: refused, not ignored.
     void refuse_video_flags() const {
+        const std::string what =
+            o_.input.choice.maps.empty() ? o_.input.url + " has only audio" : "--map names only audio";
         if (o_.pacing == Pacer::Mode::kFixedRate) {
-            throw UserError(fmt::format("--fps paces video frames, and --map {} is audio, whose frames last as long "
-                                        "as their samples: use --realtime to send at the stream's own rate",
-                                        o_.input.map));
+            throw UserError(fmt::format("--fps paces video frames, and {}, whose frames last as long as their "
+                                        "samples: use --realtime to send at the stream's own rate",
+                                        what));
         }
         if (!o_.pix_fmt.empty()) {
-            throw UserError(fmt::format("--pix-fmt converts pictures, and --map {} is audio (sent as decoded): "
-                                        "drop --pix-fmt",
-                                        o_.input.map));
+            throw UserError(fmt::format("--pix-fmt converts pictures, and {} (sent as decoded): drop --pix-fmt",
+                                        what));
         }
-    }
-
-    void announce_audio(const RawAudioCaps& caps, std::uint32_t max_frame_size) {
-        StreamFormat f;
-        f.id = static_cast<std::uint16_t>(format_id_ % 0xffff + 1);
-        ++format_id_;
-        f.max_frame_size = max_frame_size;
-        f.plane_count = 0; // planar audio: the caps' layout says where each channel is
-        f.caps = to_caps_string(caps);
-        tx_->set_format(f, idle());
-        announced_audio_ = caps;
-        announced_audio_max_ = max_frame_size;
-        if (format_id_ > 1) ++counters_.format_changes;
-        std::fprintf(stderr, "rdmasend: format %u: %s, frames of up to %u bytes\n", f.id, f.caps.c_str(),
-                     f.max_frame_size);
-    }
-
-    // One decoded audio frame, one transport frame. Its samples are copied
-    // into a registered chunk (one copy of a few KiB, counted as `copied`):
-    // decoders allocate audio by their own rules and it costs little to
-    // move. As for copied pictures, the live policy decides first. A new
-    // format goes out when the caps change, or when a frame is larger than
-    // the format announced (the receiver's ring grows for it); its bound is
-    // at least the decoder's frame size, so frames that vary below it (Opus,
-    // Vorbis) announce once.
-    // Where pts 0 is, once, as the first frame goes: that frame is presented
-    // now (paced: at its due time).
-    void tell_clock(std::int64_t pts) {
-        if (clock_told_ || pts == kNoTime) return;
-        tx_->set_clock(anchor_now(pts), idle());
-        clock_told_ = true;
-    }
-
-    void send_audio(const AVFrame& frame, const FrameMeta& meta) {
-        counters_.progress = source_->progress(frame.best_effort_timestamp);
-        pacer_.wait(sent_, meta.pts, [this] { tx_->progress(); });
-        if (!tx_->takes_frame_now()) {
-            tx_->skip_frame();
-            frame_handled();
-            return;
-        }
-        const RawAudioCaps caps = audio_caps_of(frame);
-        const std::size_t size = audio_payload_size(frame);
-        if (size == 0) { // a decoder's empty frame: nothing to hear, and receivers refuse empty audio frames
-            frame_handled();
-            return;
-        }
-        const std::size_t entry = take_entry();
-        const auto chunk = written_chunk(entry, size);
-        copy_audio(frame, chunk);
-        ++counters_.copied;
-        path_ = "decoder -> one copy into a registered buffer (audio: a few KiB a frame)";
-        InFlight& f = in_flight_[entry];
-        if (!announced_audio_ || !same_caps(*announced_audio_, caps) || size > announced_audio_max_) {
-            const std::size_t usual = static_cast<std::size_t>(std::max(source_->frame_size(), 0)) *
-                                      static_cast<std::size_t>(sample_frame_bytes(caps));
-            announce_audio(caps, static_cast<std::uint32_t>(std::max(size, usual)));
-        }
-        f.busy = true;
-        std::optional<std::uint64_t> number;
-        try {
-            tell_clock(meta.pts);
-            number = tx_->send(written_arena_->memory(), chunk.first(size), meta, entry, idle());
-        } catch (...) {
-            f.busy = false; // not taken: no on_done will come for it
-            throw;
-        }
-        if (!number) {
-            f.busy = false;
-            throw NotTaken{};
-        }
-        f.number = *number;
-        ++offered_;
-        counters_.path = path_;
-        frame_handled();
-    }
-
-    void frame_handled() {
-        ++sent_;
-        if (report_.tick(tx_->stats(), counters_)) publish_metrics(true);
     }
 
     // Once a second (the stats tick), and as the stream starts and ends.
@@ -502,30 +355,22 @@ private:
 
     const SendOptions& o_;
     std::unique_ptr<MetricsExporter> metrics_; // --metrics; null without
-    std::vector<InFlight> in_flight_; // declared before tx_: on_done may fire while tx_ dies
+    FrameCounters counters_;
+    VideoOptions video_options_;
+    // The flows, indexed by flow id: one of the two is set for each. Declared
+    // before tx_: on_done may fire while tx_ dies.
+    std::vector<std::unique_ptr<VideoFlow>> video_;
+    std::vector<std::unique_ptr<AudioFlow>> audio_;
     std::unique_ptr<Sender> tx_; // one receiver, or several (--receivers); null if Ctrl-C ended the wait
+    std::optional<SendContext> ctx_;
     std::unique_ptr<DecoderPool> pool_;
-    std::shared_ptr<BufferArena> written_arena_; // chunks for the pictures written here (copies, conversions)
     std::unique_ptr<InputSource> source_;
     // After source_: a Ctrl-C while the input opens (a network input may
     // hang) still ends rdmasend at once, as without a handler.
     Interrupt interrupt_;
-    SwsPtr sws_;
-    AVPixelFormat target_ = AV_PIX_FMT_NONE;
     Pacer pacer_{o_.pacing, o_.fps};
-    AvSideData side_data_; // the current picture's, packed for the transport
-    bool clock_told_ = false; // the receiver(s) know where pts 0 is
-    std::optional<PayloadLayout> announced_;
-    const bool audio_ = source_->audio(); // --map named an audio stream: send_audio, not send
-    AudioTimestamps audio_ts_{source_->time_base(), source_->start_pts()};
-    std::optional<RawAudioCaps> announced_audio_;
-    std::uint32_t announced_audio_max_ = 0;
-    unsigned format_id_ = 0;
-    std::uint64_t sent_ = 0;    // frames taken from the input: offered, or dropped unoffered (--frames, pacing)
-    std::uint64_t offered_ = 0; // frames handed to tx_: the table's entries go round by it, as a fan-out's do
-    std::int64_t next_pts_ = 0; // where the next frame would start, for inputs without timestamps
-    FrameCounters counters_;
-    const char* path_ = "";
+    std::vector<FlowClock> clocks_;
+    std::uint64_t sent_ = 0; // the first flow's frames taken from the input: offered, or dropped unoffered
     StatsReport report_;
 };
 

@@ -4,6 +4,7 @@
 #include "rdmastream_cli/av_error.hpp"
 
 #include "rdmastream/error.hpp"
+#include "rdmastream/format.hpp"
 
 extern "C" {
 #include <libavformat/avformat.h>
@@ -12,6 +13,8 @@ extern "C" {
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <vector>
 
 namespace rdmastream::cli {
@@ -31,7 +34,7 @@ std::string list_streams(const AVFormatContext* input) {
     return out.empty() ? "none" : out;
 }
 
-int mapped_stream(AVFormatContext* input, const std::string& map, const std::string& url) {
+std::vector<int> mapped_streams(AVFormatContext* input, const std::string& map, const std::string& url) {
     const std::string spec = spec_of(map);
     std::vector<int> matches;
     // FFmpeg logs its own line for a bad specifier; ours says more.
@@ -52,18 +55,16 @@ int mapped_stream(AVFormatContext* input, const std::string& map, const std::str
     if (matches.empty()) {
         throw UserError(fmt::format("--map {}: no stream of {} matches (it has: {})", map, url, list_streams(input)));
     }
-    if (matches.size() > 1) {
-        throw UserError(fmt::format("--map {}: {} streams of {} match, and rdmasend sends one: name one, e.g. "
-                                    "--map 0:{}",
-                                    map, matches.size(), url, matches.front()));
+    for (const int i : matches) {
+        const AVMediaType type = input->streams[i]->codecpar->codec_type;
+        if (type != AVMEDIA_TYPE_VIDEO && type != AVMEDIA_TYPE_AUDIO) {
+            const char* name = av_get_media_type_string(type);
+            throw UserError(fmt::format("--map {}: stream 0:{} of {} is {}: rdmasend sends video and audio; name "
+                                        "the streams to send one by one (it has: {})",
+                                        map, i, url, name ? name : "of an unknown type", list_streams(input)));
+        }
     }
-    const AVMediaType type = input->streams[matches.front()]->codecpar->codec_type;
-    if (type != AVMEDIA_TYPE_VIDEO && type != AVMEDIA_TYPE_AUDIO) {
-        const char* name = av_get_media_type_string(type);
-        throw UserError(fmt::format("--map {}: stream 0:{} of {} is {}: rdmasend sends video or audio", map,
-                                    matches.front(), url, name ? name : "of an unknown type"));
-    }
-    return matches.front();
+    return matches;
 }
 
 int best_video(AVFormatContext* input, const std::string& url) {
@@ -81,6 +82,23 @@ int best_video(AVFormatContext* input, const std::string& url) {
         throw UserError(fmt::format("{}: no decoder for its video codec {}: this FFmpeg cannot decode it; "
                                     "transcode it first (ffmpeg -i {} -c:v ffv1 out.mkv)",
                                     url, s ? avcodec_get_name(s->codecpar->codec_id) : "unknown", url));
+    }
+    check_av(index, "av_find_best_stream", url);
+    return index;
+}
+
+// FFmpeg's best audio stream, as `ffmpeg` picks it (related to the video
+// stream, when there is one); -1 when there is none, or none this FFmpeg
+// decodes (said, and the video goes alone).
+int best_audio(AVFormatContext* input, int video, const std::string& url) {
+    const AVCodec* decoder = nullptr; // asked for: streams without a decoder here are passed over
+    const int index = av_find_best_stream(input, AVMEDIA_TYPE_AUDIO, -1, video, &decoder, 0);
+    if (index == AVERROR_STREAM_NOT_FOUND) return -1;
+    if (index == AVERROR_DECODER_NOT_FOUND) {
+        std::fprintf(stderr, "rdmasend: %s: no decoder here for its audio codec: sending %s without sound "
+                             "(--no-audio says so without this line)\n",
+                     url.c_str(), video >= 0 ? "the video" : "nothing");
+        return -1;
     }
     check_av(index, "av_find_best_stream", url);
     return index;
@@ -104,9 +122,45 @@ void check_map_syntax(const std::string& map) {
     }
 }
 
-int choose_stream(AVFormatContext* input, const std::string& map, int video_index, const std::string& url) {
-    if (!map.empty()) return mapped_stream(input, map, url);
-    return video_index < 0 ? best_video(input, url) : nth_video(input, video_index, url);
+std::vector<int> choose_streams(AVFormatContext* input, const StreamChoice& choice, const std::string& url) {
+    std::vector<int> out;
+    if (choice.maps.empty()) {
+        const bool has_video = std::any_of(input->streams, input->streams + input->nb_streams,
+                                           [](const AVStream* s) { return s->codecpar->codec_type == AVMEDIA_TYPE_VIDEO; });
+        // An audio-only input sends its audio, as ffmpeg would.
+        const int video = choice.video_index >= 0 ? nth_video(input, choice.video_index, url)
+                          : has_video || !choice.audio ? best_video(input, url)
+                                                       : -1;
+        if (video >= 0) out.push_back(video);
+        const int audio = choice.audio || !choice.audio_left_out_by.empty() ? best_audio(input, video, url) : -1;
+        if (audio >= 0 && !choice.audio) {
+            std::fprintf(stderr, "rdmasend: %s paces the pictures alone: audio stream 0:%d is left out (send it at "
+                                 "the stream's own rate with --realtime; --no-audio says so without this line)\n",
+                         choice.audio_left_out_by.c_str(), audio);
+        } else if (audio >= 0) {
+            out.push_back(audio);
+        }
+        if (out.empty()) {
+            throw UserError(fmt::format("{} has no video or audio stream rdmasend can send (it has: {})", url,
+                                        list_streams(input)));
+        }
+        return out;
+    }
+    for (const std::string& map : choice.maps) {
+        for (const int i : mapped_streams(input, map, url)) {
+            if (std::find(out.begin(), out.end(), i) != out.end()) {
+                throw UserError(fmt::format("--map {}: stream 0:{} is named by an earlier --map too: each stream "
+                                            "goes once",
+                                            map, i));
+            }
+            out.push_back(i);
+        }
+    }
+    if (out.size() > kMaxFlows) {
+        throw UserError(fmt::format("--map names {} streams, and a stream carries at most {} flows: name fewer",
+                                    out.size(), kMaxFlows));
+    }
+    return out;
 }
 
 } // namespace rdmastream::cli

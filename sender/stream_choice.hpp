@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// Which stream of the input rdmasend sends: FFmpeg's best video stream by
-// default, the Nth video stream (--stream N), or the one stream an FFmpeg
-// stream specifier names (--map 0:a:0, 0:v:1, 0:1, 0:a:m:language:eng ...;
-// the syntax of ffmpeg's -map, matched by avformat_match_stream_specifier).
+// Which streams of the input rdmasend sends, each as one flow of the
+// stream, in this order: by default FFmpeg's best video stream (or the Nth,
+// --stream N) and its best audio stream (unless --no-audio), as `ffmpeg`
+// picks them; with --map, the streams each FFmpeg stream specifier names
+// (0:a:0, 0:v:1, 0:1, 0:a:m:language:eng ...; the syntax of ffmpeg's -map,
+// matched by avformat_match_stream_specifier), in the order of the --map
+// options and, within one, of the input.
 #pragma once
 
 #include <string>
+#include <vector>
 
 struct AVFormatContext;
 
@@ -15,11 +19,19 @@ namespace rdmastream::cli {
 // input 0 ("0" or "0:SPEC"). Throws UserError otherwise.
 void check_map_syntax(const std::string& map);
 
-// The index in `input` of the stream to send. `map` empty: `video_index`
-// (-1: the best video stream). Throws UserError, naming `url` and the fix,
-// for a specifier FFmpeg cannot read, no stream or more than one matching
-// it, no (decodable) video stream, or a stream that is neither video nor
-// audio.
-int choose_stream(AVFormatContext* input, const std::string& map, int video_index, const std::string& url);
+struct StreamChoice {
+    std::vector<std::string> maps; // --map, in order; empty: the defaults
+    int video_index = -1;          // --stream: the Nth video stream; -1: the best
+    bool audio = true;             // without --map: the best audio stream too
+    std::string audio_left_out_by; // the flag that turned `audio` off, said if the input has audio
+};
+
+// The indices in `input` of the streams to send, one per flow (at most
+// kMaxFlows). Throws UserError, naming `url` and the fix, for a specifier
+// FFmpeg cannot read, one that matches no stream, a stream named twice or
+// that is neither video nor audio, too many streams, or no (decodable)
+// stream at all. Says on stderr when the best audio stream has no decoder
+// here (the video goes alone).
+std::vector<int> choose_streams(AVFormatContext* input, const StreamChoice& choice, const std::string& url);
 
 } // namespace rdmastream::cli

@@ -66,9 +66,14 @@ mistaken send_map_bad_spec rdmasend '--map 0:q:0: "q:0" is not an FFmpeg stream 
   "$send" lavfi:testsrc2=size=64x64:rate=5 --map 0:q:0 --connect 192.0.2.1
 mistaken send_map_no_stream rdmasend '--map 0:a:0: no stream of lavfi:testsrc2=size=64x64:rate=5 matches \(it has: 0:0 video rawvideo\)' \
   "$send" lavfi:testsrc2=size=64x64:rate=5 --map 0:a:0 --connect 192.0.2.1
-mistaken send_map_audio_fps rdmasend '--fps paces video frames, and --map 0:a:0 is audio' \
+mistaken send_map_audio_fps rdmasend '--fps paces video frames, and --map names only audio' \
   "$send" lavfi:sine --map 0:a:0 --fps 25 --connect 192.0.2.1
+mistaken send_audio_only_pix_fmt rdmasend '--pix-fmt converts pictures, and lavfi:sine has only audio' \
+  "$send" lavfi:sine --pix-fmt rgba --connect 192.0.2.1
+mistaken send_map_twice rdmasend '--map 0:0: stream 0:0 is named by an earlier --map too: each stream goes once' \
+  "$send" lavfi:testsrc2=size=64x64:rate=5 --map 0:v:0 --map 0:0 --connect 192.0.2.1
 refused send_map_and_stream rdmasend '--stream excludes --map' "$send" clip.mp4 --map 0:a:0 --stream 1
+refused send_map_and_no_audio rdmasend '--map excludes --no-audio' "$send" clip.mp4 --map 0:v:0 --no-audio
 fine send_help '^Usage: rdmasend \[OPTIONS\] INPUT' "$send" --help
 fine recv_help '^Usage: rdmarecv \[OPTIONS\]' "$recv" --help
 fine send_version '^rdmasend [0-9]' "$send" --version

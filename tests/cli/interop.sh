@@ -4,10 +4,11 @@
 # its own port so the two sides pair up whatever their timing.
 #   interop.sh recv BINDIR CLIPDIR ITEM ...   receives each clip, compares with CLIP.ref.md5 (or REF)
 #   interop.sh send BINDIR CLIPDIR ITEM ...   sends each clip to $RDMABED_SERVER_ADDR
-# ITEM is CLIP[:REF[:EXT:CODEC:SAMPLES]]. REF "node-audio": the reference
-# is made here, by this node's ffmpeg (-map 0:a:0), for decoders whose float
-# output depends on the CPU's SIMD (FFmpeg's Opus decoder differs with and
-# without AVX, and the guest's CPU is not the host's). With EXT, rdmarecv
+# ITEM is CLIP[:REF[:EXT:CODEC:SAMPLES]]. REF "node-audio" (-map 0:a:0) or
+# "node-programme" (-map 0:v:0 -map 0:a:0): the reference is made here, by
+# this node's ffmpeg, for decoders whose float output depends on the CPU's
+# SIMD (FFmpeg's Opus decoder differs with and without AVX, and the guest's
+# CPU is not the host's). With EXT, rdmarecv
 # also writes -o CLIP.EXT, and `ffmpeg -i CLIP.EXT -c:a CODEC -f md5` of it must equal
 # the file SAMPLES (the source's decoded samples, hashed the same way).
 # Extra flags for all clips: $SEND_FLAGS (rdmasend), $RECV_FLAGS (rdmarecv).
@@ -24,9 +25,14 @@ EOF_ITEM
   port=$((port + 1))
   if [ "$role" = recv ]; then
     out=${RDMABED_OUT:-/tmp}/$clip.md5
-    if [ "$ref" = "$clipdir/node-audio" ]; then
+    case $ref in
+      "$clipdir/node-audio") set -- -map 0:a:0 ;;
+      "$clipdir/node-programme") set -- -map 0:v:0 -map 0:a:0 ;;
+      *) set -- ;;
+    esac
+    if [ $# -gt 0 ]; then
       ref=${RDMABED_OUT:-/tmp}/$clip.node.ref.md5
-      ffmpeg -nostdin -v error -y -i "$clipdir/$clip" -map 0:a:0 -f framemd5 "$ref"
+      ffmpeg -nostdin -v error -y -i "$clipdir/$clip" "$@" -f framemd5 "$ref"
     fi
     written=${RDMABED_OUT:-/tmp}/got.$clip.${ext:-none}
     set --
@@ -34,7 +40,7 @@ EOF_ITEM
     # shellcheck disable=SC2086
     "$bindir/rdmarecv" --listen ":$port" --framemd5 "$out" "$@" -q --idle-timeout 60 ${RECV_FLAGS:-} || { echo "FAIL $clip: rdmarecv exited $?"; status=1; continue; }
     if cmp -s "$out" "$ref"; then
-      echo "ok $clip: $(grep -c '^0,' "$out") frames match ffmpeg -f framemd5"
+      echo "ok $clip: $(grep -vc '^#' "$out") frames ($(cut -d, -f1 "$out" | grep -v '^#' | sort -u | wc -l) streams) match ffmpeg -f framemd5"
     else
       echo "FAIL $clip: rdmarecv --framemd5 differs from ffmpeg's ($ref):"
       diff "$out" "$ref" | head -20

@@ -35,6 +35,24 @@ ff -f lavfi -i "aevalsrc=sin(440*2*PI*t)|sin(550*2*PI*t)|sin(660*2*PI*t)|0.1*sin
    -c:a ac3 ac3_51.mkv
 ff -f lavfi -i "$(sine 440 22050)" -c:a pcm_f64le f64.wav
 ff -f lavfi -i "$(sine 440 8000)" -c:a pcm_u8 u8.wav
+# Programmes: a picture and its sound, the pairs issue 24 names (H.264 +
+# AAC, HEVC + Opus, ProRes + PCM 24-bit, MPEG-2 + MP2 in MPEG-PS, H.264 +
+# AC-3 5.1). rdmasend sends both by default, and rdmarecv's --framemd5 must
+# equal `ffmpeg -map 0:v:0 -map 0:a:0 -f framemd5` of each.
+prog() { # OUT VCODEC... -- ACODEC...
+  out=$1; shift
+  ff -f lavfi -i "$(src 320x240)" -f lavfi -i "${PROG_AUDIO:-$(sine 440 48000)}" -t 0.4 -map 0:v -map 1:a "$@" "$out"
+}
+prog prog_h264_aac.mp4 -c:v libx264 -pix_fmt yuv420p -c:a aac -ac 2
+prog prog_hevc_opus.mkv -c:v libx265 -pix_fmt yuv420p -x265-params log-level=none -c:a libopus -ac 2
+prog prog_prores_s24.mov -c:v prores_ks -profile:v 2 -pix_fmt yuv422p10le -c:a pcm_s24le -ac 2
+prog prog_mpeg2_mp2.mpg -c:v mpeg2video -c:a mp2 -ac 2
+PROG_AUDIO="aevalsrc=sin(440*2*PI*t)|sin(550*2*PI*t)|sin(660*2*PI*t)|0.1*sin(50*2*PI*t)|sin(770*2*PI*t)|sin(880*2*PI*t):c=5.1:s=48000:d=0.4" \
+  prog prog_h264_ac3_51.mkv -c:v libx264 -pix_fmt yuv420p -c:a ac3
+# (Opus's is made in the guest: interop.sh's node-programme.)
+for clip in audio.mkv prog_h264_aac.mp4 prog_prores_s24.mov prog_mpeg2_mp2.mpg prog_h264_ac3_51.mkv; do
+  ff -i "$clip" -map 0:v:0 -map 0:a:0 -f framemd5 "$clip.prog.ref.md5"
+done
 # A resolution change mid-file: two H.264 elementary streams back to back.
 ff -f lavfi -i "$(src 320x240)" -frames:v 6 -c:v libx264 -pix_fmt yuv420p -bsf:v h264_mp4toannexb part1.h264
 ff -f lavfi -i "$(src 160x120)" -frames:v 6 -c:v libx264 -pix_fmt yuv420p -bsf:v h264_mp4toannexb part2.h264

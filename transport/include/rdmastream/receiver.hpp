@@ -128,6 +128,12 @@ public:
     std::uint32_t max_payload() const noexcept;
     bool huge_pages() const noexcept;
     bool memory_windows() const noexcept; // asked for, and the device has them
+    // The flows the sender has announced so far (their first format came),
+    // one bit per flow id (bit 0: flow 0). A programme's sender announces
+    // every flow before its first frame (docs/protocol.md, "Flows"), so at
+    // that frame this is the whole programme: what an output that cannot
+    // add a stream later (a file's header) waits for.
+    std::uint16_t flows() const noexcept;
 
     struct Impl;
 

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include "audio_flow.hpp"
+
+#include "rdmastream_cli/raw_caps.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace rdmastream::cli {
+
+AudioFlow::AudioFlow(SendContext& ctx, std::uint8_t flow, const StreamDecoder& stream)
+    : ctx_(ctx), flow_(flow), stream_(stream), frames_(ctx.tx, flow, ctx.fanout) {
+    if (flow_ == 0) frames_.size_to_depth(); // flow 0's slots come with the connection
+}
+
+void AudioFlow::announce(const RawAudioCaps& caps, std::uint32_t max_frame_size) {
+    StreamFormat f;
+    f.id = static_cast<std::uint16_t>(format_id_ % 0xffff + 1);
+    ++format_id_;
+    f.flow = flow_;
+    f.max_frame_size = max_frame_size;
+    f.plane_count = 0; // planar audio: the caps' layout says where each channel is
+    f.caps = to_caps_string(caps);
+    ctx_.tx.set_format(f, ctx_.idle);
+    announced_ = caps;
+    announced_max_ = max_frame_size;
+    if (format_id_ > 1) ++ctx_.counters.format_changes;
+    std::fprintf(stderr, "rdmasend: flow %u format %u: %s, frames of up to %u bytes\n", flow_, f.id, f.caps.c_str(),
+                 f.max_frame_size);
+    if (!frames_.sized()) frames_.size_to_depth();
+}
+
+void AudioFlow::announce_for(const AVFrame& frame) {
+    const RawAudioCaps caps = audio_caps_of(frame);
+    const std::size_t size = audio_payload_size(frame);
+    if (size == 0) return; // nothing to hear: says nothing of the format
+    if (!announced_ || !same_caps(*announced_, caps) || size > announced_max_) {
+        const std::size_t usual = static_cast<std::size_t>(std::max(stream_.frame_size(), 0)) *
+                                  static_cast<std::size_t>(sample_frame_bytes(caps));
+        announce(caps, static_cast<std::uint32_t>(std::max(size, usual)));
+    }
+}
+
+// As for copied pictures, the live policy decides first. A format's bound
+// is at least the decoder's frame size, so frames that vary below it
+// (Opus, Vorbis) announce once.
+void AudioFlow::send(const AVFrame& frame, FrameMeta meta) {
+    if (frames_.sized() && !ctx_.tx.takes_frame_now(flow_)) {
+        ctx_.tx.skip_frame(flow_);
+        return;
+    }
+    const std::size_t size = audio_payload_size(frame);
+    if (size == 0) return; // a decoder's empty frame
+    announce_for(frame);
+    const std::size_t entry = frames_.take_entry(ctx_.idle);
+    const auto chunk = frames_.written_chunk(entry, size, ctx_.idle);
+    copy_audio(frame, chunk);
+    ++ctx_.counters.copied;
+    if (flow_ == 0) { // the stream's path is its first flow's (a programme's: its video's)
+        ctx_.counters.path = "decoder -> one copy into a registered buffer (audio: a few KiB a frame)";
+    }
+    meta.flow = flow_;
+    ctx_.tell_clock(meta.pts);
+    frames_.send(entry, frames_.written_memory(), chunk.first(size), meta, ctx_.idle);
+}
+
+} // namespace rdmastream::cli
