@@ -77,6 +77,7 @@ struct SrcState {
     std::optional<SlotBuffers> buffers;
     Receiver* receiver = nullptr; // lives as long as `buffers`
     bool ended = false; // the sender ended the stream: nobody to tell that we leave
+    std::uint16_t flows_not_pushed = 0; // a bit per flow after the first whose frames went back unpushed (warned once)
     GstCaps* caps = nullptr;  // what we output (the sender's caps, with the frames' HDR fields)
     // Frames' captions and timecodes to metas, HDR to caps (start() names the element).
     SrcSideData side_data{nullptr, nullptr};

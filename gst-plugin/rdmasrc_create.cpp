@@ -50,7 +50,8 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     c.device = s.device;
     c.max_frame_bytes = s.max_frame_bytes;
     c.max_ring_bytes = s.max_ring_bytes;
-    c.max_flows = 1; // one source pad so far: a sender's second flow is refused by name
+    // A programme's other flows (rdmasend's sound) are taken and given back
+    // unpushed: one source pad so far (create()).
     c.waker = self->m.waker;
     c.key = load_key_file(GST_ELEMENT(self), s.key_file);
     c.handshake_timeout = std::chrono::milliseconds(s.handshake_timeout_ms);
@@ -203,6 +204,21 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
                 return GST_FLOW_FLUSHING;
             }
             Receiver::Arrival a = receiver.wait_frame(std::chrono::milliseconds(st.settings.timeout_ms));
+            if (a.kind == Receiver::Arrival::kFrame && a.frame.header.flow != 0) {
+                // One source pad: the first flow's. The others' slots go back at once.
+                const std::uint8_t flow = a.frame.header.flow;
+                if (!(st.flows_not_pushed & (1u << flow))) {
+                    st.flows_not_pushed = static_cast<std::uint16_t>(st.flows_not_pushed | 1u << flow);
+                    GST_ELEMENT_WARNING(self, STREAM, NOT_IMPLEMENTED,
+                                        ("The sender's flow %u is not pushed: rdmasrc has one source pad so far",
+                                         flow),
+                                        ("flow %u (%s) goes back unpushed; its first flow (%s) is pushed", flow,
+                                         a.frame.format ? a.frame.format->caps.c_str() : "no format",
+                                         receiver.format(0) ? receiver.format(0)->caps.c_str() : "not announced"));
+                }
+                receiver.release(a.frame.slot);
+                continue;
+            }
             if (a.kind == Receiver::Arrival::kFrame) {
                 f = std::move(a.frame);
                 break;

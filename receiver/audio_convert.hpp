@@ -7,7 +7,9 @@
 //
 // Per format: the converter, and an output buffer for the format's largest
 // frame. Per frame: the channels' pointers on the stack and one
-// swr_convert into that buffer; no allocation.
+// swr_convert into that buffer; no allocation. Planar samples into the
+// same format interleaved (-o's PCM) are only moved, byte for byte: no
+// libswresample context for a plain interleave, exact by construction.
 #pragma once
 
 #include "rdmastream_cli/audio_caps.hpp"
@@ -51,6 +53,7 @@ private:
     std::unique_ptr<SwrContext, SwrDeleter> swr_;
     RawAudioCaps in_;
     AVSampleFormat out_format_ = AV_SAMPLE_FMT_NONE;
+    bool interleave_only_ = false; // planar in, the same samples interleaved out: no libswresample
     std::vector<std::uint8_t> out_; // the largest frame, converted
     std::string who_;
 };

@@ -14,12 +14,15 @@ class FrameSink {
 public:
     virtual ~FrameSink() = default;
     // At the stream's first frame: the flows the sender announced before
-    // it (a bit per flow id, Receiver::flows), the programme a file's
-    // header lists.
+    // it (a bit per flow id, Receiver::format), the programme a file's
+    // header lists. Then start_format() for each of them the sink takes,
+    // then programme_ready().
     virtual void start_programme(std::uint16_t /*flows*/) {}
-    // Whether this sink takes `flow`'s frames (asked at its first format).
-    // Outputs that write one stream take the first flow only.
-    virtual bool takes(std::uint8_t flow) const noexcept { return flow == 0; }
+    // Whether this sink takes a flow's frames, asked once, at the flow's
+    // first format. Outputs that write one stream take the first flow only.
+    virtual bool takes(const StreamLayout& stream) { return stream.layout.format().flow == 0; }
+    // Every flow of the programme has its format: a file's header goes now.
+    virtual void programme_ready() {}
     // A new format of a flow it takes (stream.layout.format().flow), read
     // and checked (read_stream_layout); every frame of that flow until the
     // next call for it is in it. `stream` outlives those frames.
@@ -40,14 +43,14 @@ public:
     virtual void check() {}
     // End of stream: flush and close.
     virtual void finish() = 0;
-    // Frames the sink copied (the stats count them).
-    virtual std::uint64_t copies() const noexcept { return 0; }
+    // Frames of `flow` the sink copied (the stats count them, per flow).
+    virtual std::uint64_t copies(std::uint8_t /*flow*/) const noexcept { return 0; }
 };
 
 // --null: takes every frame and does nothing (measures the transport alone).
 class NullSink final : public FrameSink {
 public:
-    bool takes(std::uint8_t) const noexcept override { return true; }
+    bool takes(const StreamLayout&) override { return true; }
     void start_format(const StreamLayout&) override {}
     bool consume(const ReceivedFrame&) override { return true; }
     void finish() override {}

@@ -40,7 +40,7 @@ void FrameMd5Sink::start_programme(std::uint16_t flows) {
     }
 }
 
-bool FrameMd5Sink::takes(std::uint8_t flow) const noexcept { return flow < kMaxFlows && streams_[flow].index >= 0; }
+bool FrameMd5Sink::takes(const StreamLayout& stream) { return streams_[stream.layout.format().flow].index >= 0; }
 
 void FrameMd5Sink::start_format(const StreamLayout& layout) {
     const std::uint8_t flow = layout.layout.format().flow;
@@ -66,19 +66,14 @@ void FrameMd5Sink::start_format(const StreamLayout& layout) {
     } else if (layout.caps.framerate.num > 0 && layout.caps.framerate.den > 0) {
         s.time_base = av_inv_q(layout.caps.framerate); // ffmpeg's encoder time base: 1/frame rate, 1/25 unknown
     }
-    for (const Stream& other : streams_) {
-        if (other.index >= 0 && other.layout == nullptr) return; // the header waits for every stream's format
-    }
-    write_header();
 }
 
-void FrameMd5Sink::write_header() {
+void FrameMd5Sink::programme_ready() {
     std::fprintf(out_.get(), "#format: frame checksums\n#version: 2\n#hash: MD5\n#software: %s\n", LIBAVFORMAT_IDENT);
     for (const Stream& s : streams_) {
         if (s.index >= 0) write_stream_header(s);
     }
     std::fprintf(out_.get(), "#stream#, dts,        pts, duration,     size, hash\n");
-    header_written_ = true;
 }
 
 // What libavformat's hashenc.c writes for each stream.
@@ -131,7 +126,7 @@ void FrameMd5Sink::queue_line(Stream& s, std::int64_t pts, std::int64_t duration
     av_md5_final(md5_.get(), digest);
     // One stream written as it comes (no queue: nothing allocated per frame).
     Line one;
-    Line& line = stream_count_ == 1 && header_written_ ? one : s.lines.emplace_back();
+    Line& line = stream_count_ == 1 ? one : s.lines.emplace_back();
     line.pts = pts;
     // The stream's number goes in front as the line is written (write_lines).
     int n = std::snprintf(line.text.data(), line.text.size(), "%10" PRId64 ", %10" PRId64 ", %8" PRId64 ", %8d, ",
@@ -141,7 +136,7 @@ void FrameMd5Sink::queue_line(Stream& s, std::int64_t pts, std::int64_t duration
     }
     if (&line == &one) {
         std::fprintf(out_.get(), "%d, %s\n", s.index, line.text.data());
-    } else if (header_written_) {
+    } else {
         write_lines(false);
     }
 }
@@ -180,16 +175,6 @@ bool FrameMd5Sink::consume(const ReceivedFrame& frame) {
 }
 
 void FrameMd5Sink::finish() {
-    if (!header_written_) { // a flow of the programme sent no frame: the others' streams still get theirs
-        for (Stream& s : streams_) {
-            if (s.layout == nullptr) s.index = -1;
-        }
-        int next = 0;
-        for (Stream& s : streams_) {
-            if (s.index >= 0) s.index = next++;
-        }
-        if (next > 0) write_header();
-    }
     write_lines(true);
     if (std::fflush(out_.get()) != 0) {
         throw UserError(fmt::format("writing --framemd5 {} failed: {}", path_, std::strerror(errno)));

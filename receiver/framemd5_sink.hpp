@@ -12,9 +12,9 @@
 // conversion into a buffer sized once per format. Timestamps and durations
 // are in samples (time base 1/rate), as ffmpeg's are.
 //
-// The header lists every stream, so it is written once every flow of the
-// programme (the flows announced before the first frame) has its format;
-// a flow announced later is not written (takes() says no). The lines
+// The header lists every stream: the programme's flows (those announced
+// before the first frame); a flow announced later is not written (takes()
+// says no). The lines
 // follow libavformat's interleaving (ff_interleave_packet_per_dts): a
 // line waits until every stream has one waiting, then the earliest goes
 // (by timestamp, the lower stream first on a tie); at the end the rest, in
@@ -44,8 +44,9 @@ public:
     // `path` "-": stdout.
     explicit FrameMd5Sink(const std::string& path);
     void start_programme(std::uint16_t flows) override;
-    bool takes(std::uint8_t flow) const noexcept override;
+    bool takes(const StreamLayout& stream) override;
     void start_format(const StreamLayout& stream) override;
+    void programme_ready() override;
     bool consume(const ReceivedFrame& frame) override;
     void finish() override;
 
@@ -65,7 +66,6 @@ private:
         std::deque<Line> lines;
     };
 
-    void write_header();
     void write_stream_header(const Stream& s);
     void hash_video(const Stream& s, const ReceivedFrame& frame);
     void hash_audio(Stream& s, const ReceivedFrame& frame);
@@ -88,7 +88,6 @@ private:
     std::unique_ptr<AVMD5, Md5Deleter> md5_;
     std::array<Stream, kMaxFlows> streams_;
     int stream_count_ = 0;
-    bool header_written_ = false;
 };
 
 } // namespace rdmastream::cli

@@ -25,7 +25,8 @@ GST_DEBUG_CATEGORY_STATIC(rdmarecv_gst);
 GstSink::GstSink(const std::string& pipeline, SlotReleaseQueue& released, std::uint32_t copy_threshold)
     : description_(pipeline),
       released_(released),
-      // the ring: see the member's comment; a freed buffer wakes the receive loop
+      // the ring: see the member's comment; a freed buffer wakes the receive
+      // loop. The first flow's slots: the only flow it takes.
       buffers_(released.slots(), nullptr, released.waker()),
       copy_threshold_(copy_threshold),
       texts_(released.slots()) {

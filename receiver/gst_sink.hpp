@@ -13,7 +13,7 @@
 // buffers, an appsink pulled slowly), a frame is copied out instead, into
 // a buffer of a plain pool (FrameCopies, gstslots/: v4l2src's rule), and
 // its slot goes back at once: a holding element costs copies (counted:
-// copies()), never a stall. The choice is made as the frame leaves appsrc
+// copies(0)), never a stall. The choice is made as the frame leaves appsrc
 // for the pipeline (copy_if_held), as rdmasrc makes it as it pushes: frames
 // still waiting in appsrc's queue are a pipeline that is slow, not one that
 // holds, and they keep their slots, so a slow pipeline still slows the
@@ -68,7 +68,9 @@ public:
     void collect_freed() override;                     // gst_sink_push.cpp
     void check() override { check_bus(); }
     void finish() override;
-    std::uint64_t copies() const noexcept override { return frame_copies_.count(); } // any thread
+    std::uint64_t copies(std::uint8_t flow) const noexcept override { // any thread; it takes flow 0 alone
+        return flow == 0 ? frame_copies_.count() : 0;
+    }
 
     // The recycled buffers, for their allocation counts (tests). Receive
     // loop's thread.

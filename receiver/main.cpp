@@ -23,12 +23,15 @@ extern "C" {
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 namespace cli = rdmastream::cli;
 
 int main(int argc, char** argv) {
     cli::ReceiveOptions o;
-    std::string framemd5, output, codec, pipeline;
+    std::string framemd5, codec, pipeline;
+    std::vector<std::string> output;
     bool null_output = false;
     std::uint32_t copy_threshold = cli::kDefaultCopyThreshold;
     bool verbose = false;
@@ -44,8 +47,9 @@ int main(int argc, char** argv) {
                    "write one MD5 per frame of every flow to FILE (- for stdout), exactly as `ffmpeg -map 0:v:0 "
                    "-map 0:a:0 -f framemd5` does for the same streams");
     app.add_option("-o,--output", output,
-                   "write the frames to FILE, in the format its name says (.y4m, .nut, .mkv: raw video, no "
-                   "encoding; others need --codec)");
+                   "write the programme to FILE, in the format its name says (.y4m, .nut, .mkv: raw video, no "
+                   "encoding; others need --codec; audio as PCM where the type holds it: .mkv, .nut, .mov, .wav). "
+                   "Repeat it for more files, each taking what its type holds, e.g. -o pictures.y4m -o sound.wav");
     app.add_option("--codec", codec,
                    "encode -o's frames with this FFmpeg encoder (e.g. libx264, ffv1, mjpeg; rawvideo: none); "
                    "default: raw video where the file type takes it");
@@ -101,10 +105,12 @@ int main(int argc, char** argv) {
             throw rdmastream::UserError("--codec " + codec + " encodes what -o writes: add -o FILE");
         }
         // Before the sinks: they hand slots back through it until they are gone.
-        cli::SlotReleaseQueue released(cli::slot_capacity(o));
+        cli::SlotReleaseQueue released(o.connection.slots, cli::slot_capacity(o));
         std::vector<std::unique_ptr<cli::FrameSink>> sinks;
         if (!framemd5.empty()) sinks.push_back(std::make_unique<cli::FrameMd5Sink>(framemd5));
-        if (!output.empty()) sinks.push_back(std::make_unique<cli::OutputSink>(output, codec, released));
+        for (const std::string& file : output) {
+            sinks.push_back(std::make_unique<cli::OutputSink>(file, codec, released));
+        }
         if (!pipeline.empty()) sinks.push_back(std::make_unique<cli::GstSink>(pipeline, released, copy_threshold));
         if (null_output) sinks.push_back(std::make_unique<cli::NullSink>());
         if (sinks.empty()) {

@@ -33,7 +33,7 @@ bool muxer_takes(const AVOutputFormat* of, AVCodecID id) {
 } // namespace
 
 OutputSink::OutputSink(const std::string& path, const std::string& codec, SlotReleaseQueue& released)
-    : path_(path), released_(released), tickets_(released.slots()), codec_name_(codec) {
+    : path_(path), released_(released), tickets_(released.capacity()), codec_name_(codec) {
     for (std::size_t i = 0; i < tickets_.size(); ++i) tickets_[i] = Ticket{this, static_cast<std::uint16_t>(i)};
     // Guessed first: the alloc call would log its own line for an unknown name.
     AVFormatContext* raw = nullptr;
@@ -47,8 +47,8 @@ OutputSink::OutputSink(const std::string& path, const std::string& codec, SlotRe
     const AVOutputFormat* of = out_->oformat;
     const std::string suggestion = "give --codec NAME (e.g. --codec libx264, --codec ffv1 or --codec mjpeg), or "
                                    "write .y4m, .nut or .mkv";
-    if (codec.empty() && of->video_codec == AV_CODEC_ID_NONE && of->audio_codec != AV_CODEC_ID_NONE) {
-        mode_ = Mode::kAudioPacket; // .wav, .flac ...: audio only (start_audio checks the codec)
+    if (of->video_codec == AV_CODEC_ID_NONE && of->audio_codec != AV_CODEC_ID_NONE) {
+        mode_ = Mode::kAudioOnly; // .wav, .flac ...: audio only (start_audio checks the codec; --codec is for video)
     } else if (codec.empty() && of->video_codec == AV_CODEC_ID_WRAPPED_AVFRAME) {
         mode_ = Mode::kWrappedFrame; // y4m: the muxer reads the planes where they lie
     } else if (codec.empty() || codec == "rawvideo") {
@@ -86,18 +86,28 @@ OutputSink::~OutputSink() {
     enc_.reset();
 }
 
+// The first video flow of the programme (the file holds one picture
+// stream) and every audio flow, where the file type holds them.
+bool OutputSink::takes(const StreamLayout& stream) {
+    const std::uint8_t flow = stream.layout.format().flow;
+    if (!(programme_ & (1u << flow))) return false; // announced after the first frame: the header is written
+    if (stream.audio) return holds_audio(stream.audio_caps);
+    if (mode_ == Mode::kAudioOnly || video_flow_ >= 0) return false;
+    video_flow_ = flow;
+    return true;
+}
+
 void OutputSink::start_format(const StreamLayout& stream) {
     if (stream.audio) {
-        start_audio(stream);
-        return;
+        start_audio(audio_[stream.layout.format().flow], stream);
+    } else {
+        start_video(stream);
     }
-    if (mode_ == Mode::kAudioPacket) {
-        throw UserError(fmt::format("-o {}: the {} format holds audio, and the sender sends video: write .y4m, "
-                                    ".nut or .mkv",
-                                    path_, out_->oformat->name));
-    }
+}
+
+void OutputSink::start_video(const StreamLayout& stream) {
     const RawVideoCaps& caps = stream.caps;
-    if (header_written_ &&
+    if (stream_ != nullptr &&
         (caps.format != caps_.format || caps.width != caps_.width || caps.height != caps_.height)) {
         throw std::runtime_error(fmt::format("-o {}: the picture changed mid-stream from {}x{} {} to {}x{} {}, and "
                                              "a file holds one picture size: use --framemd5 or --gst for such "
@@ -117,7 +127,7 @@ void OutputSink::start_format(const StreamLayout& stream) {
         packed_ = packed_ && p.stride == g.row_bytes && p.offset == packed_offset;
         packed_offset += g.row_bytes * static_cast<std::size_t>(g.rows);
     }
-    if (header_written_) return; // the same picture in a new layout
+    if (stream_ != nullptr) return; // the same picture in a new layout
     caps_ = caps;
     if (caps.framerate.num > 0 && caps.framerate.den > 0) time_base_ = av_inv_q(caps.framerate);
     if (mode_ == Mode::kRawPacket) packed_copy_.resize(geometry_.packed_size); // once, not per frame
@@ -146,11 +156,35 @@ void OutputSink::open_stream(const RawVideoCaps& caps) {
         par->sample_aspect_ratio = stream_->sample_aspect_ratio;
         par->field_order = caps.interlaced ? AV_FIELD_TT : AV_FIELD_PROGRESSIVE;
     }
+}
+
+// What the file holds, for messages: "320x240 yuv420p rawvideo, pcm_f32le 48000 Hz 2 channels".
+std::string OutputSink::describe_streams() const {
+    std::string out;
+    for (unsigned i = 0; i < out_->nb_streams; ++i) {
+        const AVCodecParameters* par = out_->streams[i]->codecpar;
+        out += out.empty() ? "" : ", ";
+        if (par->codec_type == AVMEDIA_TYPE_VIDEO) {
+            out += fmt::format("{}x{} {} {}", par->width, par->height,
+                               pix_name(static_cast<AVPixelFormat>(par->format)), avcodec_get_name(par->codec_id));
+        } else {
+            out += fmt::format("{} {} Hz {} channels", avcodec_get_name(par->codec_id), par->sample_rate,
+                               par->ch_layout.nb_channels);
+        }
+    }
+    return out;
+}
+
+void OutputSink::programme_ready() {
+    if (out_->nb_streams == 0) {
+        throw UserError(fmt::format("-o {}: the {} format holds {}, and the sender sends none: write .mkv or .nut, "
+                                    "which hold video and audio",
+                                    path_, out_->oformat->name, mode_ == Mode::kAudioOnly ? "audio" : "video"));
+    }
     if (const int rc = avformat_write_header(out_.get(), nullptr); rc < 0) {
-        throw UserError(fmt::format("-o {}: the {} format refused a {}x{} {} {} stream ({}): choose another file "
-                                    "type or --codec, or convert on the sending side (rdmasend --pix-fmt)",
-                                    path_, out_->oformat->name, caps.width, caps.height, pix_name(caps.format),
-                                    avcodec_get_name(par->codec_id), av_error_text(rc)));
+        throw UserError(fmt::format("-o {}: the {} format refused {} ({}): choose another file type or --codec, or "
+                                    "convert on the sending side (rdmasend --pix-fmt)",
+                                    path_, out_->oformat->name, describe_streams(), av_error_text(rc)));
     }
     header_written_ = true;
 }

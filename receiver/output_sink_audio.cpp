@@ -30,40 +30,39 @@ AVCodecID pcm_codec(AVSampleFormat format) noexcept {
 
 } // namespace
 
-void OutputSink::start_audio(const StreamLayout& stream) {
+// Whether the file type takes these samples as PCM (.y4m holds no audio,
+// .mp4 no such PCM: the pictures go alone, and the session says so).
+bool OutputSink::holds_audio(const RawAudioCaps& caps) const {
+    return out_->oformat->audio_codec != AV_CODEC_ID_NONE &&
+           avformat_query_codec(out_->oformat, pcm_codec(caps.format), FF_COMPLIANCE_NORMAL) != 0;
+}
+
+void OutputSink::start_audio(AudioStream& a, const StreamLayout& stream) {
     const RawAudioCaps& caps = stream.audio_caps;
-    if (!codec_name_.empty()) {
-        throw UserError(fmt::format("--codec {} encodes video, and the sender sends audio, which -o writes as "
-                                    "lossless PCM: drop --codec",
-                                    codec_name_));
+    if (a.stream != nullptr &&
+        (av_get_packed_sample_fmt(caps.format) != av_get_packed_sample_fmt(a.caps.format) ||
+         caps.rate != a.caps.rate || caps.channels != a.caps.channels)) {
+        throw std::runtime_error(fmt::format("-o {}: flow {} changed mid-stream to {}, and a file's stream holds one "
+                                             "kind of samples: use --framemd5 or --gst for such streams",
+                                             path_, stream.layout.format().flow, stream.layout.format().caps));
     }
-    if (header_written_) {
-        if (mode_ != Mode::kAudioPacket || av_get_packed_sample_fmt(caps.format) !=
-                                               av_get_packed_sample_fmt(audio_caps_.format) ||
-            caps.rate != audio_caps_.rate || caps.channels != audio_caps_.channels) {
-            throw std::runtime_error(fmt::format("-o {}: the stream changed mid-stream to {}, and a file holds one "
-                                                 "kind of samples: use --framemd5 or --gst for such streams",
-                                                 path_, stream.layout.format().caps));
-        }
-    }
-    layout_ = &stream;
-    mode_ = Mode::kAudioPacket;
+    a.layout = &stream;
     if (av_sample_fmt_is_planar(caps.format)) { // sized once per format: the largest frame, interleaved
-        interleave_.configure(caps, av_get_packed_sample_fmt(caps.format), stream.layout.format().max_frame_size,
-                              "-o " + path_);
+        a.interleave.configure(caps, av_get_packed_sample_fmt(caps.format), stream.layout.format().max_frame_size,
+                               "-o " + path_);
     }
-    if (header_written_) return; // the same samples, maybe now planar: the file goes on
-    audio_caps_ = caps;
+    if (a.stream != nullptr) return; // the same samples, maybe now planar: the file goes on
+    a.caps = caps;
     const AVCodecID id = pcm_codec(caps.format);
     if (avformat_query_codec(out_->oformat, id, FF_COMPLIANCE_NORMAL) == 0) {
         throw UserError(fmt::format("-o {}: the {} format cannot hold {} audio: write .wav, .mkv or .nut", path_,
                                     out_->oformat->name, avcodec_get_name(id)));
     }
-    time_base_ = AVRational{1, caps.rate};
-    stream_ = avformat_new_stream(out_.get(), nullptr);
-    if (stream_ == nullptr) throw std::bad_alloc();
-    stream_->time_base = time_base_;
-    AVCodecParameters* par = stream_->codecpar;
+    a.time_base = AVRational{1, caps.rate};
+    a.stream = avformat_new_stream(out_.get(), nullptr);
+    if (a.stream == nullptr) throw std::bad_alloc();
+    a.stream->time_base = a.time_base;
+    AVCodecParameters* par = a.stream->codecpar;
     par->codec_type = AVMEDIA_TYPE_AUDIO;
     par->codec_id = id;
     par->format = av_get_packed_sample_fmt(caps.format);
@@ -76,34 +75,27 @@ void OutputSink::start_audio(const StreamLayout& stream) {
     par->bits_per_coded_sample = av_get_bits_per_sample(id);
     par->block_align = sample_frame_bytes(caps);
     par->bit_rate = std::int64_t{caps.rate} * par->block_align * 8;
-    if (const int hrc = avformat_write_header(out_.get(), nullptr); hrc < 0) {
-        throw UserError(fmt::format("-o {}: the {} format refused {} audio, {} Hz, {} channels ({}): write .wav, "
-                                    ".mkv or .nut",
-                                    path_, out_->oformat->name, avcodec_get_name(id), caps.rate, caps.channels,
-                                    av_error_text(hrc)));
-    }
-    header_written_ = true;
 }
 
 // A packet without a buffer reference is written synchronously by
-// av_write_frame, so the slot (or interleave_'s buffer) is free again when
-// it returns.
-bool OutputSink::write_audio(const ReceivedFrame& frame) {
-    const int samples = layout_->samples(frame.payload.size());
-    const std::int64_t pts = frame.header.pts == kNoTime ? next_pts_
-                                                          : av_rescale_q(frame.header.pts, kNanoseconds, time_base_);
-    next_pts_ = pts + samples;
-    if (av_sample_fmt_is_planar(layout_->audio_caps.format)) {
-        const std::span<const std::uint8_t> packed = interleave_.convert(frame.payload);
+// av_write_frame, so the slot (or the interleaving buffer) is free again
+// when it returns.
+bool OutputSink::write_audio(AudioStream& a, const ReceivedFrame& frame) {
+    const int samples = a.layout->samples(frame.payload.size());
+    const std::int64_t pts =
+        frame.header.pts == kNoTime ? a.next_pts : av_rescale_q(frame.header.pts, kNanoseconds, a.time_base);
+    a.next_pts = pts + samples;
+    if (av_sample_fmt_is_planar(a.layout->audio_caps.format)) {
+        const std::span<const std::uint8_t> packed = a.interleave.convert(frame.payload);
         packet_->data = const_cast<std::uint8_t*>(packed.data());
         packet_->size = static_cast<int>(packed.size());
-        ++frames_copied_;
+        ++frames_copied_[frame.header.flow];
     } else {
         // The ring is read-only to us; FFmpeg's packet has no const data.
         packet_->data = const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(frame.payload.data()));
         packet_->size = static_cast<int>(frame.payload.size());
     }
-    write_packet(pts, samples);
+    write_packet(a.stream, a.time_base, pts, samples);
     return true;
 }
 

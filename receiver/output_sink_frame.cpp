@@ -23,11 +23,12 @@ extern "C" {
 
 namespace rdmastream::cli {
 bool OutputSink::consume(const ReceivedFrame& frame) {
+    if (frame.header.flow != video_flow_) return write_audio(audio_[frame.header.flow], frame);
     switch (mode_) {
     case Mode::kWrappedFrame: return write_wrapped(frame);
     case Mode::kRawPacket: return write_raw(frame);
     case Mode::kEncode: return encode(frame);
-    case Mode::kAudioPacket: return write_audio(frame);
+    case Mode::kAudioOnly: break; // takes() gave it no pictures
     }
     return true;
 }
@@ -55,14 +56,14 @@ void OutputSink::point_frame_at(const ReceivedFrame& frame, AVFrame* out) const 
     out->sample_aspect_ratio = caps_.pixel_aspect_ratio;
 }
 
-// Stamps packet_ (data and size already set) as one key frame of the
-// stream and writes it; the muxer is done with the data when this returns.
-void OutputSink::write_packet(std::int64_t pts, std::int64_t duration) {
+// Stamps packet_ (data and size already set) as one key frame of `stream`
+// and writes it; the muxer is done with the data when this returns.
+void OutputSink::write_packet(const AVStream* stream, AVRational time_base, std::int64_t pts, std::int64_t duration) {
     packet_->pts = packet_->dts = pts;
     packet_->duration = duration;
     packet_->flags = AV_PKT_FLAG_KEY;
-    packet_->stream_index = stream_->index;
-    av_packet_rescale_ts(packet_.get(), time_base_, stream_->time_base);
+    packet_->stream_index = stream->index;
+    av_packet_rescale_ts(packet_.get(), time_base, stream->time_base);
     check_av(av_write_frame(out_.get(), packet_.get()), "av_write_frame", path_);
 }
 
@@ -76,7 +77,7 @@ bool OutputSink::write_wrapped(const ReceivedFrame& frame) {
     frame_->pts = pts;
     packet_->data = reinterpret_cast<std::uint8_t*>(frame_.get());
     packet_->size = static_cast<int>(sizeof(AVFrame));
-    write_packet(pts, duration);
+    write_packet(stream_, time_base_, pts, duration);
     return true;
 }
 
@@ -100,10 +101,10 @@ bool OutputSink::write_raw(const ReceivedFrame& frame) {
             dst += g.row_bytes * static_cast<std::size_t>(g.rows);
         }
         packet_->data = packed_copy_.data();
-        ++frames_copied_;
+        ++frames_copied_[frame.header.flow];
     }
     packet_->size = static_cast<int>(geometry_.packed_size);
-    write_packet(pts, duration);
+    write_packet(stream_, time_base_, pts, duration);
     return true;
 }
 
@@ -145,7 +146,7 @@ bool OutputSink::encode(const ReceivedFrame& frame) {
         av_image_copy(frame_->data, frame_->linesize, src, src_stride,
                       caps_.format, caps_.width, caps_.height);
         frame_->sample_aspect_ratio = caps_.pixel_aspect_ratio;
-        ++frames_copied_;
+        ++frames_copied_[frame.header.flow];
     }
     frame_->pts = pts;
     frame_->pkt_duration = duration;

@@ -77,7 +77,7 @@ Door open_door(const ReceiveOptions& o, const ConnectionPlan& plan) {
 class SlotHolds {
 public:
     SlotHolds(Receiver& rx, SlotReleaseQueue& released)
-        : rx_(rx), released_(released), holders_(released.slots(), 0) {}
+        : rx_(rx), released_(released), holders_(released.capacity(), 0) {}
 
     // Gives the frame to the sinks that take its flow; releases the slot
     // unless one kept it. The count starts at sinks + 1 so that a sink
@@ -136,20 +136,30 @@ std::optional<ReceivedFrame> next_frame(Receiver& rx, SlotHolds& holds, std::chr
 void start_flow(std::uint8_t flow, const StreamLayout& stream, const std::vector<std::unique_ptr<FrameSink>>& sinks,
                 std::vector<FrameSink*>& taking) {
     for (const auto& s : sinks) {
-        if (s->takes(flow)) taking.push_back(s.get());
+        if (s->takes(stream)) taking.push_back(s.get());
     }
     if (taking.empty()) {
-        std::fprintf(stderr, "rdmarecv: flow %u (%s) goes to no output: -o and --gst take the first flow so far, "
-                             "--framemd5 and --null every flow announced before the first frame\n",
+        std::fprintf(stderr, "rdmarecv: flow %u (%s) goes to no output: none takes it (--gst takes the first flow; "
+                             "-o the first video and the audio its file type holds; a flow announced after the "
+                             "first frame goes to no file)\n",
                      flow, stream.layout.format().caps.c_str());
     }
 }
 
-// Frames the outputs copied so far (each counts its own, where it copies).
-std::uint64_t copies_of(const std::vector<std::unique_ptr<FrameSink>>& sinks) noexcept {
+// Frames of `flow` the outputs copied so far (each counts its own, where it copies).
+std::uint64_t copies_of(const std::vector<std::unique_ptr<FrameSink>>& sinks, std::uint8_t flow) noexcept {
     std::uint64_t n = 0;
-    for (const auto& s : sinks) n += s->copies();
+    for (const auto& s : sinks) n += s->copies(flow);
     return n;
+}
+
+// Every flow's copies, into the counters (their sum the stream's).
+void count_copies(const std::vector<std::unique_ptr<FrameSink>>& sinks, FrameCounters& c) noexcept {
+    c.copied = 0;
+    for (std::uint8_t i = 0; i < kMaxFlows; ++i) {
+        if (c.flows[i].kind != nullptr) c.flows[i].copied = copies_of(sinks, i);
+        c.copied += c.flows[i].copied;
+    }
 }
 
 } // namespace
@@ -221,26 +231,47 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
             throw ProtocolError("the sender sent a frame before announcing its format: rdmarecv needs raw video "
                                 "or audio with caps (rdmasend, or rdmasink from GStreamer)");
         }
-        if (!programme_known) { // the flows announced before the first frame: the programme
-            for (const auto& s : outputs) s->start_programme(rx->flows());
-            programme_known = true;
-            first_arrival = std::chrono::steady_clock::now();
-        }
-        const std::uint8_t flow = f->header.flow;
-        std::optional<StreamLayout>& stream = streams[flow];
-        if (f->format_changed || !stream) {
-            StreamLayout next = read_stream_layout(*f->format, rx->peer()); // refused before any output sees it
+        // A flow's format, read and checked once, to the outputs that take
+        // the flow (chosen at its first format).
+        const auto take_format = [&](std::uint8_t flow, const StreamFormat& format) {
+            StreamLayout next = read_stream_layout(format, rx->peer()); // refused before any output sees it
             std::fprintf(stderr, "rdmarecv: %sformat %u: %s\n", flow > 0 ? fmt::format("flow {} ", flow).c_str() : "",
-                         f->format->id, f->format->caps.c_str());
+                         format.id, format.caps.c_str());
+            std::optional<StreamLayout>& stream = streams[flow];
             const bool first = !stream;
             stream = std::move(next);
-            if (first) start_flow(flow, *stream, outputs, taking[flow]);
+            if (first) {
+                start_flow(flow, *stream, outputs, taking[flow]);
+                counters.flows[flow].kind = stream->audio ? "audio" : "video";
+            }
             for (FrameSink* s : taking[flow]) s->start_format(*stream);
             if (!first) ++counters.format_changes;
             if (flow == 0) { // the rate the stats compare against: the first flow's
                 const AVRational rate = stream->caps.framerate;
                 counters.target_fps = rate.num > 0 ? av_q2d(rate) : 0; // audio: none, frames vary
             }
+        };
+        if (!programme_known) {
+            // The flows announced before the first frame are the programme:
+            // every one's format goes to the outputs now, so a file's header
+            // lists them all before any frame is written.
+            std::uint16_t flows = 0;
+            for (std::uint8_t i = 0; i < kMaxFlows; ++i) {
+                if (rx->format(i) != nullptr) flows = static_cast<std::uint16_t>(flows | 1u << i);
+            }
+            for (const auto& s : outputs) s->start_programme(flows);
+            for (std::uint8_t i = 0; i < kMaxFlows; ++i) {
+                if (const StreamFormat* format = rx->format(i)) take_format(i, *format);
+            }
+            for (const auto& s : outputs) s->programme_ready();
+            programme_known = true;
+            first_arrival = std::chrono::steady_clock::now();
+        }
+        const std::uint8_t flow = f->header.flow;
+        std::optional<StreamLayout>& stream = streams[flow];
+        // A flow's first frame says its format changed: the one taken above at the programme's start, then.
+        if (!stream || (f->format_changed && stream->layout.format().id != f->format->id)) {
+            take_format(flow, *f->format);
         }
         if (f->clock != nullptr && (!clock || f->clock->pts0_ns != clock->pts0_ns || f->clock->clock != clock->clock)) {
             clock = *f->clock; // said once, and again when the sender's clock steps
@@ -255,7 +286,12 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
         counters.stream_seconds = std::chrono::duration<double>(now - first_arrival).count();
         if (flow == 0) ++taken;
         ++counters.zero_copy;
-        counters.copied = copies_of(outputs); // a few virtual calls: the per-second line shows them as they happen
+        // A few virtual calls: the per-second line shows copies as they happen.
+        FlowCounters& counted = counters.flows[flow];
+        const std::uint64_t copied = copies_of(outputs, flow);
+        counters.copied += copied - counted.copied;
+        counted.copied = copied;
+        ++counted.frames;
         if (report.tick(rx->stats(), counters) && metrics) publish(true);
     }
     std::signal(SIGINT, old);
@@ -264,7 +300,7 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
         rx->leave(); // the sender ends its stream as a success, not as a lost receiver
     }
     for (const auto& s : outputs) s->finish();
-    counters.copied = copies_of(outputs);
+    count_copies(outputs, counters); // copies the outputs made as they drained
     if (metrics) publish(false);
     counters.zero_copy -= std::min(counters.zero_copy, counters.copied);
     report.finish(rx->stats(), counters, o.stats_json);

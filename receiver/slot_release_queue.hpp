@@ -14,6 +14,7 @@
 
 #include "rdmastream/waker.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -22,10 +23,13 @@ namespace rdmastream::cli {
 
 class SlotReleaseQueue {
 public:
-    // `slots`: the ring's slot count (it never changes, even when the ring grows).
-    explicit SlotReleaseQueue(std::uint32_t slots)
-        : slots_(slots), pending_(std::make_unique<std::atomic<std::uint32_t>[]>(slots)),
-          waker_(std::make_shared<Waker>()) {}
+    // `slots`: the first flow's slot count (it never changes, even when the
+    // ring grows); `capacity`: the slot numbers every flow's may use
+    // (slot_capacity), at least `slots`.
+    SlotReleaseQueue(std::uint32_t slots, std::uint32_t capacity)
+        : slots_(slots), capacity_(std::max(slots, capacity)),
+          pending_(std::make_unique<std::atomic<std::uint32_t>[]>(capacity_)), waker_(std::make_shared<Waker>()) {}
+    explicit SlotReleaseQueue(std::uint32_t slots) : SlotReleaseQueue(slots, slots) {}
 
     void push(std::uint16_t slot) noexcept {
         push_from_loop(slot);
@@ -48,17 +52,21 @@ public:
     template <typename F>
     void drain(F&& on_slot) {
         if (!any_.exchange(false, std::memory_order_acquire)) return;
-        for (std::uint32_t s = 0; s < slots_; ++s) {
+        for (std::uint32_t s = 0; s < capacity_; ++s) {
             for (std::uint32_t n = pending_[s].exchange(0, std::memory_order_acquire); n > 0; --n) {
                 on_slot(static_cast<std::uint16_t>(s));
             }
         }
     }
 
+    // The first flow's slots: what a sink keeps from the sender at most.
     std::uint32_t slots() const noexcept { return slots_; }
+    // Slot numbers: what tables indexed by slot are sized to.
+    std::uint32_t capacity() const noexcept { return capacity_; }
 
 private:
     std::uint32_t slots_;
+    std::uint32_t capacity_;
     std::unique_ptr<std::atomic<std::uint32_t>[]> pending_;
     std::atomic<bool> any_{false};
     std::shared_ptr<Waker> waker_;

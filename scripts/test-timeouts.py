@@ -23,6 +23,7 @@ GTEST = re.compile(r"(^|\.)[A-Z]")
 # Floors: what a test may need beyond its usual time on a slower day.
 FLOORS = [("rdmabed.serve.", 240),  # boots: a failed fixture fails every test behind it
           ("package.", 120),        # dpkg and apt in an overlay root
+          ("cli.make_clips", 120),  # a fixture: ffmpeg encodes beside whatever else runs
           ("rdma.", 60), ("rdmabed.", 60)]
 
 

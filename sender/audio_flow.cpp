@@ -10,6 +10,7 @@ namespace rdmastream::cli {
 
 AudioFlow::AudioFlow(SendContext& ctx, std::uint8_t flow, const StreamDecoder& stream)
     : ctx_(ctx), flow_(flow), stream_(stream), frames_(ctx.tx, flow, ctx.fanout) {
+    ctx_.counters.flows[flow_].kind = "audio";
     if (flow_ == 0) frames_.size_to_depth(); // flow 0's slots come with the connection
 }
 
@@ -45,6 +46,7 @@ void AudioFlow::announce_for(const AVFrame& frame) {
 // is at least the decoder's frame size, so frames that vary below it
 // (Opus, Vorbis) announce once.
 void AudioFlow::send(const AVFrame& frame, FrameMeta meta) {
+    ++ctx_.counters.flows[flow_].frames;
     if (frames_.sized() && !ctx_.tx.takes_frame_now(flow_)) {
         ctx_.tx.skip_frame(flow_);
         return;
@@ -56,6 +58,7 @@ void AudioFlow::send(const AVFrame& frame, FrameMeta meta) {
     const auto chunk = frames_.written_chunk(entry, size, ctx_.idle);
     copy_audio(frame, chunk);
     ++ctx_.counters.copied;
+    ++ctx_.counters.flows[flow_].copied;
     if (flow_ == 0) { // the stream's path is its first flow's (a programme's: its video's)
         ctx_.counters.path = "decoder -> one copy into a registered buffer (audio: a few KiB a frame)";
     }

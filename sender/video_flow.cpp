@@ -20,6 +20,7 @@ namespace rdmastream::cli {
 VideoFlow::VideoFlow(SendContext& ctx, std::uint8_t flow, const StreamDecoder& stream, DecoderPool* pool,
                      const VideoOptions& options)
     : ctx_(ctx), flow_(flow), stream_(stream), pool_(pool), options_(options), frames_(ctx.tx, flow, ctx.fanout) {
+    ctx_.counters.flows[flow_].kind = "video";
     if (flow_ == 0) size_frames(); // flow 0's slots come with the connection; another's with its first format
 }
 
@@ -132,6 +133,7 @@ void VideoFlow::announce_for(const AVFrame& picture, AVRational sar) {
 // transport's own live policy handles it as before. Either way the
 // receiver sees the drop as a gap in the frame numbers.
 void VideoFlow::send(AVFrame* picture, FrameMeta meta, AVRational sar) {
+    ++ctx_.counters.flows[flow_].frames;
     const std::optional<Payload> decoded = payload_of_decoded(*picture);
     if (!decoded && frames_.sized() && !ctx_.tx.takes_frame_now(flow_)) {
         ctx_.tx.skip_frame(flow_);
@@ -154,6 +156,7 @@ void VideoFlow::send(AVFrame* picture, FrameMeta meta, AVRational sar) {
         p = *decoded;
     } else {
         p = write_picture(*picture, entry, layout);
+        ++ctx_.counters.flows[flow_].copied;
     }
     ctx_.tell_clock(meta.pts);
     frames_.send(entry, *p.memory, p.bytes, meta, ctx_.idle);

@@ -9,7 +9,7 @@
 set(RDMASTREAM_TEST_TIMEOUTS
   cli.bad_flags 30
   cli.bad_input 30
-  cli.make_clips 31
+  cli.make_clips 120
   gst.guest_registry 30
   package.build 120
   package.by_hand 120

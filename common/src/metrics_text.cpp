@@ -202,6 +202,28 @@ std::string render_metrics(const MetricsSnapshot& s, const MetricsIdentity& who,
         w.family(k.name, Type::kCounter, k.help);
         w.sample(k.name, "", k.value);
     }
+    // Per flow (a programme's video, audio): its frames and copies, labelled
+    // with the flow's number and kind. A one-flow stream has its one series.
+    const struct {
+        const char* name;
+        const char* help;
+        std::uint64_t FlowCounters::*value;
+    } per_flow[] = {
+        {"rdmastream_flow_frames_total", sender ? "Frames of this flow sent (offered or dropped)" : "Frames of this flow received",
+         &FlowCounters::frames},
+        {"rdmastream_flow_copies_total",
+         sender ? "Frames of this flow the CPU wrote into registered memory (a copy or a conversion)"
+                : "Frames of this flow an output copied out of the ring",
+         &FlowCounters::copied},
+    };
+    for (const auto& k : per_flow) {
+        w.family(k.name, Type::kCounter, k.help);
+        for (std::size_t i = 0; i < c.flows.size(); ++i) {
+            const FlowCounters& flow = c.flows[i];
+            if (flow.kind == nullptr) continue;
+            w.sample(k.name, fmt::format("flow=\"{}\",kind=\"{}\"", i, flow.kind), flow.*k.value);
+        }
+    }
     w.family("rdmastream_latency_seconds", Type::kHistogram,
              fmt::format("Frame latency in seconds: {}", who.latency_is));
     w.histogram("rdmastream_latency_seconds", "", t);

@@ -25,8 +25,9 @@ bool StatsReport::tick(const StreamStats& s, const FrameCounters& c) {
         return true;
     }
     const double dt = std::chrono::duration<double>(now - last_time_).count();
-    const double fps = static_cast<double>(s.frames - last_frames_) / dt;
-    last_frames_ = s.frames;
+    const std::uint64_t frames = c.rate_frames(s.frames);
+    const double fps = static_cast<double>(frames - last_frames_) / dt;
+    last_frames_ = frames;
     last_time_ = now;
     next_ = now + std::chrono::seconds(1);
     std::string progress = c.progress >= 0 ? fmt::format(", {:.0f}% of input", c.progress * 100) : std::string{};
@@ -40,7 +41,8 @@ bool StatsReport::tick(const StreamStats& s, const FrameCounters& c) {
     }
     last_latency_samples_ = s.latency_samples;
     last_latency_sum_ = s.latency_sum;
-    const std::string of = c.target_fps > 0 ? fmt::format(" of {:g}", c.target_fps) : std::string{};
+    std::string of = c.target_fps > 0 ? fmt::format(" of {:g}", c.target_fps) : std::string{};
+    if (c.programme()) of += fmt::format(" ({})", c.flows[0].kind);
     std::fprintf(stderr,
                  "%s: %llu frames, %.1f frames/s%s, %.3f Gb/s%s, %llu copied, %llu dropped, %llu credit waits%s\n",
                  program_.c_str(), static_cast<unsigned long long>(s.frames), fps, of.c_str(), s.gbps(),
@@ -61,6 +63,16 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
                  static_cast<unsigned long long>(c.copied), static_cast<unsigned long long>(c.converted),
                  static_cast<unsigned long long>(s.drops + c.gaps), static_cast<unsigned long long>(s.credit_waits),
                  static_cast<unsigned long long>(c.format_changes), *c.path ? "; path: " : "", c.path);
+    if (c.programme()) {
+        std::string line;
+        for (std::size_t i = 0; i < c.flows.size(); ++i) {
+            const FlowCounters& f = c.flows[i];
+            if (f.kind == nullptr) continue;
+            line += fmt::format("{}flow {} {}: {} frames, {} copied", line.empty() ? "" : "; ", i, f.kind, f.frames,
+                                f.copied);
+        }
+        std::fprintf(stderr, "%s: %s\n", program_.c_str(), line.c_str());
+    }
     if (s.latency_samples > 0) {
         std::fprintf(stderr, "%s: latency %.2f ms mean, %.2f ms max over %llu frames (%s)\n", program_.c_str(),
                      s.latency_mean_us() / 1e3, s.latency_max_us() / 1e3,
@@ -103,7 +115,16 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
         // The rate while frames flowed, without the wait for the first one
         // or the outputs' drain after the last (which `fps` includes).
         j["stream_seconds"] = c.stream_seconds;
-        j["stream_fps"] = s.frames > 1 ? static_cast<double>(s.frames - 1) / c.stream_seconds : 0.0;
+        const std::uint64_t frames = c.rate_frames(s.frames);
+        j["stream_fps"] = frames > 1 ? static_cast<double>(frames - 1) / c.stream_seconds : 0.0;
+    }
+    if (c.programme()) { // a stream of one flow: the numbers above are its
+        nlohmann::json& flows = j["flows"] = nlohmann::json::array();
+        for (std::size_t i = 0; i < c.flows.size(); ++i) {
+            const FlowCounters& f = c.flows[i];
+            if (f.kind == nullptr) continue;
+            flows.push_back({{"flow", i}, {"kind", f.kind}, {"frames", f.frames}, {"copies", f.copied}});
+        }
     }
     if (!peers.empty()) {
         nlohmann::json& list = j["receivers"] = nlohmann::json::array();

@@ -49,10 +49,18 @@ prog prog_prores_s24.mov -c:v prores_ks -profile:v 2 -pix_fmt yuv422p10le -c:a p
 prog prog_mpeg2_mp2.mpg -c:v mpeg2video -c:a mp2 -ac 2
 PROG_AUDIO="aevalsrc=sin(440*2*PI*t)|sin(550*2*PI*t)|sin(660*2*PI*t)|0.1*sin(50*2*PI*t)|sin(770*2*PI*t)|sin(880*2*PI*t):c=5.1:s=48000:d=0.4" \
   prog prog_h264_ac3_51.mkv -c:v libx264 -pix_fmt yuv420p -c:a ac3
-# (Opus's is made in the guest: interop.sh's node-programme.)
+# (Opus's is made in the guest: interop.sh's node-programme.) And the
+# sound as decoded, for rdmarecv -o's file: its audio must decode to it.
 for clip in audio.mkv prog_h264_aac.mp4 prog_prores_s24.mov prog_mpeg2_mp2.mpg prog_h264_ac3_51.mkv; do
   ff -i "$clip" -map 0:v:0 -map 0:a:0 -f framemd5 "$clip.prog.ref.md5"
 done
+ff -i prog_h264_aac.mp4 -map 0:a:0 -c:a pcm_f32le -f md5 prog_h264_aac.mp4.f32.md5
+ff -i prog_prores_s24.mov -map 0:a:0 -c:a pcm_s32le -f md5 prog_prores_s24.mov.s32.md5
+# A/V alignment (av-sync.sh): black pictures with a white one at 1 s and
+# 2 s, silence with a 50 ms 1 kHz beep starting at the same instants.
+ff -f lavfi -i "color=c=black:s=320x240:r=25:d=3,drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='eq(n\,25)+eq(n\,50)'" \
+   -f lavfi -i "aevalsrc='if(gte(t\,0.5)*lt(mod(t\,1)\,0.05)\,0.8*sin(2*PI*1000*t)\,0)':s=48000:d=3" \
+   -c:v libx264 -pix_fmt yuv420p -c:a pcm_s16le avsync.mkv
 # A resolution change mid-file: two H.264 elementary streams back to back.
 ff -f lavfi -i "$(src 320x240)" -frames:v 6 -c:v libx264 -pix_fmt yuv420p -bsf:v h264_mp4toannexb part1.h264
 ff -f lavfi -i "$(src 160x120)" -frames:v 6 -c:v libx264 -pix_fmt yuv420p -bsf:v h264_mp4toannexb part2.h264

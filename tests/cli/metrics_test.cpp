@@ -144,6 +144,18 @@ TEST(MetricsText, PrometheusCountersAndHistogram) {
     EXPECT_THAT(t, Not(HasSubstr("rdmastream_receiver_"))); // not a fan-out
 }
 
+TEST(MetricsText, AProgrammesFlowsEachHaveTheirSeries) {
+    cli::MetricsSnapshot s = sample_snapshot();
+    s.counters.flows[0] = {"video", 40, 0};
+    s.counters.flows[1] = {"audio", 75, 75};
+    const std::string t = cli::render_metrics(s, kWho, cli::MetricsFormat::kPrometheus);
+    EXPECT_THAT(t, HasSubstr("# TYPE rdmastream_flow_frames_total counter\n"
+                             "rdmastream_flow_frames_total{flow=\"0\",kind=\"video\"} 40\n"
+                             "rdmastream_flow_frames_total{flow=\"1\",kind=\"audio\"} 75\n"));
+    EXPECT_THAT(t, HasSubstr("rdmastream_flow_copies_total{flow=\"1\",kind=\"audio\"} 75\n"));
+    EXPECT_THAT(t, Not(HasSubstr("flow=\"2\""))); // no such flow
+}
+
 TEST(MetricsText, OpenMetricsNamesFamiliesAndEnds) {
     const std::string t = cli::render_metrics(sample_snapshot(), kWho, cli::MetricsFormat::kOpenMetrics);
     EXPECT_THAT(t, HasSubstr("# TYPE rdmastream_frames counter\nrdmastream_frames_total 42\n"));

@@ -62,7 +62,7 @@ fi
 # back at once) instead of the sender waiting for a slot forever.
 $R --listen :18666 --gst "queue max-size-buffers=100 max-size-bytes=0 max-size-time=0 min-threshold-buffers=$n ! fakesink" \
   --framemd5 "$out/held.md5" --stats-json "$out/held.json" || fail "--gst holding queue: rdmarecv exited $?"
-copies=$(grep -o '"copies": [0-9]*' "$out/held.json" | grep -o '[0-9]*$')
+copies=$(grep -o '"copies": [0-9]*' "$out/held.json" | head -1 | grep -o '[0-9]*$')
 if grep -q "\"frames\": $n," "$out/held.json" && [ "${copies:-0}" -gt 0 ] &&
    [ "$(hashes "$out/held.md5")" = "$(hashes "$ref")" ]; then
   echo "ok --gst holding queue: $n frames, $copies copied, framemd5 equal to ffmpeg's decode of the source"

@@ -4,6 +4,7 @@
 // are read back with FFmpeg and compared byte for byte; every slot an
 // output kept must come back through the release queue exactly once, and
 // --gst must allocate nothing per frame.
+#include "audio_convert.hpp"
 #include "gst_sink.hpp"
 #include "rdmastream_gst/side_data_bytes.hpp"
 #include "overlay_text.hpp"
@@ -107,7 +108,11 @@ Fed feed(cli::FrameSink& sink, cli::SlotReleaseQueue& q, const StreamFormat& f, 
     constexpr auto kPatience = std::chrono::seconds(10);
     Fed fed{{}, {}, std::vector<int>(kSlots, 0)};
     const cli::StreamLayout stream = cli::read_stream_layout(f, "the test"); // as the receive loop reads it
+    // As the receive loop starts a one-flow programme.
+    sink.start_programme(1u << f.flow);
+    EXPECT_TRUE(sink.takes(stream));
     sink.start_format(stream);
+    sink.programme_ready();
     // One block, like the ring: a slot's frames land at the same address.
     std::vector<std::byte> ring(std::size_t{kSlots} * f.max_frame_size);
     std::vector<bool> busy(kSlots, false);
@@ -219,7 +224,7 @@ TEST(OutputSink, Y4mReadsTheSlotInPlace) {
     const auto path = temp_path("a.y4m");
     cli::OutputSink sink(path, "", q);
     const Fed fed = feed(sink, q, i420_format(true));
-    EXPECT_EQ(sink.copies(), 0u);
+    EXPECT_EQ(sink.copies(0), 0u);
     expect_all_returned(fed);
     expect_pictures(path);
 }
@@ -229,7 +234,7 @@ TEST(OutputSink, MkvRawPaddedLayoutCopiesOnce) {
     const auto path = temp_path("b.mkv");
     cli::OutputSink sink(path, "", q);
     feed(sink, q, i420_format(true));
-    EXPECT_EQ(sink.copies(), static_cast<std::uint64_t>(kFrames));
+    EXPECT_EQ(sink.copies(0), static_cast<std::uint64_t>(kFrames));
     expect_pictures(path);
 }
 
@@ -238,7 +243,7 @@ TEST(OutputSink, NutRawPackedLayoutNoCopy) {
     const auto path = temp_path("c.nut");
     cli::OutputSink sink(path, "", q);
     feed(sink, q, i420_format(false));
-    EXPECT_EQ(sink.copies(), 0u);
+    EXPECT_EQ(sink.copies(0), 0u);
     expect_pictures(path);
 }
 
@@ -258,6 +263,32 @@ TEST(OutputSink, Libx264Encodes) {
     const Fed fed = feed(sink, q, i420_format(true));
     expect_all_returned(fed);
     EXPECT_EQ(decode(path).size(), static_cast<std::size_t>(kFrames)); // lossy: count only
+}
+
+// -o's PCM holds the decoder's samples bit for bit: planar into the same
+// format interleaved is a move (a -0.0 stays -0.0), unpositioned or not.
+TEST(AudioConverter, InterleavesPlanarSamplesBitForBit) {
+    cli::RawAudioCaps caps;
+    caps.format = AV_SAMPLE_FMT_FLTP;
+    caps.rate = 48000;
+    caps.channels = 6;
+    caps.channel_mask = 0; // unpositioned, as a 5.1(side) layout GStreamer orders otherwise goes
+    constexpr int kSamples = 4;
+    std::vector<float> planar(6 * kSamples);
+    for (std::size_t i = 0; i < planar.size(); ++i) planar[i] = static_cast<float>(i) * 0.25f;
+    planar[3] = -0.0f;     // channel 0, sample 3
+    planar[kSamples] = -0.0f; // channel 1, sample 0
+    cli::AudioConverter c;
+    c.configure(caps, AV_SAMPLE_FMT_FLT, planar.size() * sizeof(float), "the test");
+    const auto out = c.convert(std::as_bytes(std::span(planar)));
+    ASSERT_EQ(out.size(), planar.size() * sizeof(float));
+    for (int s = 0; s < kSamples; ++s) {
+        for (int ch = 0; ch < 6; ++ch) {
+            const float want = planar[static_cast<std::size_t>(ch * kSamples + s)];
+            EXPECT_EQ(std::memcmp(out.data() + (s * 6 + ch) * sizeof(float), &want, sizeof want), 0)
+                << "sample " << s << " channel " << ch;
+        }
+    }
 }
 
 TEST(OutputSink, RefusesRawInMp4WithTheFix) {
@@ -329,7 +360,7 @@ TEST(GstSink, AllocatesNothingPerFrameOnceEverySlotWasUsed) {
     expect_all_returned(fed);
     EXPECT_EQ(sink.slot_buffers().memories_made(), kSlots);
     EXPECT_LE(sink.slot_buffers().shells_made(), kSlots + 1);
-    EXPECT_EQ(sink.copies(), 0u);
+    EXPECT_EQ(sink.copies(0), 0u);
 }
 
 // A pipeline that keeps up (each frame's slot back before the next frame)
@@ -341,7 +372,7 @@ TEST(GstSink, APipelineThatKeepsUpGetsEveryFrameInItsSlot) {
     ASSERT_EQ(fed.kept.size(), 50u);
     for (bool k : fed.kept) EXPECT_TRUE(k);
     expect_all_returned(fed);
-    EXPECT_EQ(sink.copies(), 0u);
+    EXPECT_EQ(sink.copies(0), 0u);
 }
 
 // A pipeline that holds every frame (a queue that lets none through before
@@ -360,7 +391,7 @@ TEST(GstSink, APipelineHoldingEveryFrameCostsCopiesNotAStall) {
                       q, 2);
     const Fed fed = feed(sink, q, i420_format(true));
     for (bool k : fed.kept) EXPECT_TRUE(k); // appsrc takes every frame in its slot; the copy is made after
-    EXPECT_EQ(sink.copies(), static_cast<std::uint64_t>(kFrames - 2));
+    EXPECT_EQ(sink.copies(0), static_cast<std::uint64_t>(kFrames - 2));
     expect_all_returned(fed);
     expect_pictures(path, false);
 }
@@ -375,7 +406,7 @@ TEST(GstSink, ASlowPipelineSlowsTheSenderDownWithoutCopies) {
     const Fed fed = feed(sink, q, i420_format(true), 10);
     ASSERT_EQ(fed.kept.size(), 10u);
     expect_all_returned(fed);
-    EXPECT_EQ(sink.copies(), 0u);
+    EXPECT_EQ(sink.copies(0), 0u);
 }
 
 // rdmarecv --gst hands a frame's side data on as rdmasrc does: captions and
@@ -413,7 +444,7 @@ TEST(GstSink, SideDataBecomesMetasAndCaps) {
     gst_app_sink_set_callbacks(GST_APP_SINK(out), &callbacks, &samples, nullptr);
     feed(sink, q, i420_format(true), kFrames, false,
          [&](int n) { return std::span<const rdmastream::SideData>(side[static_cast<std::size_t>(n)]); });
-    EXPECT_GT(sink.copies(), 0u);
+    EXPECT_GT(sink.copies(0), 0u);
     ASSERT_EQ(samples.size(), static_cast<std::size_t>(kFrames));
     for (int n = 0; n < kFrames; ++n) {
         GstSample* sample = samples[static_cast<std::size_t>(n)];

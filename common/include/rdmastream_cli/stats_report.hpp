@@ -3,14 +3,23 @@
 // summary at the end, and the same numbers as JSON for --stats-json.
 #pragma once
 
+#include "rdmastream/format.hpp"
 #include "rdmastream/stream_stats.hpp"
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <span>
 #include <string>
 
 namespace rdmastream::cli {
+
+// One flow's share of a programme's counters (its video, its audio).
+struct FlowCounters {
+    const char* kind = nullptr; // "video", "audio" (a literal); null: no such flow
+    std::uint64_t frames = 0;   // sent (offered or dropped) / received
+    std::uint64_t copied = 0;   // of them, frames the CPU wrote: one copy (or one conversion)
+};
 
 // What the programs add to the transport's counters.
 struct FrameCounters {
@@ -23,6 +32,12 @@ struct FrameCounters {
     double target_fps = 0;       // the rate the source runs at, if known: lines say "N frames/s of T"
     double stream_seconds = 0;   // receiver: from the first frame's arrival to the last's (the JSON's stream_fps)
     const char* path = "";       // which buffer path ran (a literal), e.g. "decoder -> registered pool (zero-copy)"
+    // Per flow. With more than one, the rates shown are the first flow's
+    // (the pictures'), whose frames the source's rate counts.
+    std::array<FlowCounters, kMaxFlows> flows{};
+    bool programme() const noexcept { return flows[1].kind != nullptr; }
+    // The frames the rate counts: the first flow's in a programme, else all.
+    std::uint64_t rate_frames(std::uint64_t all) const noexcept { return programme() ? flows[0].frames : all; }
 };
 
 // One receiver of a fan-out (rdmasend --receivers), for the summary.

@@ -128,12 +128,14 @@ public:
     std::uint32_t max_payload() const noexcept;
     bool huge_pages() const noexcept;
     bool memory_windows() const noexcept; // asked for, and the device has them
-    // The flows the sender has announced so far (their first format came),
-    // one bit per flow id (bit 0: flow 0). A programme's sender announces
+    // Flow `flow`'s format in force (nullptr: never announced, or a flow
+    // id past kMaxFlows): the last one the sender announced before the
+    // frame wait_frame() returned last. A programme's sender announces
     // every flow before its first frame (docs/protocol.md, "Flows"), so at
-    // that frame this is the whole programme: what an output that cannot
-    // add a stream later (a file's header) waits for.
-    std::uint16_t flows() const noexcept;
+    // that frame these are the whole programme: what an output that cannot
+    // add a stream later (a file's header) needs. Valid until the next
+    // wait_frame().
+    const StreamFormat* format(std::uint8_t flow) const noexcept;
 
     struct Impl;
 

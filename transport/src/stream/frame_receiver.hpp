@@ -158,13 +158,9 @@ public:
     bool huge_pages() const noexcept { return flows_[0].ring->huge_pages(); }
     // Whether the ring has memory windows (asked for, and the device has them).
     bool memory_windows() const noexcept { return windows_; }
-    // A bit per flow whose first format came (Receiver::flows).
-    std::uint16_t announced_flows() const noexcept {
-        std::uint16_t bits = 0;
-        for (std::size_t i = 0; i < flows_.size(); ++i) {
-            if (flows_[i].format) bits = static_cast<std::uint16_t>(bits | 1u << i);
-        }
-        return bits;
+    // A flow's format in force (Receiver::format); nullptr: none.
+    const StreamFormat* format(std::uint8_t flow) const noexcept {
+        return flow < flows_.size() && flows_[flow].format ? &*flows_[flow].format : nullptr;
     }
     // The sender's address ("198.18.0.2:40123"), for messages.
     std::string peer() const { return path_->peer_name(); }

@@ -132,6 +132,6 @@ std::uint32_t Receiver::slot_size() const noexcept { return impl_->rx->ring().sl
 std::uint32_t Receiver::max_payload() const noexcept { return slot_size() - std::uint32_t{wire::kSlotHeaderSize}; }
 bool Receiver::huge_pages() const noexcept { return impl_->rx->huge_pages(); }
 bool Receiver::memory_windows() const noexcept { return impl_->rx->memory_windows(); }
-std::uint16_t Receiver::flows() const noexcept { return impl_->rx->announced_flows(); }
+const StreamFormat* Receiver::format(std::uint8_t flow) const noexcept { return impl_->rx->format(flow); }
 
 } // namespace rdmastream
