@@ -3,8 +3,10 @@
 # A/V alignment, measured: avsync.mkv (make-clips.sh) has a white flash and
 # a 1 kHz beep together at 1 s and 2 s. Sent live (--realtime) as a
 # programme, its picture and its sound two flows, and written by rdmarecv
-# -o, the file's first flash and first beep must lie within 1 ms of each
-# other (scripts/av-offset.sh); the source's own offset is printed beside.
+# -o (.nut: each stream in its own time base, so the samples' times are
+# exact; .mkv rounds them to whole milliseconds), the file's first flash
+# and first beep must lie within 1 ms of each other (scripts/av-offset.sh);
+# the source's own offset is printed beside.
 #   av-sync.sh recv BINDIR CLIPDIR SCRIPTS   |   av-sync.sh send BINDIR CLIPDIR
 set -u
 role=$1 bindir=$2 clipdir=$3
@@ -13,7 +15,7 @@ if [ "$role" = send ]; then
   exec "$bindir/rdmasend" "$clipdir/avsync.mkv" --connect "$RDMABED_SERVER_ADDR:$port" --realtime -q
 fi
 scripts=$4
-out=${RDMABED_OUT:-/tmp}/avsync.got.mkv
+out=${RDMABED_OUT:-/tmp}/avsync.got.nut
 "$bindir/rdmarecv" --listen ":$port" -o "$out" -q --idle-timeout 60 || { echo "FAIL: rdmarecv exited $?"; exit 1; }
 got=$("$scripts/av-offset.sh" "$out") || { echo "FAIL: no flash or beep in the written file"; exit 1; }
 source=$("$scripts/av-offset.sh" "$clipdir/avsync.mkv")
