@@ -24,6 +24,7 @@ GTEST = re.compile(r"(^|\.)[A-Z]")
 FLOORS = [("rdmabed.serve.", 240),  # boots: a failed fixture fails every test behind it
           ("package.", 120),        # dpkg and apt in an overlay root
           ("cli.make_clips", 120),  # a fixture: ffmpeg encodes beside whatever else runs
+          ("gst.guest_registry", 120),  # a fixture: a full plugin scan (ASan's is slow) under load
           ("rdma.", 60), ("rdmabed.", 60)]
 
 

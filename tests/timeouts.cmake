@@ -8,34 +8,36 @@
 # the costliest first when it has no record of its own (a fresh clone).
 set(RDMASTREAM_TEST_TIMEOUTS
   cli.bad_flags 30
-  cli.bad_input 30
+  cli.bad_input 44
   cli.make_clips 120
-  gst.guest_registry 30
+  gst.guest_registry 120
   package.build 120
   package.by_hand 120
   package.contents 120
   package.install 120
   rdma.bed_jobs_apart.one 60
   rdma.cli_audio_ragged.one 60
-  rdma.cli_bad_setups.one 129
-  rdma.cli_fanout.one 97
-  rdma.cli_fanout_admission.one 60
-  rdma.cli_fanout_stuck_member_cut.one 60
+  rdma.cli_av_sync.one 75
+  rdma.cli_bad_setups.one 143
+  rdma.cli_fanout.one 91
+  rdma.cli_fanout_admission.one 88
+  rdma.cli_fanout_stuck_member_cut.one 65
   rdma.cli_frame_above_limit.one 60
-  rdma.cli_framemd5_audio.one 214
-  rdma.cli_framemd5_codecs.one 60
+  rdma.cli_framemd5_audio.one 211
+  rdma.cli_framemd5_codecs.one 70
   rdma.cli_framemd5_codecs.two 60
   rdma.cli_framemd5_copy_path.one 60
-  rdma.cli_framemd5_more_codecs.one 110
+  rdma.cli_framemd5_more_codecs.one 60
   rdma.cli_framemd5_pix_fmt.one 60
+  rdma.cli_framemd5_programmes.one 126
   rdma.cli_framemd5_resolution_change.one 60
   rdma.cli_hostile_layout.one 60
   rdma.cli_interrupt_wait.one 62
-  rdma.cli_key_auth.one 178
-  rdma.cli_live_copies.one 62
+  rdma.cli_key_auth.one 191
+  rdma.cli_live_copies.one 80
   rdma.cli_loop_reverse.one 60
-  rdma.cli_metrics.one 152
-  rdma.cli_outputs.one 187
+  rdma.cli_metrics.one 182
+  rdma.cli_outputs.one 219
   rdma.cli_receiver_leaves.one 60
   rdma.cli_short_frame.one 60
   rdma.cli_side_data_overrun.one 60
@@ -44,7 +46,7 @@ set(RDMASTREAM_TEST_TIMEOUTS
   rdma.device_removed.one 60
   rdma.device_unknown.one 60
   rdma.fanout_leave_and_join.one 60
-  rdma.fanout_port_down_each_member.two 85
+  rdma.fanout_port_down_each_member.two 75
   rdma.fanout_stuck_member_cut.one 60
   rdma.fanout_three_one_slow.one 60
   rdma.fanout_three_one_slow.two 60
@@ -55,12 +57,14 @@ set(RDMASTREAM_TEST_TIMEOUTS
   rdma.fault_stale_generation.one 60
   rdma.fault_wrong_imm.one 60
   rdma.fault_wrong_rkey.one 60
+  rdma.flows.one 60
+  rdma.flows_fanout.one 60
   rdma.format_change_grows_ring.one 60
   rdma.format_change_grows_ring.two 60
   rdma.gst_caps_change.one 60
   rdma.gst_copy_path.one 60
   rdma.gst_frame_above_limit.one 60
-  rdma.gst_from_rdmasend.one 60
+  rdma.gst_from_rdmasend.one 83
   rdma.gst_holding_downstream.one 60
   rdma.gst_hostile_layout.one 60
   rdma.gst_i420.one 60
@@ -89,25 +93,25 @@ set(RDMASTREAM_TEST_TIMEOUTS
   rdma.gst_uri.one 60
   rdma.link_down.one 60
   rdma.listener_device_removed.one 60
-  rdma.lossy_wire.two 167
+  rdma.lossy_wire.two 223
   rdma.memlock_too_low.one 60
   rdma.nothing_listens.one 60
   rdma.partition_retry_exceeded.two 60
   rdma.rdmarecv_allow_list.one 60
   rdma.rdmarecv_allow_list.two 60
-  rdma.rdmarecv_flood.one 122
-  rdma.rdmarecv_listener_busy.one 96
-  rdma.rdmarecv_listener_survives.one 101
-  rdma.rdmarecv_listener_survives.two 124
-  rdma.rdmasend_listen_flood.one 106
+  rdma.rdmarecv_flood.one 60
+  rdma.rdmarecv_listener_busy.one 116
+  rdma.rdmarecv_listener_survives.one 106
+  rdma.rdmarecv_listener_survives.two 111
+  rdma.rdmasend_listen_flood.one 75
   rdma.rdmasrc_flood.one 60
-  rdma.rdmasrc_listener_survives.one 122
-  rdma.rdmasrc_listener_survives.two 97
+  rdma.rdmasrc_listener_survives.one 133
+  rdma.rdmasrc_listener_survives.two 94
   rdma.receiver_frozen_bounded.one 60
   rdma.receiver_killed.one 60
   rdma.receiver_killed.two 60
   rdma.receiver_reconnects.one 60
-  rdma.receiver_reconnects.two 80
+  rdma.receiver_reconnects.two 65
   rdma.receiver_stopped.one 60
   rdma.reverse_refused_with_reason.one 60
   rdma.ring_busy_poll.one 60
@@ -118,14 +122,14 @@ set(RDMASTREAM_TEST_TIMEOUTS
   rdma.ring_reverse_direction.one 60
   rdma.ring_reverse_direction.two 60
   rdma.rogue_receiver.one 60
-  rdma.rogue_receiver_rdmasend.one 62
+  rdma.rogue_receiver_rdmasend.one 118
   rdma.samples.one 60
   rdma.sender_killed.one 60
   rdma.sender_killed.two 60
   rdma.sender_stopped.one 60
   rdma.slow_consumer_live.one 60
   rdma.slow_consumer_lossless.one 60
-  rdma.soak.two 447
+  rdma.soak.two 493
   rdma.unreachable_peer.one 60
   rdmabed.serve.one 240
   rdmabed.serve.two 240
