@@ -221,6 +221,26 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
     std::optional<ClockAnchor> clock; // the sender's, once it says
     bool ended = false;
     std::chrono::steady_clock::time_point first_arrival;
+    // A flow's format, read and checked once, to the outputs that take
+    // the flow (chosen at its first format).
+    const auto take_format = [&](std::uint8_t flow, const StreamFormat& format) {
+        StreamLayout next = read_stream_layout(format, rx->peer()); // refused before any output sees it
+        std::fprintf(stderr, "rdmarecv: %sformat %u: %s\n", flow > 0 ? fmt::format("flow {} ", flow).c_str() : "",
+                     format.id, format.caps.c_str());
+        std::optional<StreamLayout>& stream = streams[flow];
+        const bool first = !stream;
+        stream = std::move(next);
+        if (first) {
+            start_flow(flow, *stream, outputs, taking[flow]);
+            counters.flows[flow].kind = stream->audio ? "audio" : "video";
+        }
+        for (FrameSink* s : taking[flow]) s->start_format(*stream);
+        if (!first) ++counters.format_changes;
+        if (flow == 0) { // the rate the stats compare against: the first flow's
+            const AVRational rate = stream->caps.framerate;
+            counters.target_fps = rate.num > 0 ? av_q2d(rate) : 0; // audio: none, frames vary
+        }
+    };
     while (!g_stop && (o.frames == 0 || taken < o.frames)) {
         auto f = next_frame(*rx, holds, idle, outputs);
         if (!f) {
@@ -231,26 +251,6 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
             throw ProtocolError("the sender sent a frame before announcing its format: rdmarecv needs raw video "
                                 "or audio with caps (rdmasend, or rdmasink from GStreamer)");
         }
-        // A flow's format, read and checked once, to the outputs that take
-        // the flow (chosen at its first format).
-        const auto take_format = [&](std::uint8_t flow, const StreamFormat& format) {
-            StreamLayout next = read_stream_layout(format, rx->peer()); // refused before any output sees it
-            std::fprintf(stderr, "rdmarecv: %sformat %u: %s\n", flow > 0 ? fmt::format("flow {} ", flow).c_str() : "",
-                         format.id, format.caps.c_str());
-            std::optional<StreamLayout>& stream = streams[flow];
-            const bool first = !stream;
-            stream = std::move(next);
-            if (first) {
-                start_flow(flow, *stream, outputs, taking[flow]);
-                counters.flows[flow].kind = stream->audio ? "audio" : "video";
-            }
-            for (FrameSink* s : taking[flow]) s->start_format(*stream);
-            if (!first) ++counters.format_changes;
-            if (flow == 0) { // the rate the stats compare against: the first flow's
-                const AVRational rate = stream->caps.framerate;
-                counters.target_fps = rate.num > 0 ? av_q2d(rate) : 0; // audio: none, frames vary
-            }
-        };
         if (!programme_known) {
             // The flows announced before the first frame are the programme:
             // every one's format goes to the outputs now, so a file's header

@@ -35,7 +35,11 @@ struct FrameCounters {
     // Per flow. With more than one, the rates shown are the first flow's
     // (the pictures'), whose frames the source's rate counts.
     std::array<FlowCounters, kMaxFlows> flows{};
-    bool programme() const noexcept { return flows[1].kind != nullptr; }
+    bool programme() const noexcept {
+        int n = 0;
+        for (const FlowCounters& f : flows) n += f.kind != nullptr;
+        return n > 1; // flow ids need not be dense: a sender numbers its own
+    }
     // The frames the rate counts: the first flow's in a programme, else all.
     std::uint64_t rate_frames(std::uint64_t all) const noexcept { return programme() ? flows[0].frames : all; }
 };
