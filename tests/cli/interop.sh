@@ -4,8 +4,8 @@
 # its own port so the two sides pair up whatever their timing.
 #   interop.sh recv BINDIR CLIPDIR ITEM ...   receives each clip, compares with CLIP.ref.md5 (or REF)
 #   interop.sh send BINDIR CLIPDIR ITEM ...   sends each clip to $RDMABED_SERVER_ADDR
-# ITEM is CLIP[:REF[:EXT:CODEC:SAMPLES]]. REF "node-audio" (-map 0:a:0) or
-# "node-programme" (-map 0:v:0 -map 0:a:0): the reference is made here, by
+# ITEM is CLIP[:REF[:EXT:CODEC:SAMPLES]]. REF "node-programme" (-map 0:v:0
+# -map 0:a:0): the reference is made here, by
 # this node's ffmpeg, for decoders whose float output depends on the CPU's
 # SIMD (FFmpeg's Opus decoder differs with and without AVX, and the guest's
 # CPU is not the host's). With EXT, rdmarecv
@@ -28,7 +28,6 @@ EOF_ITEM
   if [ "$role" = recv ]; then
     out=${RDMABED_OUT:-/tmp}/$clip.md5
     case $ref in
-      "$clipdir/node-audio") set -- -map 0:a:0 ;;
       "$clipdir/node-programme") set -- -map 0:v:0 -map 0:a:0 ;;
       *) set -- ;;
     esac

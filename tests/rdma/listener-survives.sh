@@ -22,9 +22,13 @@ if [ "$role" = peers ]; then
   for mode in garbage bad-hello silent half-open abandon bad-format; do
     "$rogue" --connect "$at" --mode "$mode" --hold 6 || { echo "FAIL: rogue $mode could not run"; exit 1; }
   done
-  # The genuine sender, paced (10 s) so that a second one surely arrives while
-# it streams, even on a slow guest where rdmasend takes seconds to start.
-  "$bin/rdmasend" "lavfi:$src" --connect "$at" --frames $frames --fps 3 -q 2>"$out/survives-$kind-send.log" &
+  # The genuine sender; with BUSY=1 paced (10 s) so that a second one surely
+  # arrives while it streams, even on a slow guest where rdmasend takes
+  # seconds to start.
+  pace=
+  [ "${BUSY:-0}" = 1 ] && pace="--fps 3"
+  # shellcheck disable=SC2086
+  "$bin/rdmasend" "lavfi:$src" --connect "$at" --frames $frames $pace -q 2>"$out/survives-$kind-send.log" &
   good=$!
   until [ "${BUSY:-0}" != 1 ] || grep -q "rdmasend: connected" "$out/survives-$kind-send.log"; do
     kill -0 $good 2>/dev/null || { cat "$out/survives-$kind-send.log"; echo "FAIL: the genuine sender ended"; exit 1; }

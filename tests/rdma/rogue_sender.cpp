@@ -89,8 +89,8 @@ int run_rogue_sender(const Endpoint& receiver, const std::string& fault, std::ui
     };
     std::optional<Connected> connected;
     try {
-        connected.emplace(retry_connect(receiver, connect_timeout, [&] {
-            RcConnection c = RcConnection::resolve(receiver, copts);
+        connected.emplace(retry_connect(receiver, connect_timeout, [&](std::chrono::milliseconds left) {
+            RcConnection c = RcConnection::resolve(receiver, within(copts, left));
             RegisteredRegion in(c.pd(), 4096, IBV_ACCESS_LOCAL_WRITE);
             ibv_sge sge{in.addr(), static_cast<std::uint32_t>(in.bytes().size()), in.lkey()}; // with window keys
             ibv_recv_wr wr{};

@@ -250,10 +250,18 @@ std::string describe_connect_failure(const Endpoint& peer, std::chrono::millisec
                        hint);
 }
 
+ConnectionOptions within(ConnectionOptions opts, std::chrono::milliseconds left) {
+    constexpr std::chrono::milliseconds kShortestTry{1000};
+    const std::chrono::milliseconds cap = std::max(left, kShortestTry);
+    opts.step_timeout = std::min(opts.step_timeout, cap);
+    opts.establish_timeout = std::min(opts.establish_timeout, cap);
+    return opts;
+}
+
 RcConnection connect_with_retry(const Endpoint& peer, const ConnectionOptions& opts,
                                 std::chrono::milliseconds patience, std::span<const std::byte> private_data) {
-    return retry_connect(peer, patience, [&] {
-        RcConnection c = RcConnection::resolve(peer, opts);
+    return retry_connect(peer, patience, [&](std::chrono::milliseconds left) {
+        RcConnection c = RcConnection::resolve(peer, within(opts, left));
         c.connect(private_data);
         return c;
     });

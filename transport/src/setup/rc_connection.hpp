@@ -142,17 +142,24 @@ bool worth_retrying(const CmEventError& e) noexcept;
 // The error at the end of retry_connect: names the peer and the last failure.
 std::string describe_connect_failure(const Endpoint& peer, std::chrono::milliseconds patience, const CmEventError& e);
 
-// Runs `attempt` (which resolves and connects a fresh connection each time)
+// `opts` with its waits cut to what is left of a caller's patience (but a
+// second at least: a try needs one), so that a peer that never answers
+// costs the patience asked for, not the 15 s an establishment may take.
+ConnectionOptions within(ConnectionOptions opts, std::chrono::milliseconds left);
+
+// Runs `attempt(left)` (which resolves and connects a fresh connection each
+// time, its waits cut to `left`, the patience not yet spent: `within`)
 // until it succeeds, fails for good, or `patience` runs out; tries every
 // 200 ms. Interruptible: nullopt once `waker` (may be null) is woken
 // between two tries.
 template <typename Attempt>
 auto retry_connect(const Endpoint& peer, std::chrono::milliseconds patience, Waker* waker, Attempt&& attempt)
-    -> std::optional<decltype(attempt())> {
+    -> std::optional<decltype(attempt(patience))> {
     const auto deadline = std::chrono::steady_clock::now() + patience;
     for (;;) {
         try {
-            return attempt();
+            return attempt(std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                                 std::chrono::steady_clock::now()));
         } catch (const CmEventError& e) {
             if (!worth_retrying(e) || std::chrono::steady_clock::now() >= deadline) {
                 throw CmEventError(describe_connect_failure(peer, patience, e), e);
@@ -169,7 +176,8 @@ auto retry_connect(const Endpoint& peer, std::chrono::milliseconds patience, Wak
 
 // The same for a caller that nothing interrupts.
 template <typename Attempt>
-auto retry_connect(const Endpoint& peer, std::chrono::milliseconds patience, Attempt&& attempt) -> decltype(attempt()) {
+auto retry_connect(const Endpoint& peer, std::chrono::milliseconds patience, Attempt&& attempt)
+    -> decltype(attempt(patience)) {
     return *retry_connect(peer, patience, nullptr, std::forward<Attempt>(attempt));
 }
 

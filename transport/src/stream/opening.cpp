@@ -28,8 +28,8 @@ void screen_hello(std::span<const std::byte> private_data, const std::string& pe
 
 std::optional<Opening> dial(const Endpoint& peer, std::chrono::milliseconds patience, const OpeningPlan& plan) {
     std::optional<Opening> dialled = connect_or_explain_refusal(peer, plan.peer_role, [&] {
-        return retry_connect(peer, patience, plan.waker, [&] {
-            Opening fresh = make_opening(RcConnection::resolve(peer, plan.queues), plan);
+        return retry_connect(peer, patience, plan.waker, [&](std::chrono::milliseconds left) {
+            Opening fresh = make_opening(RcConnection::resolve(peer, within(plan.queues, left)), plan);
             fresh.path->connection().connect(fresh.handshake->hello());
             return fresh;
         });
