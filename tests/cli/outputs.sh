@@ -40,9 +40,11 @@ R="$bin/rdmarecv -q --idle-timeout 60"
 for ext in y4m mkv; do
   port=$([ $ext = y4m ] && echo 18661 || echo 18662)
   $R --listen ":$port" -o "$out/got.$ext" || { fail "-o got.$ext: rdmarecv exited $?"; continue; }
-  frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$out/got.$ext")
-  [ "$frames" = "$n" ] || fail "-o got.$ext: ffprobe counts $frames frames, the clip has $n"
+  # The framemd5 lines are the frames: their count is the file's (one
+  # decode in the guest, not two).
   ffmpeg -nostdin -v error -y -i "$out/got.$ext" -map 0:v:0 -f framemd5 "$out/got.$ext.md5"
+  frames=$(grep -c '^0,' "$out/got.$ext.md5")
+  [ "$frames" = "$n" ] || fail "-o got.$ext: it holds $frames frames, the clip $n"
   if [ "$(hashes "$out/got.$ext.md5")" = "$(hashes "$ref")" ]; then
     echo "ok -o got.$ext: $frames frames, framemd5 (pts and hash) equal to ffmpeg's decode of the source"
   else
