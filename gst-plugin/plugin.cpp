@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// The "rdma" plugin: rdmasink and rdmasrc, one registration each.
+// The "rdma" plugin: rdmasink, rdmasrc and rdmasrcbin, one registration each.
 #include "rdmasink.hpp"
 #include "rdmasrc.hpp"
+#include "rdmasrcbin.hpp"
 
 #include "rdmastream/fork_safety.hpp"
 
@@ -23,6 +24,7 @@ static gboolean plugin_init(GstPlugin* plugin) {
     gboolean ok = FALSE;
     ok |= GST_ELEMENT_REGISTER(rdmasink, plugin);
     ok |= GST_ELEMENT_REGISTER(rdmasrc, plugin);
+    ok |= GST_ELEMENT_REGISTER(rdmasrcbin, plugin); // what rdma:// URIs make (rdmasrcbin.hpp)
     return ok;
 }
 

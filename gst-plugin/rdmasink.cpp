@@ -16,12 +16,22 @@
  * CEA708_RAW, a #GstVideoTimeCodeMeta, and the caps' mastering-display-info
  * and content-light-level. rdmasrc gives them back the same way.
  *
+ * A programme's sound goes into a request pad "sink_N" (flow N of the
+ * stream; "sink" is flow 0, the picture), copied once per buffer into
+ * registered memory, with its pts on the same clock. Every pad's caps go
+ * out before the stream's first frame, and the stream ends when every pad
+ * had its EOS.
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 videotestsrc ! video/x-raw,format=I420,width=1280,height=720 ! rdmasink host=192.168.1.2
  * ]| Sends test video to an rdmasrc listening on 192.168.1.2 (port 18515).
+ * |[
+ * gst-launch-1.0 rdmasink name=s host=192.168.1.2 videotestsrc is-live=true ! queue ! s.sink audiotestsrc is-live=true ! queue ! s.sink_1
+ * ]| The same with a tone beside the picture.
  */
 #include "rdmasink.hpp"
+#include "rdmasink_flows.hpp"
 
 #include "rdmakey.hpp"
 
@@ -74,6 +84,13 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
                     "video/x-h265; video/x-vp8; video/x-vp9; video/x-av1; video/mpeg; video/x-prores; "
                     "video/x-dnxhd; video/x-ffv; video/x-huffyuv; video/x-theora; video/x-jpeg-xs; video/x-divx; "
                     "video/x-xvid; video/x-h263; video/x-wmv"));
+
+// A programme's flows after the first (its sound): sink_1, sink_2, ...,
+// flow N of the stream (rdmasink_flows.hpp). Audio, raw or encoded.
+static GstStaticPadTemplate flow_template = GST_STATIC_PAD_TEMPLATE(
+    "sink_%u", GST_PAD_SINK, GST_PAD_REQUEST,
+    GST_STATIC_CAPS("audio/x-raw; audio/mpeg; audio/x-opus; audio/x-ac3; audio/x-eac3; audio/x-flac; audio/x-alaw; "
+                    "audio/x-mulaw"));
 
 namespace {
 
@@ -217,6 +234,9 @@ static gboolean gst_rdma_sink_stop(GstBaseSink* sink) {
     // until the last of them goes.
     st->sender->stop();
     st->staging.memory = FrameMemory();
+    for (SinkFlowOut& f : st->flows) {
+        f.staging.memory = FrameMemory();
+    }
     for (const std::uint64_t cookie : FramesInFlight(*st->in_flight)) {
         release_frame(*st->in_flight, cookie); // none is left in flight: these were never handed over
     }
@@ -242,6 +262,7 @@ static gboolean gst_rdma_sink_set_caps(GstBaseSink* sink, GstCaps* caps) {
     st->side_data.set_caps(caps); // its HDR fields go with every frame
     st->format_dirty = true; // announced with the next frame, in stream order
     GST_INFO_OBJECT(self, "caps %s (%s)", st->caps.c_str(), st->raw_video ? "raw video" : "opaque");
+    self->m.driver.flows_changed.notify_all(); // a flow waiting for every format (flows_announced)
     return TRUE;
 }
 
@@ -293,9 +314,11 @@ static gboolean gst_rdma_sink_propose_allocation(GstBaseSink* sink, GstQuery* qu
 static gboolean gst_rdma_sink_event(GstBaseSink* sink, GstEvent* event) {
     auto* self = GST_RDMA_SINK(sink);
     if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
-        std::lock_guard lock(self->m.driver.mutex);
+        std::unique_lock lock(self->m.driver.mutex);
+        // A programme ends when its last flow does: the others' EOS first.
+        const bool all_ended = flows_ended(self, lock);
         SinkState* st = self->m.state.get();
-        if (st != nullptr && st->sender && !st->finished) {
+        if (all_ended && st != nullptr && st->sender && !st->finished) {
             try {
                 st->sender->finish(st->timeout);
                 st->finished = true;
@@ -320,6 +343,7 @@ static gboolean gst_rdma_sink_unlock(GstBaseSink* sink) {
     auto* self = GST_RDMA_SINK(sink);
     self->m.flushing.store(true);
     self->m.waker->wake();
+    wake_flow_waits(self);
     return TRUE;
 }
 
@@ -382,6 +406,9 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
                              kSinkDefaultOfferPool, rw));
 
     gst_element_class_add_static_pad_template(element_class, &sink_template);
+    gst_element_class_add_static_pad_template(element_class, &flow_template);
+    element_class->request_new_pad = request_flow_pad;
+    element_class->release_pad = release_flow_pad;
     gst_element_class_set_static_metadata(element_class, "RDMA sink", "Sink/Network",
                                           "Sends buffers as frames over RDMA, zero-copy from its own buffer pool",
                                           "rdmastream developers");

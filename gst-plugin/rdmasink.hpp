@@ -75,9 +75,29 @@ struct Staging {
 // allocates. Shared with the sender's on_done, which may outlive the
 // element's state (see stop()).
 using FramesInFlight = std::vector<std::uint64_t>;
-inline constexpr std::uint64_t staging_cookie(std::size_t chunk) { return (std::uint64_t{chunk} << 1) | 1; }
+// A chunk of flow N's staging (rdmasink_flows.hpp) has a cookie of its own.
+inline constexpr std::uint64_t staging_cookie(std::size_t chunk, std::uint8_t flow = 0) {
+    return ((std::uint64_t{flow} * kStagingBuffers + chunk) << 1) | 1;
+}
 // on_done: forgets `cookie` and lets its memory go; false if it was not in flight.
 bool release_frame(FramesInFlight& out, std::uint64_t cookie) noexcept;
+
+// A flow after the first, as rdmasink sends it during one stream
+// (rdmasink_flows.hpp): its last format and its staging memory.
+struct SinkFlowOut {
+    StreamFormat format;
+    bool format_dirty = true; // announce (again) before its next frame
+    std::uint16_t next_format_id = 1;
+    Staging staging;
+};
+
+// A request pad "sink_N" (flow N), as its events left it. Under
+// SinkDriver::mutex; lives as long as the pad.
+struct SinkFlowPad {
+    GstPad* pad = nullptr; // null: not requested
+    std::string caps;      // its current caps as sent on the wire; empty until its CAPS event
+    bool ended = false;    // its EOS came
+};
 
 // What exists only between start() and stop(). Member order is teardown
 // order, reversed: the staging memory goes before the sender (stop() lets
@@ -97,6 +117,10 @@ struct SinkState {
     std::uint16_t next_format_id = 1;
     // Captions, timecode, HDR, gathered per frame (start() names the element).
     SinkSideData side_data{nullptr, nullptr};
+    // Flows after the first (request pads); [0] unused. Their staging
+    // memory goes before the sender, as `staging` does.
+    std::array<SinkFlowOut, kMaxFlows> flows;
+    bool flows_announced = false; // every flow's format went out (flows_announced())
     bool finished = false;      // end of stream sent: the connection is over
     bool receiver_left = false; // it has every frame it wants: EOS upstream, no error
     std::chrono::milliseconds timeout{kSinkDefaultTimeoutMs};
@@ -110,6 +134,8 @@ struct SinkState {
 struct SinkDriver {
     std::mutex mutex; // held around every use of SinkState::sender
     std::condition_variable wake;
+    // A request pad got caps or EOS, or went (rdmasink_flows.hpp's waits).
+    std::condition_variable flows_changed;
     bool stopping = false;
     std::thread keepalive;
 };
@@ -121,6 +147,7 @@ struct SinkMembers {
     SinkSettings settings;            // object lock
     std::unique_ptr<SinkState> state; // between start() and stop(); under driver.mutex
     SinkDriver driver;
+    std::array<SinkFlowPad, kMaxFlows> flow_pads; // request pads; under driver.mutex ([0] unused)
     SinkCounters published;           // the "stats" property; object lock
     std::atomic<bool> flushing{false}; // unlock() -> a waiting render returns
     // unlock() wakes the sender's waits: for a receiver (open), a slot, a delivery.
@@ -137,7 +164,13 @@ struct _GstRdmaSink {
 
 // rdmasink_render.cpp
 GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer);
+// A request pad's buffer (flow N, rdmasink_flows.hpp).
+GstFlowReturn gst_rdma_sink_flow_chain(GstPad* pad, GstObject* parent, GstBuffer* buffer);
 namespace rdmastream::gst {
+// Tells the receiver the format of flow 0's frames that follow (caps, plane
+// layout, the largest frame), or of flow N's (its pad's caps, opaque).
+void announce(GstRdmaSink* self, SinkState& st, const PlaneSet& planes, std::size_t size);
+void announce_flow(GstRdmaSink* self, SinkState& st, std::uint8_t flow, std::size_t size);
 // If the receiver left with every frame it wanted (the sender's state()
 // kLeft), the stream is over: an INFO message, not an error, and render
 // returns EOS from now on. Says whether it left.

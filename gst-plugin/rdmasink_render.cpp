@@ -6,6 +6,7 @@
 // reserved at start, the staging memory is made once per frame size.
 #include "rdmaallocator.hpp"
 #include "rdmasink.hpp"
+#include "rdmasink_flows.hpp"
 
 #include "rdmastream/error.hpp"
 #include "rdmastream_gst/frame_buffer.hpp"
@@ -55,33 +56,14 @@ bool is_in_flight(const SinkState& st, std::uint64_t cookie) {
     return std::find(st.in_flight->begin(), st.in_flight->end(), cookie) != st.in_flight->end();
 }
 
-// Tells the receiver about the format of the frames that follow (caps,
-// plane layout, the largest frame). Rare: at the first frame, on new caps,
-// and when a frame outgrows what was announced.
-void announce(GstRdmaSink* self, SinkState& st, const PlaneSet& planes, std::size_t size) {
-    std::uint32_t max_size = 0;
-    if (st.raw_video) {
-        max_size = static_cast<std::uint32_t>(std::max<std::size_t>(size, st.info.size));
-    } else {
-        max_size = std::max(opaque_frame_budget(size), st.format_dirty ? 0u : st.format.max_frame_size);
-    }
-    const std::uint16_t id = st.next_format_id;
-    st.next_format_id = static_cast<std::uint16_t>(id == 0xffff ? 1 : id + 1); // 0 means "none"
-    st.format = stream_format(st.caps, planes, max_size, id);
-    GST_INFO_OBJECT(self, "announcing format %u: %s, %u planes, frames up to %u bytes", id, st.caps.c_str(),
-                    planes.count, max_size);
-    st.sender->set_format(st.format, st.timeout);
-    st.format_dirty = false;
-}
-
-// A registered chunk to copy a foreign buffer of `size` bytes into, waiting
-// for the frame that used it last: kDone with its index in `chunk`, or why
-// there is none (flushing, the receiver left).
-Wait take_staging(GstRdmaSink* self, SinkState& st, std::size_t size, std::size_t& chunk) {
-    Staging& s = st.staging;
+// A registered chunk of flow `flow`'s staging `s` to copy a buffer of
+// `size` bytes into, waiting for the frame that used it last: kDone with
+// its index in `chunk`, or why there is none (flushing, the receiver left).
+Wait take_staging(GstRdmaSink* self, SinkState& st, Staging& s, std::uint8_t flow, std::uint32_t max_frame_size,
+                  std::size_t size, std::size_t& chunk) {
     const auto idle = [&](std::size_t i) {
-        return is_in_flight(st, staging_cookie(i))
-                   ? until_done(self, st, [&] { return st.sender->wait_done(s.frame[i], st.timeout); })
+        return is_in_flight(st, staging_cookie(i, flow))
+                   ? until_done(self, st, [&] { return st.sender->wait_done(s.frame[i], st.timeout, flow); })
                    : Wait::kDone;
     };
     if (!s.memory || s.chunk_size < size) {
@@ -91,9 +73,9 @@ Wait take_staging(GstRdmaSink* self, SinkState& st, std::size_t size, std::size_
             }
         }
         s.memory = FrameMemory(); // the old chunks go before the new ones are registered
-        s.chunk_size = (std::max<std::size_t>(size, st.format.max_frame_size) + 4095) & ~std::size_t{4095};
+        s.chunk_size = (std::max<std::size_t>(size, max_frame_size) + 4095) & ~std::size_t{4095};
         s.memory = st.sender->memory().allocate(s.chunk_size * kStagingBuffers);
-        GST_INFO_OBJECT(self, "staging memory: %u chunks of %zu bytes (for buffers not from our pool)",
+        GST_INFO_OBJECT(self, "flow %u staging memory: %u chunks of %zu bytes (for buffers not from our pool)", flow,
                         kStagingBuffers, s.chunk_size);
     }
     chunk = s.next;
@@ -132,6 +114,39 @@ GstFlowReturn send_failed(GstRdmaSink* self, SinkState& st, std::uint64_t cookie
 
 namespace rdmastream::gst {
 
+// Rare: at the first frame, on new caps, and when a frame outgrows what
+// was announced.
+void announce(GstRdmaSink* self, SinkState& st, const PlaneSet& planes, std::size_t size) {
+    std::uint32_t max_size = 0;
+    if (st.raw_video) {
+        max_size = static_cast<std::uint32_t>(std::max<std::size_t>(size, st.info.size));
+    } else {
+        max_size = std::max(opaque_frame_budget(size), st.format_dirty ? 0u : st.format.max_frame_size);
+    }
+    const std::uint16_t id = st.next_format_id;
+    st.next_format_id = static_cast<std::uint16_t>(id == 0xffff ? 1 : id + 1); // 0 means "none"
+    st.format = stream_format(st.caps, planes, max_size, id);
+    GST_INFO_OBJECT(self, "announcing format %u: %s, %u planes, frames up to %u bytes", id, st.caps.c_str(),
+                    planes.count, max_size);
+    st.sender->set_format(st.format, st.timeout);
+    st.format_dirty = false;
+}
+
+// A flow after the first: its pad's caps, opaque (no planes), frames up to
+// a power of two above `size` (as an encoded flow 0's).
+void announce_flow(GstRdmaSink* self, SinkState& st, std::uint8_t flow, std::size_t size) {
+    SinkFlowOut& f = st.flows[flow];
+    const std::uint32_t max_size = std::max(opaque_frame_budget(size), f.format_dirty ? 0u : f.format.max_frame_size);
+    const std::uint16_t id = f.next_format_id;
+    f.next_format_id = static_cast<std::uint16_t>(id == 0xffff ? 1 : id + 1);
+    f.format = stream_format(self->m.flow_pads[flow].caps, PlaneSet{}, max_size, id);
+    f.format.flow = flow;
+    GST_INFO_OBJECT(self, "announcing flow %u format %u: %s, frames up to %u bytes", flow, id,
+                    f.format.caps.c_str(), max_size);
+    st.sender->set_format(f.format, st.timeout);
+    f.format_dirty = false;
+}
+
 // on_done: the frame's memory is free again (delivered, or dropped by the
 // live policy or a closing sender). Runs on whichever thread drives the
 // sender, under the driver mutex.
@@ -166,7 +181,7 @@ bool receiver_left(GstRdmaSink* self, SinkState& st) {
 
 GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
     auto* self = GST_RDMA_SINK(sink);
-    std::lock_guard lock(self->m.driver.mutex);
+    std::unique_lock lock(self->m.driver.mutex);
     SinkState& st = *self->m.state;
     std::uint64_t cookie = 0;
     try {
@@ -177,6 +192,9 @@ GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
             GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Buffer after the end of the RDMA stream"),
                               ("the connection was closed (end of stream or an earlier error)"));
             return GST_FLOW_ERROR;
+        }
+        if (!flows_announced(self, lock, st)) { // a programme: every flow's format first
+            return self->m.flushing.load() ? GST_FLOW_FLUSHING : GST_FLOW_ERROR;
         }
         const std::size_t size = gst_buffer_get_size(buffer);
         PlaneSet planes;
@@ -201,7 +219,8 @@ GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
             cookie = reinterpret_cast<std::uintptr_t>(gst_buffer_ref(buffer)); // pointers are even
         } else {
             std::size_t chunk = 0;
-            if (const Wait w = take_staging(self, st, size, chunk); w != Wait::kDone) {
+            if (const Wait w = take_staging(self, st, st.staging, 0, st.format.max_frame_size, size, chunk);
+                w != Wait::kDone) {
                 return w == Wait::kFlushing ? GST_FLOW_FLUSHING : left(self, st);
             }
             auto* dst = st.staging.memory.bytes().data() + chunk * st.staging.chunk_size;
@@ -234,6 +253,80 @@ GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
         }
         GST_LOG_OBJECT(self, "frame %" G_GUINT64_FORMAT ": %zu bytes, pts %" GST_TIME_FORMAT "%s", number, size,
                        GST_TIME_ARGS(GST_BUFFER_PTS(buffer)), (cookie & 1) != 0 ? " (copied)" : "");
+        publish(self, st);
+        return GST_FLOW_OK;
+    } catch (const TimeoutError& e) {
+        return send_failed(self, st, cookie, e,
+                           " (raise the timeout property if the receiver is only slow, or use policy=live)");
+    } catch (const std::exception& e) {
+        return send_failed(self, st, cookie, e, "");
+    }
+}
+
+// A request pad's buffer: flow N, copied into the flow's staging memory
+// (one copy of a few kilobytes for an audio buffer), sent with its pts.
+GstFlowReturn gst_rdma_sink_flow_chain(GstPad* pad, GstObject* parent, GstBuffer* buffer) {
+    auto* self = GST_RDMA_SINK(parent);
+    const auto flow = static_cast<std::uint8_t>(GPOINTER_TO_UINT(gst_pad_get_element_private(pad)));
+    struct Unref { // the buffer is ours to drop however this ends (the copy went out)
+        GstBuffer* b;
+        ~Unref() { gst_buffer_unref(b); }
+    } unref{buffer};
+    std::unique_lock lock(self->m.driver.mutex);
+    if (self->m.state == nullptr || self->m.flushing.load()) {
+        return GST_FLOW_FLUSHING;
+    }
+    SinkState& st = *self->m.state;
+    std::uint64_t cookie = 0;
+    try {
+        if (st.receiver_left) {
+            return GST_FLOW_EOS;
+        }
+        if (st.finished) {
+            GST_ELEMENT_ERROR(self, STREAM, FAILED, ("Buffer after the end of the RDMA stream"),
+                              ("pad %s: the connection was closed (end of stream or an earlier error)",
+                               GST_PAD_NAME(pad)));
+            return GST_FLOW_ERROR;
+        }
+        if (!flows_announced(self, lock, st)) {
+            return self->m.flushing.load() ? GST_FLOW_FLUSHING : GST_FLOW_ERROR;
+        }
+        SinkFlowOut& f = st.flows[flow];
+        const std::size_t size = gst_buffer_get_size(buffer);
+        if (f.format_dirty || size > f.format.max_frame_size) {
+            announce_flow(self, st, flow, size);
+            if (receiver_left(self, st)) {
+                return GST_FLOW_EOS;
+            }
+        }
+        std::size_t chunk = 0;
+        if (const Wait w = take_staging(self, st, f.staging, flow, f.format.max_frame_size, size, chunk);
+            w != Wait::kDone) {
+            return w == Wait::kFlushing ? GST_FLOW_FLUSHING : left(self, st);
+        }
+        std::byte* dst = f.staging.memory.bytes().data() + chunk * f.staging.chunk_size;
+        gst_buffer_extract(buffer, 0, dst, size); // the one copy
+        cookie = staging_cookie(chunk, flow);
+        st.in_flight->push_back(cookie);
+        const FrameMeta meta{.pts = wire_time(GST_BUFFER_PTS(buffer)),
+                             .duration = wire_time(GST_BUFFER_DURATION(buffer)),
+                             .flags = wire_flags(static_cast<GstBufferFlags>(GST_BUFFER_FLAGS(buffer))),
+                             .side_data = {},
+                             .flow = flow};
+        std::uint64_t number = 0;
+        const Wait w = until_done(self, st, [&] {
+            const std::optional<std::uint64_t> n =
+                st.sender->send(f.staging.memory, {dst, size}, meta, cookie, st.timeout);
+            number = n.value_or(0);
+            return n.has_value();
+        });
+        if (w != Wait::kDone) {
+            release_frame(*st.in_flight, cookie);
+            return w == Wait::kFlushing ? GST_FLOW_FLUSHING : left(self, st);
+        }
+        f.staging.frame[chunk] = number;
+        GST_LOG_OBJECT(self, "flow %u frame %" G_GUINT64_FORMAT ": %zu bytes, pts %" GST_TIME_FORMAT, flow, number,
+                       size, GST_TIME_ARGS(GST_BUFFER_PTS(buffer)));
         publish(self, st);
         return GST_FLOW_OK;
     } catch (const TimeoutError& e) {

@@ -22,10 +22,25 @@
  * and mastering display and content light level as the caps'
  * mastering-display-info and content-light-level (the caps change when they do).
  *
+ * A programme (rdmasend's picture and sound) comes out of a pad per flow:
+ * the first flow (the picture) out of "src", each other flow N out of a
+ * sometimes pad "src_N", added at the stream's first frame (the sender
+ * announces every flow before it), then no-more-pads. playbin plays both
+ * through rdmasrcbin, what rdma:// URIs make.
+ * Those flows' frames are copied into buffers of a pool of their own (an
+ * audio frame is a few kilobytes), their slot going back at once; raw audio
+ * keeps the sender's sample format and layout (non-interleaved buffers
+ * carry a #GstAudioMeta). All flows carry the sender's timestamps, on its
+ * one clock.
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 rdmasrc ! videoconvert ! autovideosink sync=false
  * ]| Waits for a sender on port 18515 and shows what it sends.
+ * |[
+ * gst-launch-1.0 rdmasrc name=s s.src ! queue ! videoconvert ! autovideosink s.src_1 ! queue ! audioconvert ! autoaudiosink
+ * ]| The same with the sender's sound (`rdmasend clip.mp4`); a queue on each
+ * branch, as after a demuxer (one thread pushes every flow).
  */
 #include "rdmasrc.hpp"
 
@@ -75,6 +90,10 @@ G_DEFINE_TYPE_WITH_CODE(GstRdmaSrc, gst_rdma_src, GST_TYPE_PUSH_SRC,
 GST_ELEMENT_REGISTER_DEFINE(rdmasrc, "rdmasrc", GST_RANK_PRIMARY, GST_TYPE_RDMA_SRC)
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
+// A programme's flows after the first (rdmasend's sound): src_1, src_2, ...
+// as the sender announces them (rdmasrc_flows.hpp).
+static GstStaticPadTemplate flow_template =
+    GST_STATIC_PAD_TEMPLATE("src_%u", GST_PAD_SRC, GST_PAD_SOMETIMES, GST_STATIC_CAPS_ANY);
 
 namespace {
 
@@ -102,6 +121,7 @@ static gboolean gst_rdma_src_start(GstBaseSrc* bsrc) {
     auto* self = GST_RDMA_SRC(bsrc);
     auto st = std::make_unique<SrcState>();
     st->side_data = SrcSideData(GST_ELEMENT(self), gst_rdma_src_debug);
+    st->flow_pads.emplace(GST_ELEMENT(self), gst_rdma_src_debug);
     GST_OBJECT_LOCK(self);
     st->settings = self->m.settings;
     self->m.published = SrcCounters{};
@@ -156,6 +176,9 @@ static gboolean gst_rdma_src_stop(GstBaseSrc* bsrc) {
         if (st->caps != nullptr) {
             gst_caps_unref(st->caps);
         }
+        if (st->announced_caps != nullptr) {
+            gst_caps_unref(st->announced_caps);
+        }
     }
     return TRUE;
 }
@@ -164,8 +187,9 @@ static GstCaps* gst_rdma_src_get_caps(GstBaseSrc* bsrc, GstCaps* filter) {
     auto* self = GST_RDMA_SRC(bsrc);
     GstCaps* caps = nullptr;
     GST_OBJECT_LOCK(self);
-    if (self->m.state != nullptr && self->m.state->caps != nullptr) {
-        caps = gst_caps_ref(self->m.state->caps);
+    if (self->m.state != nullptr) {
+        GstCaps* known = self->m.state->caps != nullptr ? self->m.state->caps : self->m.state->announced_caps;
+        if (known != nullptr) caps = gst_caps_ref(known);
     }
     GST_OBJECT_UNLOCK(self);
     if (caps == nullptr) {
@@ -355,6 +379,7 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                           0, G_MAXUINT, kSrcDefaultCopyThreshold, rw));
 
     gst_element_class_add_static_pad_template(element_class, &src_template);
+    gst_element_class_add_static_pad_template(element_class, &flow_template);
     gst_element_class_set_static_metadata(element_class, "RDMA source", "Source/Network",
                                           "Receives frames over RDMA and pushes them without copying",
                                           "rdmastream developers");

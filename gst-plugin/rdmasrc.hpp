@@ -3,13 +3,15 @@
 // and pushes buffers that wrap the ring slots, without copying.
 //
 // rdmasrc.cpp is the control path (properties, start/stop, queries);
-// rdmasrc_create.cpp is the per-frame path; SlotBuffers (gstslots/, shared
+// rdmasrc_create.cpp is the per-frame path; rdmasrc_flows.cpp pushes a
+// programme's other flows (its sound) on pads of their own; SlotBuffers (gstslots/, shared
 // with rdmarecv --gst) recycles the buffers it pushes.
 #pragma once
 
 #include "rdmacaps.hpp"
 #include "rdmaenums.hpp"
 #include "rdmaprops.hpp"
+#include "rdmasrc_flows.hpp"
 #include "rdmastream_gst/side_data_metas.hpp"
 #include "rdmastatsticker.hpp"
 
@@ -77,8 +79,14 @@ struct SrcState {
     std::optional<SlotBuffers> buffers;
     Receiver* receiver = nullptr; // lives as long as `buffers`
     bool ended = false; // the sender ended the stream: nobody to tell that we leave
-    std::uint16_t flows_not_pushed = 0; // a bit per flow after the first whose frames went back unpushed (warned once)
+    // A programme's flows after the first (rdmasend's sound): a pad each,
+    // made at the first frame (start() names the element).
+    std::optional<SrcFlowPads> flow_pads;
     GstCaps* caps = nullptr;  // what we output (the sender's caps, with the frames' HDR fields)
+    // The first flow's caps as the sender announced them, for caps queries
+    // before its first frame: uridecodebin (rdmasrcbin) asks as the pads
+    // are added, and plugs a decodebin on a pad that answers ANY.
+    GstCaps* announced_caps = nullptr;
     // Frames' captions and timecodes to metas, HDR to caps (start() names the element).
     SrcSideData side_data{nullptr, nullptr};
     // The current format, read and checked once (FrameLayout::check); every

@@ -50,8 +50,8 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     c.device = s.device;
     c.max_frame_bytes = s.max_frame_bytes;
     c.max_ring_bytes = s.max_ring_bytes;
-    // A programme's other flows (rdmasend's sound) are taken and given back
-    // unpushed: one source pad so far (create()).
+    // A programme's other flows (rdmasend's sound) go out of pads of their
+    // own (SrcFlowPads).
     c.waker = self->m.waker;
     c.key = load_key_file(GST_ELEMENT(self), s.key_file);
     c.handshake_timeout = std::chrono::milliseconds(s.handshake_timeout_ms);
@@ -116,6 +116,18 @@ bool output_caps(GstRdmaSrc* self, SrcState& st, GstCaps* caps) {
         GST_DEBUG_OBJECT(self, "the allocation query failed; frames go out all the same");
     }
     return true;
+}
+
+// The first flow's announced caps answer caps queries until its first
+// frame sets the caps (get_caps).
+void announce_caps(GstRdmaSrc* self, SrcState& st, Receiver& receiver) {
+    const StreamFormat* first = receiver.format(0);
+    GstCaps* caps = first != nullptr ? gst_caps_from_string(first->caps.c_str()) : nullptr;
+    if (caps == nullptr) return; // unreadable: said when its frame comes (adopt_format)
+    GST_OBJECT_LOCK(self);
+    if (st.announced_caps != nullptr) gst_caps_unref(st.announced_caps);
+    st.announced_caps = caps;
+    GST_OBJECT_UNLOCK(self);
 }
 
 // The sender announced a format: check it once (FrameLayout), then output
@@ -204,19 +216,19 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
                 return GST_FLOW_FLUSHING;
             }
             Receiver::Arrival a = receiver.wait_frame(std::chrono::milliseconds(st.settings.timeout_ms));
+            if ((a.kind == Receiver::Arrival::kFrame || a.kind == Receiver::Arrival::kEnd) &&
+                !st.flow_pads->added()) {
+                // The first frame (or an end without one): every flow is
+                // announced by now, and a bin waiting for no-more-pads
+                // (rdmasrcbin) gets it either way.
+                announce_caps(self, st, receiver);
+                st.flow_pads->add(receiver, GST_BASE_SRC_PAD(self));
+            }
             if (a.kind == Receiver::Arrival::kFrame && a.frame.header.flow != 0) {
-                // One source pad: the first flow's. The others' slots go back at once.
-                const std::uint8_t flow = a.frame.header.flow;
-                if (!(st.flows_not_pushed & (1u << flow))) {
-                    st.flows_not_pushed = static_cast<std::uint16_t>(st.flows_not_pushed | 1u << flow);
-                    GST_ELEMENT_WARNING(self, STREAM, NOT_IMPLEMENTED,
-                                        ("The sender's flow %u is not pushed: rdmasrc has one source pad so far",
-                                         flow),
-                                        ("flow %u (%s) goes back unpushed; its first flow (%s) is pushed", flow,
-                                         a.frame.format ? a.frame.format->caps.c_str() : "no format",
-                                         receiver.format(0) ? receiver.format(0)->caps.c_str() : "not announced"));
+                // Another flow's frame goes out of its own pad (a copy; the slot is back).
+                if (const GstFlowReturn r = st.flow_pads->push(a.frame, receiver); r != GST_FLOW_OK) {
+                    return r;
                 }
-                receiver.release(a.frame.slot);
                 continue;
             }
             if (a.kind == Receiver::Arrival::kFrame) {
@@ -229,6 +241,7 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
         }
         if (!f) {
             st.ended = true;
+            st.flow_pads->end();
             GST_INFO_OBJECT(self, "end of stream after %" G_GUINT64_FORMAT " frames", st.counters.frames);
             return GST_FLOW_EOS;
         }

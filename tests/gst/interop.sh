@@ -10,6 +10,16 @@
 #       one stream per clip, frames checked as cli-to-gst's; then
 #       gst-play-1.0 rdma://0.0.0.0:18515 plays one more stream (the first
 #       clip again: send CLIP... CLIP1), every frame counted at its video sink
+#   interop.sh cli-to-gst-programme recv CLIPDIR CLIP SAMPLES   a programme
+#       (rdmasend's picture and sound) into rdmasrc, then into playbin: the
+#       pictures out of "src" (or playbin's video sink) equal CLIP.prog.ref.md5's
+#       stream 0, the sound out of "src_1" (playbin's audio sink), as F32LE
+#       interleaved, equals the source's decoded samples (SAMPLES: ffmpeg -f md5)
+#   interop.sh cli-to-gst-programme send CLIPDIR CLIP   rdmasend CLIP twice
+#   interop.sh gst-to-cli-programme recv|send 'VIDEO' 'AUDIO'   rdmasink name=s
+#       VIDEO ! queue ! s.sink AUDIO ! queue ! s.sink_1 into rdmarecv
+#       --framemd5 -o prog.wav, then into rdmasrc (s.src, s.src_1): the
+#       pictures equal VIDEO's, the sound AUDIO's, both times
 #   interop.sh gst-to-cli recv 'SOURCE'          rdmarecv --framemd5: must equal
 #       the frames of SOURCE ! fakesink without RDMA
 #   interop.sh gst-to-cli-held recv 'SOURCE'     rdmarecv --gst into a queue
@@ -72,6 +82,37 @@ cli-to-playbin-recv)
     fi
     exit $status
     ;;
+cli-to-gst-programme-recv)
+    clipdir=$1 clip=$2 samples=$3
+    status=0
+    # Both essences to files: the sound interleaved as FFmpeg writes pcm_f32le
+    # (audioconvert only reorders the planes: the samples stay bit for bit).
+    to_f32="audioconvert ! audio/x-raw,format=F32LE,layout=interleaved ! filesink"
+    for how in ${HOWS:-rdmasrc playbin}; do
+        if [ $how = rdmasrc ]; then
+            # One streaming thread pushes every flow (as a demuxer does): a queue
+            # on each branch, so that one sink prerolling does not hold the other.
+            pipeline="rdmasrc name=s s.src ! queue ! fakesink name=digest s.src_1 ! queue ! $to_f32 location=$out/$how.f32"
+        else
+            pipeline="playbin uri=rdma://0.0.0.0:18515 video-sink=\"fakesink name=digest\" audio-sink=\"$to_f32 location=$out/$how.f32\""
+        fi
+        "$GST_RDMA_CHECK" --framemd5 "$out/$how.md5" "$pipeline" || status=1
+        same_frames "$how $clip: pictures" "$out/$how.md5" "$clipdir/$clip.prog.ref.md5" || status=1
+        got="MD5=$(md5sum <"$out/$how.f32" | cut -d' ' -f1)"
+        if [ "$got" = "$(cat "$clipdir/$samples")" ]; then
+            echo "ok: $how $clip: sound, $(wc -c <"$out/$how.f32") bytes of F32LE, equal to the source's decoded samples"
+        else
+            echo "FAILED: $how $clip: the sound ($got, $(wc -c <"$out/$how.f32") bytes) differs from the source's ($(cat "$clipdir/$samples"))"
+            status=1
+        fi
+    done
+    exit $status
+    ;;
+cli-to-gst-programme-send)
+    for i in 1 2; do
+        "$RDMASEND" "$1/$2" --connect "$RDMABED_SERVER_ADDR" --connect-timeout 20 -q
+    done
+    ;;
 cli-to-gst-send)
     clipdir=$1
     shift
@@ -85,6 +126,42 @@ gst-to-cli-recv)
     "$RDMARECV" --framemd5 "$out/cli.md5" -q --idle-timeout 60
     "$GST_RDMA_CHECK" --framemd5 "$out/ref.md5" "$1 ! fakesink name=digest"
     same_frames rdmarecv "$out/cli.md5" "$out/ref.md5"
+    ;;
+gst-to-cli-programme-recv)
+    # rdmasink's picture (sink) and sound (sink_1) into rdmarecv: the
+    # pictures equal VIDEO ! fakesink's, the sound (written as WAV) equals
+    # AUDIO ! filesink's samples bit for bit.
+    video=$1 audio=$2
+    "$RDMARECV" --framemd5 "$out/prog.md5" -o "$out/prog.wav" -q --idle-timeout 60
+    "$GST_RDMA_CHECK" --framemd5 "$out/prog.ref.md5" "$video ! fakesink name=digest"
+    status=0
+    same_frames "rdmasink programme: pictures" "$out/prog.md5" "$out/prog.ref.md5" || status=1
+    "$GST_RDMA_CHECK" "$audio ! filesink location=$out/prog.ref.f32"
+    ffmpeg -v error -i "$out/prog.wav" -f f32le -y "$out/prog.f32"
+    audio_frames=$(grep -c '^1,' "$out/prog.md5" || true)
+    if cmp -s "$out/prog.ref.f32" "$out/prog.f32"; then
+        echo "ok: rdmasink programme: sound, $audio_frames frames, $(wc -c <"$out/prog.f32") bytes equal to the source's"
+    else
+        echo "FAILED: rdmasink programme: the sound ($audio_frames frames, $(wc -c <"$out/prog.f32") bytes) differs from the source's ($(wc -c <"$out/prog.ref.f32") bytes)"
+        status=1
+    fi
+    # The same stream again, into rdmasrc: its pad src_1 exists only if
+    # rdmasink announced the sound before the stream's first frame.
+    "$GST_RDMA_CHECK" --framemd5 "$out/prog.src.md5" \
+        "rdmasrc name=s s.src ! queue ! fakesink name=digest s.src_1 ! queue ! filesink location=$out/prog.src.f32"
+    same_frames "rdmasink programme into rdmasrc: pictures" "$out/prog.src.md5" "$out/prog.ref.md5" || status=1
+    if cmp -s "$out/prog.ref.f32" "$out/prog.src.f32"; then
+        echo "ok: rdmasink programme into rdmasrc: sound, $(wc -c <"$out/prog.src.f32") bytes equal to the source's"
+    else
+        echo "FAILED: rdmasink programme into rdmasrc: the sound out of src_1 ($(wc -c <"$out/prog.src.f32" 2>/dev/null || echo no) bytes) differs from the source's"
+        status=1
+    fi
+    exit $status
+    ;;
+gst-to-cli-programme-send)
+    for i in 1 2; do # rdmarecv, then rdmasrc
+        "$GST_RDMA_CHECK" "rdmasink name=s host=$RDMABED_SERVER_ADDR connect-timeout=60000 $1 ! queue ! s.sink $2 ! queue ! s.sink_1"
+    done
     ;;
 gst-to-cli-held-recv)
     # 4 slots, --copy-threshold 2 (the default): frames 0 and 1 are lent,

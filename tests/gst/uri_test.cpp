@@ -97,16 +97,57 @@ TEST_F(UriTest, BothElementsHandleTheRdmaScheme) {
     EXPECT_TRUE(gst_uri_protocol_is_supported(GST_URI_SINK, "rdma"));
     GstElement* src = from_uri(GST_URI_SRC, "rdma://0.0.0.0:18515");
     ASSERT_NE(src, nullptr);
-    EXPECT_EQ(factory(src), "rdmasrc");
+    EXPECT_EQ(factory(src), "rdmasrcbin"); // rdmasrc with a sometimes pad per flow (rdmasrcbin.hpp)
     GstElement* sink = from_uri(GST_URI_SINK, "rdma://198.18.0.1:18515");
     ASSERT_NE(sink, nullptr);
     EXPECT_EQ(factory(sink), "rdmasink");
     gst_object_unref(src);
     gst_object_unref(sink);
-    // Ranked like srtsrc/udpsrc's peers, so a URI-driven bin prefers it.
+    // Ranked like srtsrc/udpsrc's peers, so a URI-driven bin prefers it;
+    // rdmasrcbin above it.
     GstElementFactory* f = gst_element_factory_find("rdmasrc");
     EXPECT_EQ(gst_plugin_feature_get_rank(GST_PLUGIN_FEATURE(f)), static_cast<guint>(GST_RANK_PRIMARY));
     gst_object_unref(f);
+    f = gst_element_factory_find("rdmasrcbin");
+    EXPECT_GT(gst_plugin_feature_get_rank(GST_PLUGIN_FEATURE(f)), static_cast<guint>(GST_RANK_PRIMARY));
+    gst_object_unref(f);
+}
+
+// rdmasrcbin has every property of rdmasrc's own, the same type and
+// default, and passes each on to the rdmasrc inside; it starts with no pad
+// (what uridecodebin needs to follow the pads it adds).
+TEST_F(UriTest, RdmasrcbinPassesEveryPropertyOnToItsRdmasrc) {
+    GstElement* bin = gst_element_factory_make("rdmasrcbin", "bin");
+    GstElement* plain = gst_element_factory_make("rdmasrc", "plain");
+    ASSERT_NE(bin, nullptr);
+    EXPECT_EQ(GST_ELEMENT(bin)->numsrcpads, 0);
+    GstElement* inner = gst_bin_get_by_name(GST_BIN(bin), "rdmasrc");
+    ASSERT_NE(inner, nullptr);
+    guint n = 0;
+    GParamSpec** specs = g_object_class_list_properties(G_OBJECT_GET_CLASS(plain), &n);
+    int checked = 0;
+    for (guint i = 0; i < n; ++i) {
+        if (specs[i]->owner_type != G_OBJECT_TYPE(plain)) continue;
+        GParamSpec* m = g_object_class_find_property(G_OBJECT_GET_CLASS(bin), specs[i]->name);
+        ASSERT_NE(m, nullptr) << specs[i]->name;
+        EXPECT_EQ(m->value_type, specs[i]->value_type) << specs[i]->name;
+        EXPECT_EQ(m->flags, specs[i]->flags) << specs[i]->name;
+        EXPECT_EQ(g_param_values_cmp(m, g_param_spec_get_default_value(m), g_param_spec_get_default_value(specs[i])), 0)
+            << specs[i]->name;
+        ++checked;
+    }
+    g_free(specs);
+    EXPECT_GT(checked, 20);
+    g_object_set(bin, "slots", 12u, "key-file", "/k", "poll-mode", 1, nullptr);
+    guint slots = 0;
+    g_object_get(inner, "slots", &slots, nullptr);
+    EXPECT_EQ(slots, 12u);
+    EXPECT_EQ(str(inner, "key-file"), "/k");
+    EXPECT_EQ(nick(bin, "poll-mode"), nick(inner, "poll-mode"));
+    EXPECT_EQ(str(bin, "uri"), str(inner, "uri"));
+    gst_object_unref(inner);
+    gst_object_unref(bin);
+    gst_object_unref(plain);
 }
 
 TEST_F(UriTest, AWildcardHostListensAndTheQuerySetsProperties) {
@@ -275,10 +316,10 @@ TEST_F(UriTest, ParsedPartsAreDecoded) {
     EXPECT_FALSE(parse_rdma_uri("rdma://h").port.has_value());
 }
 
-// What playbin does with an rdma:// URI: uridecodebin makes rdmasrc from it
+// What playbin does with an rdma:// URI: uridecodebin makes rdmasrcbin from it
 // (here it fails to listen, there is no RDMA device, and says so), and a bad
 // URI's GError reaches the application as the error message.
-TEST_F(UriTest, PlaybinMakesRdmasrcFromTheUri) {
+TEST_F(UriTest, PlaybinMakesRdmasrcbinFromTheUri) {
     for (const auto& [uri, says] : {std::pair{"rdma://0.0.0.0:18515", "Could not listen for an RDMA sender on 0.0.0.0:18515"},
                                     std::pair{"rdma://0.0.0.0:18515?slotz=8", "unknown parameter 'slotz'"}}) {
         GstElement* playbin = gst_element_factory_make("playbin", nullptr);
@@ -298,7 +339,7 @@ TEST_F(UriTest, PlaybinMakesRdmasrcFromTheUri) {
         gst_message_parse_error(msg, &err, nullptr);
         EXPECT_NE(std::string(err->message).find(says), std::string::npos) << uri << ": " << err->message;
         if (std::string(says).find("listen") != std::string::npos) {
-            EXPECT_EQ(made, "rdmasrc");
+            EXPECT_EQ(made, "rdmasrcbin");
         }
         g_error_free(err);
         gst_message_unref(msg);
