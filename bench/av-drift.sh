@@ -47,7 +47,7 @@ if [[ ! -s $clip ]]; then
   ffmpeg -nostdin -v error -y \
     -f lavfi -i "color=c=black:s=160x120:r=25:d=$seconds,drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='eq(mod(n\,25)\,0)*gte(n\,25)'" \
     -f lavfi -i "aevalsrc='if(gte(t\,0.5)*lt(mod(t\,1)\,0.05)\,0.8*sin(2*PI*1000*t)\,0)':s=48000:d=$seconds" \
-    -c:v libx264 -preset ultrafast -pix_fmt yuv420p -c:a pcm_s16le "$clip.part"
+    -c:v libx264 -preset ultrafast -pix_fmt yuv420p -c:a pcm_s16le -f matroska "$clip.part"
   mv "$clip.part" "$clip"
 fi
 got=$out/drift.got.nut
