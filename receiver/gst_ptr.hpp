@@ -12,6 +12,12 @@ namespace rdmastream::cli {
 struct GstObjectDeleter {
     void operator()(gpointer o) const noexcept { gst_object_unref(o); }
 };
+struct GstBufferPoolDeleter { // its buffers still downstream are freed as they come home
+    void operator()(GstBufferPool* p) const noexcept {
+        gst_buffer_pool_set_active(p, FALSE);
+        gst_object_unref(p);
+    }
+};
 struct GstCapsDeleter {
     void operator()(GstCaps* c) const noexcept { gst_caps_unref(c); }
 };
@@ -27,6 +33,7 @@ struct GFreeDeleter {
 
 using GstElementPtr = std::unique_ptr<GstElement, GstObjectDeleter>;
 using GstBusPtr = std::unique_ptr<GstBus, GstObjectDeleter>;
+using GstBufferPoolPtr = std::unique_ptr<GstBufferPool, GstBufferPoolDeleter>;
 using GstCapsPtr = std::unique_ptr<GstCaps, GstCapsDeleter>;
 using GstMessagePtr = std::unique_ptr<GstMessage, GstMessageDeleter>;
 using GErrorPtr = std::unique_ptr<GError, GErrorDeleter>;

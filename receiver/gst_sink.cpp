@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <regex>
 
 namespace rdmastream::cli {
 namespace {
@@ -31,7 +32,20 @@ GstSink::GstSink(const std::string& pipeline, SlotReleaseQueue& released, std::u
       copy_threshold_(copy_threshold),
       texts_(released.slots()) {
     gst_init(nullptr, nullptr);
-    const std::string full = fmt::format("appsrc name={} ! {}", kSourceName, pipeline);
+    // An appsrc for every flow the description links from (`flowN.`).
+    std::string flow_sources;
+    const std::regex reference(R"((^|[\s!])flow([1-9][0-9]?)\.)");
+    std::array<bool, kMaxFlows> named{};
+    for (auto m = std::sregex_iterator(pipeline.begin(), pipeline.end(), reference); m != std::sregex_iterator(); ++m) {
+        const unsigned long flow = std::stoul((*m)[2].str());
+        if (flow >= kMaxFlows) {
+            throw UserError(fmt::format("--gst \"{}\": flow{}: a stream has flows 0 to {}", pipeline, flow,
+                                        kMaxFlows - 1));
+        }
+        if (!named[flow]) flow_sources += fmt::format("appsrc name=flow{} ", flow);
+        named[flow] = true;
+    }
+    const std::string full = fmt::format("{}appsrc name={} ! {}", flow_sources, kSourceName, pipeline);
     GError* raw_error = nullptr;
     GstElement* raw = gst_parse_launch(full.c_str(), &raw_error);
     const GErrorPtr error(raw_error);
@@ -48,6 +62,12 @@ GstSink::GstSink(const std::string& pipeline, SlotReleaseQueue& released, std::u
     // prerolls on it) and plays frames at their timestamps from there.
     g_object_set(appsrc_.get(), "format", GST_FORMAT_TIME, "is-live", FALSE, "stream-type",
                  GST_APP_STREAM_TYPE_STREAM, nullptr);
+    for (std::size_t flow = 1; flow < kMaxFlows; ++flow) {
+        if (!named[flow]) continue;
+        flows_[flow].appsrc.reset(gst_bin_get_by_name(GST_BIN(pipeline_.get()), fmt::format("flow{}", flow).c_str()));
+        g_object_set(flows_[flow].appsrc.get(), "format", GST_FORMAT_TIME, "is-live", FALSE, "stream-type",
+                     GST_APP_STREAM_TYPE_STREAM, nullptr);
+    }
     if (copy_threshold_ > 0) {
         GstPad* out = gst_element_get_static_pad(appsrc_.get(), "src");
         gst_pad_add_probe(out, GST_PAD_PROBE_TYPE_BUFFER, &GstSink::copy_if_held, this, nullptr);
@@ -95,7 +115,47 @@ GstSink::~GstSink() {
     if (pipeline_) gst_element_set_state(pipeline_.get(), GST_STATE_NULL);
 }
 
+void GstSink::start_programme(std::uint16_t flows) {
+    for (std::size_t flow = 1; flow < kMaxFlows; ++flow) {
+        if ((flows & (1u << flow)) != 0 && !flows_[flow].appsrc) {
+            std::fprintf(stderr, "rdmarecv: --gst: the pipeline does not take flow %zu: link from flow%zu. in it "
+                                 "(e.g. \"... flow%zu. ! audioconvert ! autoaudiosink\")\n",
+                         flow, flow, flow);
+        }
+    }
+}
+
+bool GstSink::takes(const StreamLayout& stream) {
+    const std::uint8_t flow = stream.layout.format().flow;
+    return flow == 0 || (flow < kMaxFlows && flows_[flow].appsrc != nullptr);
+}
+
 void GstSink::start_format(const StreamLayout& stream) {
+    if (const std::uint8_t flow = stream.layout.format().flow; flow != 0) {
+        // A flow after the first: its frames are copied into a pool of
+        // their size; planar audio gets its GstAudioMeta there.
+        FlowSrc& f = flows_[flow];
+        f.stream = &stream;
+        f.audio.reset();
+        GstCaps* caps = stream.layout.caps();
+        if (stream.audio) {
+            GstAudioInfo info;
+            if (!gst_audio_info_from_caps(&info, caps)) {
+                throw UserError(fmt::format("--gst: flow {}: GStreamer reads no raw audio in \"{}\"", flow,
+                                            stream.layout.format().caps));
+            }
+            f.audio = info;
+        }
+        f.pool.reset(gst_buffer_pool_new());
+        GstStructure* config = gst_buffer_pool_get_config(f.pool.get());
+        gst_buffer_pool_config_set_params(config, caps, stream.layout.format().max_frame_size, 0, 0);
+        if (!gst_buffer_pool_set_config(f.pool.get(), config) || !gst_buffer_pool_set_active(f.pool.get(), TRUE)) {
+            throw std::runtime_error(fmt::format("--gst: flow {}: a pool of {}-byte buffers would not start", flow,
+                                                 stream.layout.format().max_frame_size));
+        }
+        gst_app_src_set_caps(GST_APP_SRC(f.appsrc.get()), caps);
+        return;
+    }
     // The caps GStreamer read, and checked the layout by (FrameLayout):
     // downstream reads the frames by exactly these.
     if (stream.audio && av_sample_fmt_is_planar(stream.audio_caps.format)) {
@@ -116,6 +176,9 @@ void GstSink::start_format(const StreamLayout& stream) {
 void GstSink::finish() {
     check_bus();
     gst_app_src_end_of_stream(GST_APP_SRC(appsrc_.get()));
+    for (const FlowSrc& f : flows_) {
+        if (f.appsrc) gst_app_src_end_of_stream(GST_APP_SRC(f.appsrc.get()));
+    }
     GstMessagePtr m(gst_bus_timed_pop_filtered(bus_.get(), kEosPatience,
                                                static_cast<GstMessageType>(GST_MESSAGE_ERROR | GST_MESSAGE_EOS)));
     if (!m) {

@@ -19,9 +19,19 @@
 // holds, and they keep their slots, so a slow pipeline still slows the
 // sender down (credits) instead of filling memory with copies.
 //
-// The caps are the sender's own (they are GStreamer caps): raw video, or
-// interleaved raw audio (planar audio needs a GstAudioMeta per buffer, not
-// attached yet: refused at its format). Each buffer is
+// A programme's other flows (rdmasend's sound) go to appsrcs the pipeline
+// names: an element reference `flowN.` in PIPELINE (e.g. "videoconvert !
+// autovideosink flow1. ! audioconvert ! autoaudiosink") makes an appsrc
+// named flowN for flow N; a flow without one goes to no output (said
+// once). Their frames are copied into buffers of a pool per flow (an audio
+// frame is a few kilobytes; the pictures keep the slots), raw audio with a
+// GstAudioMeta when planar, and share flow 0's time origin: what was
+// simultaneous at the sender is simultaneous in the pipeline.
+//
+// The caps are the sender's own (they are GStreamer caps): raw video, or,
+// for the first flow, interleaved raw audio (planar audio needs a
+// GstAudioMeta per buffer, which the slot buffers do not carry: refused at
+// its format). Each buffer is
 // stamped as rdmasrc stamps its own (stamp_frame_buffer, gstslots/): the
 // sender's flags (DISCONT, DELTA_UNIT, HEADER, CORRUPTED), its frame number
 // as the offset, and its timestamps, here shifted so the first frame is at
@@ -39,6 +49,7 @@
 #include "rdmastream_gst/side_data_metas.hpp"
 #include "rdmastream_gst/slot_buffers.hpp"
 
+#include <gst/audio/audio.h>
 #include <gst/video/video.h>
 
 #include <array>
@@ -63,6 +74,8 @@ public:
     GstSink(const std::string& pipeline, SlotReleaseQueue& released,
             std::uint32_t copy_threshold = kDefaultCopyThreshold);
     ~GstSink() override;
+    void start_programme(std::uint16_t flows) override;
+    bool takes(const StreamLayout& stream) override;
     void start_format(const StreamLayout& stream) override;
     bool consume(const ReceivedFrame& frame) override; // gst_sink_push.cpp
     void collect_freed() override;                     // gst_sink_push.cpp
@@ -88,6 +101,9 @@ private:
     // appsrc: swaps it for a copy when lending its slot too would leave the
     // sender fewer than the copy threshold (gst_sink_push.cpp).
     static GstPadProbeReturn copy_if_held(GstPad* pad, GstPadProbeInfo* info, gpointer self);
+    // A frame of a flow after the first: copied into a pooled buffer,
+    // pushed into its appsrc (gst_sink_push.cpp).
+    bool consume_flow(const ReceivedFrame& frame);
     // Throws on an error message waiting on the bus (never blocks).
     void check_bus();
     [[noreturn]] void throw_error(GstMessage* error, bool at_start) const;
@@ -110,12 +126,22 @@ private:
     GstElementPtr stats_; // the `rdmastats` element if it has a "text" property
     GstBusPtr bus_;
 
+    // A flow after the first: its appsrc (if the pipeline names one), its
+    // current format, the pool its frames are copied into.
+    struct FlowSrc {
+        GstElementPtr appsrc;
+        const StreamLayout* stream = nullptr;
+        std::optional<GstAudioInfo> audio; // raw audio: its sample layout
+        GstBufferPoolPtr pool;
+    };
+    std::array<FlowSrc, kMaxFlows> flows_;
+
     const StreamLayout* stream_ = nullptr; // the current format's
     // Captions and timecode as metas, HDR metadata in the caps, as rdmasrc
     // does (gstslots/side_data_metas.hpp); made once appsrc_ is there.
     std::optional<gst::SrcSideData> side_data_;
-    // The first frame's pts, which the pipeline sees as 0 (see above); none
-    // until a frame had one.
+    // The first frame's pts, of whichever flow, which the pipeline sees as
+    // 0 (see above); none until a frame had one.
     GstClockTime origin_ = GST_CLOCK_TIME_NONE;
     // Overlay text per slot, written when the slot's frame is pushed, read by
     // label_frame; `sequence` is published last (release) and names the

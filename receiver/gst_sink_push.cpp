@@ -71,8 +71,32 @@ GstPadProbeReturn GstSink::copy_if_held(GstPad*, GstPadProbeInfo* info, gpointer
     return GST_PAD_PROBE_OK;
 }
 
+bool GstSink::consume_flow(const ReceivedFrame& frame) {
+    FlowSrc& f = flows_[frame.header.flow];
+    GstBuffer* buffer = nullptr;
+    if (gst_buffer_pool_acquire_buffer(f.pool.get(), &buffer, nullptr) != GST_FLOW_OK) {
+        throw std::runtime_error(fmt::format("--gst: flow {}: no buffer from its pool", frame.header.flow));
+    }
+    const std::size_t size = frame.payload.size(); // checked: within the format's largest frame
+    gst_buffer_fill(buffer, 0, frame.payload.data(), size); // the one copy (see gst_sink.hpp)
+    gst_buffer_set_size(buffer, static_cast<gssize>(size));
+    if (f.audio && GST_AUDIO_INFO_LAYOUT(&*f.audio) == GST_AUDIO_LAYOUT_NON_INTERLEAVED) {
+        gst_buffer_add_audio_meta(buffer, &*f.audio, static_cast<gsize>(f.stream->samples(size)), nullptr);
+    }
+    if (!GST_CLOCK_TIME_IS_VALID(origin_)) origin_ = gst::clock_time(frame.header.pts);
+    gst::stamp_frame_buffer(buffer, frame.header, GST_CLOCK_TIME_IS_VALID(origin_) ? origin_ : 0);
+    const GstFlowReturn flow = gst_app_src_push_buffer(GST_APP_SRC(f.appsrc.get()), buffer); // takes the buffer
+    if (flow != GST_FLOW_OK) {
+        check_bus();
+        throw std::runtime_error(fmt::format("--gst: the pipeline refused flow {}'s frame {}: {}", frame.header.flow,
+                                             frame.header.sequence, gst_flow_get_name(flow)));
+    }
+    return true; // copied: the slot goes back now
+}
+
 bool GstSink::consume(const ReceivedFrame& frame) {
     check_bus(); // a pipeline error stops the stream at the next frame
+    if (frame.header.flow != 0) return consume_flow(frame);
     // The room SlotBuffers' memory may claim: the format's largest frame,
     // which the ring grew to hold; constant per format, so the slot's
     // wrapper is made once, not per frame size.

@@ -55,7 +55,9 @@ int main(int argc, char** argv) {
                    "default: raw video where the file type takes it");
     app.add_option("--gst", pipeline,
                    "push the frames, without a copy, into the GStreamer pipeline `appsrc ! PIPELINE` (e.g. "
-                   "\"videoconvert ! autovideosink\"); an element named rdmastats with a text property (e.g. "
+                   "\"videoconvert ! autovideosink\"); flow N of a programme (its sound: flow 1) comes out of "
+                   "an appsrc named flowN wherever PIPELINE links from flowN. (e.g. \"videoconvert ! autovideosink "
+                   "flow1. ! audioconvert ! autoaudiosink\"); an element named rdmastats with a text property (e.g. "
                    "textoverlay name=rdmastats) shows each frame's number, pts and one-way latency");
     app.add_option("--copy-threshold", copy_threshold,
                    "--gst: ring slots to keep out of the pipeline's hands; a frame whose slot would leave the "

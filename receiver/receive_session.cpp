@@ -139,7 +139,7 @@ void start_flow(std::uint8_t flow, const StreamLayout& stream, const std::vector
         if (s->takes(stream)) taking.push_back(s.get());
     }
     if (taking.empty()) {
-        std::fprintf(stderr, "rdmarecv: flow %u (%s) goes to no output: none takes it (--gst takes the first flow; "
+        std::fprintf(stderr, "rdmarecv: flow %u (%s) goes to no output: none takes it (--gst the first flow and each flowN. its pipeline links from; "
                              "-o the first video and the audio its file type holds; a flow announced after the "
                              "first frame goes to no file)\n",
                      flow, stream.layout.format().caps.c_str());

@@ -330,6 +330,28 @@ TEST(GstSink, OverlayNamedRdmastats) {
     EXPECT_EQ(decode(path).size(), static_cast<std::size_t>(kFrames));
 }
 
+// A programme's flow N comes out of an appsrc named flowN wherever the
+// description links from flowN. (made for it, so the description parses);
+// a flow a stream cannot have is refused by name.
+TEST(GstSink, AFlowReferenceMakesItsAppsrc) {
+    cli::SlotReleaseQueue q(kSlots);
+    cli::GstSink sink("fakesink flow1. ! fakesink flow3. ! queue ! fakesink", q);
+    GstElement* one = gst_bin_get_by_name(GST_BIN(sink.pipeline()), "flow1");
+    GstElement* three = gst_bin_get_by_name(GST_BIN(sink.pipeline()), "flow3");
+    ASSERT_NE(one, nullptr);
+    ASSERT_NE(three, nullptr);
+    EXPECT_STREQ(G_OBJECT_TYPE_NAME(one), "GstAppSrc");
+    EXPECT_EQ(gst_bin_get_by_name(GST_BIN(sink.pipeline()), "flow2"), nullptr);
+    gst_object_unref(one);
+    gst_object_unref(three);
+    try {
+        cli::GstSink bad("fakesink flow99. ! fakesink", q);
+        FAIL() << "flow99 taken";
+    } catch (const rdmastream::UserError& e) {
+        EXPECT_NE(std::string(e.what()).find("flow99: a stream has flows 0 to"), std::string::npos) << e.what();
+    }
+}
+
 // y4menc ignores GstVideoMeta (it writes the buffer as the caps lay it out);
 // videoconvert honours it: I420 -> YV12 -> I420 (plane swaps, lossless)
 // gives back the picture in GStreamer's own layout, bit for bit, which

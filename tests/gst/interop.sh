@@ -14,8 +14,10 @@
 #       (rdmasend's picture and sound) into rdmasrc, then into playbin: the
 #       pictures out of "src" (or playbin's video sink) equal CLIP.prog.ref.md5's
 #       stream 0, the sound out of "src_1" (playbin's audio sink), as F32LE
-#       interleaved, equals the source's decoded samples (SAMPLES: ffmpeg -f md5)
-#   interop.sh cli-to-gst-programme send CLIPDIR CLIP   rdmasend CLIP twice
+#       interleaved, equals the source's decoded samples (SAMPLES: ffmpeg -f md5);
+#       then rdmarecv --framemd5 --gst "fakesink flow1. ! ...": the same
+#       from its appsrc flow1
+#   interop.sh cli-to-gst-programme send CLIPDIR CLIP   rdmasend CLIP three times
 #   interop.sh gst-to-cli-programme recv|send 'VIDEO' 'AUDIO'   rdmasink name=s
 #       VIDEO ! queue ! s.sink AUDIO ! queue ! s.sink_1 into rdmarecv
 #       --framemd5 -o prog.wav, then into rdmasrc (s.src, s.src_1): the
@@ -88,15 +90,18 @@ cli-to-gst-programme-recv)
     # Both essences to files: the sound interleaved as FFmpeg writes pcm_f32le
     # (audioconvert only reorders the planes: the samples stay bit for bit).
     to_f32="audioconvert ! audio/x-raw,format=F32LE,layout=interleaved ! filesink"
-    for how in ${HOWS:-rdmasrc playbin}; do
-        if [ $how = rdmasrc ]; then
+    for how in ${HOWS:-rdmasrc playbin rdmarecv}; do
+        if [ $how = rdmarecv ]; then # --gst: the sound from the appsrc flow1
+            "$RDMARECV" --framemd5 "$out/$how.md5" -q --idle-timeout 60 \
+                --gst "fakesink flow1. ! $to_f32 location=$out/$how.f32" || status=1
+        elif [ $how = rdmasrc ]; then
             # One streaming thread pushes every flow (as a demuxer does): a queue
             # on each branch, so that one sink prerolling does not hold the other.
             pipeline="rdmasrc name=s s.src ! queue ! fakesink name=digest s.src_1 ! queue ! $to_f32 location=$out/$how.f32"
         else
             pipeline="playbin uri=rdma://0.0.0.0:18515 video-sink=\"fakesink name=digest\" audio-sink=\"$to_f32 location=$out/$how.f32\""
         fi
-        "$GST_RDMA_CHECK" --framemd5 "$out/$how.md5" "$pipeline" || status=1
+        [ $how = rdmarecv ] || "$GST_RDMA_CHECK" --framemd5 "$out/$how.md5" "$pipeline" || status=1
         same_frames "$how $clip: pictures" "$out/$how.md5" "$clipdir/$clip.prog.ref.md5" || status=1
         got="MD5=$(md5sum <"$out/$how.f32" | cut -d' ' -f1)"
         if [ "$got" = "$(cat "$clipdir/$samples")" ]; then
@@ -109,7 +114,7 @@ cli-to-gst-programme-recv)
     exit $status
     ;;
 cli-to-gst-programme-send)
-    for i in 1 2; do
+    for i in 1 2 3; do # rdmasrc, playbin, rdmarecv --gst
         "$RDMASEND" "$1/$2" --connect "$RDMABED_SERVER_ADDR" --connect-timeout 20 -q
     done
     ;;
