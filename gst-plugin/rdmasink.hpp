@@ -96,6 +96,7 @@ struct SinkFlowOut {
 struct SinkFlowPad {
     GstPad* pad = nullptr; // null: not requested
     std::string caps;      // its current caps as sent on the wire; empty until its CAPS event
+    GstSegment segment{};  // its current segment (its running time, for the clock anchor)
     bool ended = false;    // its EOS came
 };
 
@@ -121,6 +122,7 @@ struct SinkState {
     // memory goes before the sender, as `staging` does.
     std::array<SinkFlowOut, kMaxFlows> flows;
     bool flows_announced = false; // every flow's format went out (flows_announced())
+    bool clock_told = false;      // the receiver knows which absolute instant pts 0 is (tell_clock)
     bool finished = false;      // end of stream sent: the connection is over
     bool receiver_left = false; // it has every frame it wants: EOS upstream, no error
     std::chrono::milliseconds timeout{kSinkDefaultTimeoutMs};

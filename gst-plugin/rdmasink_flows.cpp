@@ -19,13 +19,19 @@ std::uint8_t flow_of(GstPad* pad) {
     return static_cast<std::uint8_t>(GPOINTER_TO_UINT(gst_pad_get_element_private(pad)));
 }
 
-// A request pad's events: its caps (announced before its next frame) and
-// its EOS (the stream ends once every pad had one). Nothing goes further:
+// A request pad's events: its caps (announced before its next frame), its
+// segment (its running time), its EOS (the stream ends once every pad had
+// one). Nothing goes further:
 // rdmasink has no source pad.
 gboolean flow_event(GstPad* pad, GstObject* parent, GstEvent* event) {
     auto* self = GST_RDMA_SINK(parent);
     const std::uint8_t flow = flow_of(pad);
-    if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS || GST_EVENT_TYPE(event) == GST_EVENT_EOS ||
+    if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT) {
+        const GstSegment* segment = nullptr;
+        gst_event_parse_segment(event, &segment);
+        std::lock_guard lock(self->m.driver.mutex);
+        gst_segment_copy_into(segment, &self->m.flow_pads[flow].segment);
+    } else if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS || GST_EVENT_TYPE(event) == GST_EVENT_EOS ||
         GST_EVENT_TYPE(event) == GST_EVENT_STREAM_START) {
         std::string caps;
         if (GST_EVENT_TYPE(event) == GST_EVENT_CAPS) {
@@ -106,6 +112,7 @@ GstPad* request_flow_pad(GstElement* element, GstPadTemplate* templ, const gchar
     gst_pad_set_event_function(pad, flow_event);
     self->m.flow_pads[flow] = SinkFlowPad{};
     self->m.flow_pads[flow].pad = pad;
+    gst_segment_init(&self->m.flow_pads[flow].segment, GST_FORMAT_TIME);
     if (self->m.state != nullptr && self->m.state->flows_announced) {
         GST_ELEMENT_WARNING(self, STREAM, FORMAT, ("Pad %s was requested after the stream began", pad_name.c_str()),
                             ("its flow's format goes out with its first buffer, after the stream's first frame: "

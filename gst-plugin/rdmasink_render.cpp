@@ -83,6 +83,30 @@ Wait take_staging(GstRdmaSink* self, SinkState& st, Staging& s, std::uint8_t flo
     return idle(chunk);
 }
 
+// Which absolute instant pts 0 is, told once, with the stream's first
+// frame (of whichever pad): the pipeline's clock says how long ago this
+// buffer was due (its running time in `segment` after the base time),
+// so the pts presented now is its pts plus that; the anchor is read off
+// this host's clocks for it (anchor_now: TAI where the kernel knows it).
+// Without a clock, the buffer counts as presented now.
+void tell_clock(GstRdmaSink* self, SinkState& st, GstBuffer* buffer, const GstSegment& segment) {
+    if (st.clock_told || !GST_BUFFER_PTS_IS_VALID(buffer)) return;
+    st.clock_told = true;
+    std::int64_t pts = wire_time(GST_BUFFER_PTS(buffer));
+    if (GstClock* clock = gst_element_get_clock(GST_ELEMENT(self))) {
+        const GstClockTime now = gst_clock_get_time(clock);
+        const GstClockTime base = gst_element_get_base_time(GST_ELEMENT(self));
+        const guint64 running = gst_segment_to_running_time(&segment, GST_FORMAT_TIME, GST_BUFFER_PTS(buffer));
+        if (GST_CLOCK_TIME_IS_VALID(running) && GST_CLOCK_TIME_IS_VALID(now) && now >= base) {
+            pts += static_cast<std::int64_t>(now - base) - static_cast<std::int64_t>(running);
+        }
+        gst_object_unref(clock);
+    }
+    const ClockAnchor anchor = anchor_now(pts);
+    GST_INFO_OBJECT(self, "pts 0 is %s %" G_GINT64_FORMAT " ns", name(anchor.clock), anchor.pts0_ns);
+    st.sender->set_clock(anchor, st.timeout);
+}
+
 void publish(GstRdmaSink* self, SinkState& st) {
     const StreamStats& t = st.sender->stats();
     SinkCounters& c = st.counters;
@@ -196,6 +220,7 @@ GstFlowReturn gst_rdma_sink_render(GstBaseSink* sink, GstBuffer* buffer) {
         if (!flows_announced(self, lock, st)) { // a programme: every flow's format first
             return self->m.flushing.load() ? GST_FLOW_FLUSHING : GST_FLOW_ERROR;
         }
+        tell_clock(self, st, buffer, sink->segment);
         const std::size_t size = gst_buffer_get_size(buffer);
         PlaneSet planes;
         if (st.raw_video) {
@@ -291,6 +316,7 @@ GstFlowReturn gst_rdma_sink_flow_chain(GstPad* pad, GstObject* parent, GstBuffer
         if (!flows_announced(self, lock, st)) {
             return self->m.flushing.load() ? GST_FLOW_FLUSHING : GST_FLOW_ERROR;
         }
+        tell_clock(self, st, buffer, self->m.flow_pads[flow].segment);
         SinkFlowOut& f = st.flows[flow];
         const std::size_t size = gst_buffer_get_size(buffer);
         if (f.format_dirty || size > f.format.max_frame_size) {

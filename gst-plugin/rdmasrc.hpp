@@ -92,6 +92,8 @@ struct SrcState {
     // The current format, read and checked once (FrameLayout::check); every
     // frame is checked against it before it is wrapped.
     std::optional<FrameLayout> layout;
+    // The sender's clock anchor, as last posted (GstRdmaSrcClock).
+    std::optional<ClockAnchor> clock;
     std::uint64_t next_sequence = 0;
     SrcCounters counters;
     // Frames copied out when downstream holds too many slots (copy-threshold).

@@ -118,6 +118,25 @@ bool output_caps(GstRdmaSrc* self, SrcState& st, GstCaps* caps) {
     return true;
 }
 
+// Which absolute instant the sender's pts 0 is, when it comes and each
+// time it changes (the sender's clock stepped): an element message
+// "GstRdmaSrcClock" (clock "realtime" or "TAI", pts0-ns, synchronized),
+// so an application can line these timestamps up with other sources on
+// the same NTP or PTP time. Two comparisons per frame.
+void note_clock(GstRdmaSrc* self, SrcState& st, const ReceivedFrame& frame) {
+    const ClockAnchor* c = frame.clock;
+    if (c == nullptr || (st.clock && st.clock->pts0_ns == c->pts0_ns && st.clock->clock == c->clock)) return;
+    st.clock = *c;
+    GST_INFO_OBJECT(self, "the sender's pts 0 is %s %" G_GINT64_FORMAT " ns%s", name(c->clock), c->pts0_ns,
+                    c->synchronized ? " (synchronized)" : "");
+    gst_element_post_message(GST_ELEMENT(self),
+                             gst_message_new_element(GST_OBJECT(self),
+                                                     gst_structure_new("GstRdmaSrcClock", "clock", G_TYPE_STRING,
+                                                                       name(c->clock), "pts0-ns", G_TYPE_INT64,
+                                                                       static_cast<gint64>(c->pts0_ns), "synchronized",
+                                                                       G_TYPE_BOOLEAN, c->synchronized, nullptr)));
+}
+
 // The first flow's announced caps answer caps queries until its first
 // frame sets the caps (get_caps).
 void announce_caps(GstRdmaSrc* self, SrcState& st, Receiver& receiver) {
@@ -216,6 +235,7 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
                 return GST_FLOW_FLUSHING;
             }
             Receiver::Arrival a = receiver.wait_frame(std::chrono::milliseconds(st.settings.timeout_ms));
+            if (a.kind == Receiver::Arrival::kFrame) note_clock(self, st, a.frame);
             if ((a.kind == Receiver::Arrival::kFrame || a.kind == Receiver::Arrival::kEnd) &&
                 !st.flow_pads->added()) {
                 // The first frame (or an end without one): every flow is

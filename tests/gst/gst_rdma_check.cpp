@@ -282,6 +282,14 @@ GstMessage* pop_end(GstBus* bus, StatsMessages& stats) {
             return msg;
         }
         stats.note(msg);
+        // rdmasrc's clock anchor: printed, for the tests to read.
+        if (const GstStructure* s = gst_message_get_structure(msg);
+            s != nullptr && g_str_has_suffix(gst_structure_get_name(s), "Clock")) {
+            gchar* text = gst_structure_to_string(s);
+            std::printf("gst-rdma-check: %s: %s\n", GST_OBJECT_NAME(GST_MESSAGE_SRC(msg)), text);
+            std::fflush(stdout);
+            g_free(text);
+        }
         gst_message_unref(msg);
     }
 }

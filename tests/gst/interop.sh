@@ -137,9 +137,17 @@ gst-to-cli-programme-recv)
     # pictures equal VIDEO ! fakesink's, the sound (written as WAV) equals
     # AUDIO ! filesink's samples bit for bit.
     video=$1 audio=$2
-    "$RDMARECV" --framemd5 "$out/prog.md5" -o "$out/prog.wav" -q --idle-timeout 60
-    "$GST_RDMA_CHECK" --framemd5 "$out/prog.ref.md5" "$video ! fakesink name=digest"
+    "$RDMARECV" --framemd5 "$out/prog.md5" -o "$out/prog.wav" --idle-timeout 60 2>"$out/prog.recv.log"
     status=0
+    # rdmasink told where its pts 0 is (the pipeline clock's instant on this host's clock).
+    if grep -q "rdmarecv: the sender's pts 0 is " "$out/prog.recv.log"; then
+        echo "ok: rdmasink programme: $(grep -o "the sender's pts 0 is .*" "$out/prog.recv.log")"
+    else
+        echo "FAILED: rdmasink programme: rdmarecv heard no clock anchor:"
+        cat "$out/prog.recv.log"
+        status=1
+    fi
+    "$GST_RDMA_CHECK" --framemd5 "$out/prog.ref.md5" "$video ! fakesink name=digest"
     same_frames "rdmasink programme: pictures" "$out/prog.md5" "$out/prog.ref.md5" || status=1
     "$GST_RDMA_CHECK" "$audio ! filesink location=$out/prog.ref.f32"
     ffmpeg -v error -i "$out/prog.wav" -f f32le -y "$out/prog.f32"
@@ -153,7 +161,14 @@ gst-to-cli-programme-recv)
     # The same stream again, into rdmasrc: its pad src_1 exists only if
     # rdmasink announced the sound before the stream's first frame.
     "$GST_RDMA_CHECK" --framemd5 "$out/prog.src.md5" \
-        "rdmasrc name=s s.src ! queue ! fakesink name=digest s.src_1 ! queue ! filesink location=$out/prog.src.f32"
+        "rdmasrc name=s s.src ! queue ! fakesink name=digest s.src_1 ! queue ! filesink location=$out/prog.src.f32" \
+        >"$out/prog.src.log"
+    if grep -q 'gst-rdma-check: s: GstRdmaSrcClock, clock=(string)' "$out/prog.src.log"; then
+        echo "ok: rdmasink programme into rdmasrc: $(grep -o 'GstRdmaSrcClock.*' "$out/prog.src.log")"
+    else
+        echo "FAILED: rdmasink programme into rdmasrc: no GstRdmaSrcClock message"
+        status=1
+    fi
     same_frames "rdmasink programme into rdmasrc: pictures" "$out/prog.src.md5" "$out/prog.ref.md5" || status=1
     if cmp -s "$out/prog.ref.f32" "$out/prog.src.f32"; then
         echo "ok: rdmasink programme into rdmasrc: sound, $(wc -c <"$out/prog.src.f32") bytes equal to the source's"
