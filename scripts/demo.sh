@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The main job: live HD video over RDMA, decoded straight into registered
-# memory. rdmasend decodes an H.264 clip of FFmpeg's testsrc2 pattern (its
-# running clock; made once with ffmpeg and cached) with its decoder writing
-# into registered buffers (DR1: no copy), paces it at its frame rate and
-# streams it with the live policy; rdmarecv writes every frame from its ring
-# slot, without a copy, into a video (or, --overlay, hands the slots to a
-# GStreamer pipeline that burns frame number and latency in). Over Soft-RoCE in two
-# QEMU guests when this machine has no RDMA device, directly over its device
-# when it has one. The summary names the path each end took, its copies per
-# frame, the rate received against the source's, what the stream would use
-# of a 100 Gb/s link, and how many frames the video holds.
+# The main job: live HD video with its sound over RDMA, decoded straight
+# into registered memory. rdmasend decodes an H.264 + AAC clip of FFmpeg's
+# testsrc2 pattern (a burnt-in timecode, a white flash at every whole
+# second, and a quiet tone with a 1 kHz beep at the same instants; made
+# once with ffmpeg and cached) with its video decoder writing into
+# registered buffers (DR1: no copy), paces it at its frame rate and streams
+# picture and sound as two flows of one stream with the live policy;
+# rdmarecv writes every picture from its ring slot, without a copy, and the
+# sound beside it into a video (or, --overlay, hands the slots to a
+# GStreamer pipeline that burns frame number and latency in). Over
+# Soft-RoCE in two QEMU guests when this machine has no RDMA device,
+# directly over its device when it has one. The summary names the path
+# each end took, its copies per picture, the rate received against the
+# source's, what the stream would use of a 100 Gb/s link, how many frames
+# the video holds, and the A/V offset measured in it (each flash against
+# the nearest beep).
 #
 # Usage: scripts/demo.sh [options]
 #   --source URL      anything FFmpeg opens (default: the cached H.264 clip of
@@ -25,8 +30,9 @@
 #   --out DIR         where the video, snapshots and stats go (default demo-out)
 #   --overlay         through GStreamer: frame number and latency burnt in
 #                     (costs the emulated receiver about half the frames)
-#   --check           exit 1 unless both ends made 0 copies per frame and the
-#                     video holds every frame received (the test's assertion)
+#   --check           exit 1 unless both ends made 0 copies per picture, the
+#                     video holds every picture received and its sound is
+#                     within 1 ms of its pictures (the test's assertion)
 #   --no-build        skip scripts/setup.sh and the build (the programs must be built)
 #   -h, --help        this text
 # Env: RDMASTREAM_BUILD_DIR (absolute or relative to the project; default build).
@@ -73,7 +79,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 # The guests see this folder at the same path (the bed's --out).
 case $out in *[\'\"\ ]*) echo "demo: --out must not contain quotes or spaces: $out" >&2; exit 2 ;; esac
-rm -f "$out"/snapshot-*.png "$out"/demo.avi "$out"/demo.y4m "$out"/demo.mp4 "$out"/*.json
+rm -f "$out"/snapshot-*.png "$out"/demo.avi "$out"/demo.y4m "$out"/demo.wav "$out"/demo.mp4 "$out"/*.json
 
 # The source: an encoded clip, so that rdmasend's decoder writes each
 # picture straight into registered memory (H.264 has DR1; lavfi's raw
@@ -81,13 +87,19 @@ rm -f "$out"/snapshot-*.png "$out"/demo.avi "$out"/demo.y4m "$out"/demo.mp4 "$ou
 # one reference; CRF 30: fewer coefficients; so an emulated CPU decodes it
 # in time (a third less decoding than x264's default CRF 23). MP4, because --loop
 # seeks back to the start (a raw .h264 cannot).
+# The sound: a quiet 440 Hz tone (-26 dBFS, under av-offset.sh's -20 dB
+# threshold) and a 1 kHz beep of 50 ms at every whole second from 1 s,
+# when the picture flashes white; AAC, as a camera's or a broadcast's.
 if [ -z "$source_url" ]; then
-  clip=$bin/demo-clips/testsrc2-${width}x${height}-${fps}.mp4
+  clip=$bin/demo-clips/testsrc2-av-${width}x${height}-${fps}.mp4
   if [ ! -s "$clip" ]; then
-    step "making the clip once: 10 s of testsrc2 ${width}x${height} at $fps frames/s, H.264 -> $clip"
+    step "making the clip once: 10 s of testsrc2 ${width}x${height} at $fps frames/s with timecode, flash and beep, H.264 + AAC -> $clip"
     mkdir -p "$(dirname "$clip")"
-    ffmpeg -nostdin -loglevel error -y -f lavfi -i "testsrc2=size=${width}x${height}:rate=$fps" -frames:v $((10 * fps)) \
-      -c:v libx264 -preset ultrafast -tune zerolatency -crf 30 -g $((2 * fps)) -pix_fmt yuv420p "$clip.tmp.mp4"
+    ffmpeg -nostdin -loglevel error -y \
+      -f lavfi -i "testsrc2=size=${width}x${height}:rate=$fps,drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='eq(mod(n\\,$fps)\\,0)*gte(n\\,$fps)',drawtext=timecode='00\\:00\\:00\\:00':rate=$fps:fontsize=$((height / 12)):fontcolor=white:box=1:boxcolor=black@0.6:boxborderw=8:x=(w-tw)/2:y=h-th-$((height / 24))" \
+      -f lavfi -i "aevalsrc='0.05*sin(2*PI*440*t)+if(gte(t\\,1)*lt(mod(t\\,1)\\,0.05)\\,0.8*sin(2*PI*1000*t)\\,0)':s=48000" \
+      -frames:v $((10 * fps)) -c:v libx264 -preset ultrafast -tune zerolatency -crf 30 -g $((2 * fps)) -pix_fmt yuv420p \
+      -c:a aac -b:a 128k -shortest "$clip.tmp.mp4"
     mv "$clip.tmp.mp4" "$clip"
   fi
   source_url=$clip
@@ -107,9 +119,12 @@ frames=$((duration * source_rate))
 export GST_REGISTRY_1_0=$bin/demo-gst-registry.bin
 gst-inspect-1.0 textoverlay >/dev/null
 
-# The receiving end: rdmarecv writes every frame as it lies in its ring slot
-# (no copy: the muxer reads the planes through an AVFrame over the slot) to
-# a .y4m file; the host turns that into an MP4 and the snapshots afterwards.
+# The receiving end: rdmarecv writes every picture as it lies in its ring
+# slot (no copy: the y4m muxer reads the planes through an AVFrame over the
+# slot; a .nut or .mkv would want packed rows, a copy per picture) to a
+# .y4m file, and the sound beside it to a .wav (AAC decodes to planar
+# samples: interleaved on the way); the host muxes them into an MP4 and
+# takes the snapshots afterwards.
 # Nothing more runs there: between two emulated guests the receiver's one
 # vCPU also does rxe's work (an ICRC over every 4 KiB packet). --overlay
 # takes the frames into GStreamer instead, where textoverlay burns each
@@ -121,13 +136,14 @@ if ((overlay)); then
   recorded=$out/demo.avi
   pipeline="textoverlay name=rdmastats halignment=left valignment=bottom font-desc=\"Sans 14\" shaded-background=true
     ! videoscale ! video/x-raw,width=$((width / 4 * 2)),height=$((height / 4 * 2)) ! jpegenc quality=80
-    ! avimux ! filesink location=\"$recorded\""
+    ! avimux name=mux ! filesink location=\"$recorded\"
+    flow1. ! audioconvert ! audio/x-raw,format=S16LE,layout=interleaved ! mux."
   pipeline=${pipeline//$'\n'/ }
   output="--gst '$pipeline'"
   receiver_path="ring slots into GStreamer in place (textoverlay, MJPEG)"
 else
   recorded=$out/demo.y4m
-  output="-o $recorded"
+  output="-o $recorded -o $out/demo.wav"
   receiver_path="ring slots written to the video in place"
 fi
 device='${RDMABED_DEVICE:+-d $RDMABED_DEVICE}'
@@ -145,15 +161,24 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 step "the stream ended (bed exit $status)"
 
 # --- the video: every frame the receiver recorded -------------------------------
-video_frames=-1
+video_frames=-1 av_offset='' source_offset=''
 if [ -s "$recorded" ]; then
   # An MP4 plays everywhere; the guest wrote raw frames (or MJPEG) because
   # encoding H.264 there would take the emulated CPU from the stream.
   # passthrough: every recorded frame stays one frame (no frame is dropped
   # or repeated to fit a rate).
   step "encoding $recorded into $out/demo.mp4"
-  ffmpeg -nostdin -loglevel error -y -i "$recorded" -fps_mode passthrough -c:v libx264 -preset veryfast \
-    -pix_fmt yuv420p "$out/demo.mp4" && rm -f "$recorded"
+  sound=()
+  [ -s "$out/demo.wav" ] && sound=(-i "$out/demo.wav" -c:a aac -b:a 128k)
+  ffmpeg -nostdin -loglevel error -y -i "$recorded" "${sound[@]}" -fps_mode passthrough -c:v libx264 -preset veryfast \
+    -pix_fmt yuv420p "$out/demo.mp4" && rm -f "$recorded" "$out/demo.wav"
+  # The A/V offset in the video, and in the source: each flash against the
+  # nearest beep (a picture the live policy dropped loses its pair, not the
+  # order). Only the demo's own clip has them.
+  if [ "$source_url" = "${clip:-}" ]; then
+    av_offset=$(scripts/av-offset.sh --nearest "$out/demo.mp4" 2>/dev/null || true)
+    source_offset=$(scripts/av-offset.sh --nearest "$source_url" 2>/dev/null || true)
+  fi
   ffmpeg -nostdin -loglevel error -y -i "$out/demo.mp4" -vf fps=1/2 "$out/snapshot-%02d.png" || true
   video_frames=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 \
     "$out/demo.mp4" 2>/dev/null || echo -1)
@@ -166,14 +191,29 @@ if [ ! -s "$out/recv.json" ] || [ ! -s "$out/send.json" ]; then
   exit $((status ? status : 1))
 fi
 r=$out/recv.json s=$out/send.json
-got=$(field "$r" frames) rcopies=$(field "$r" copies) scopies=$(field "$s" copies) sent=$(field "$s" frames)
+# The pictures' counts (flow 0) where the stream is a programme; the
+# sound's frames are copied on purpose (a few kilobytes each: the
+# decoder's samples into registered memory, and interleaved into the file).
+flow_field() { # JSON KEY: flow 0's value, or the stream's when it has one flow
+  python3 -c 'import json, sys
+j = json.load(open(sys.argv[1])); f = j.get("flows")
+print((f[0] if f else j)[sys.argv[2]])' "$1" "$2" 2>/dev/null || field "$1" "$2"
+}
+flow_sound() { # JSON KEY: flow 1's value, or nothing
+  python3 -c 'import json, sys
+f = json.load(open(sys.argv[1])).get("flows") or []
+print(f[1][sys.argv[2]] if len(f) > 1 else "")' "$1" "$2" 2>/dev/null || true
+}
+got=$(flow_field "$r" frames) rcopies=$(flow_field "$r" copies) scopies=$(flow_field "$s" copies) sent=$(flow_field "$s" frames)
+sound_got=$(flow_sound "$r" frames)
 awk -v target="$source_rate" -v sent="$sent" -v sdrops="$(field "$s" drops)" -v got="$got" \
     -v fps_got="$(field "$r" stream_fps)" -v bytes="$(field "$r" bytes)" \
     -v lat="$(field "$r" latency_mean_us)" -v latmax="$(field "$r" latency_max_us)" \
     -v slat="$(field "$s" latency_mean_us)" -v copies="$rcopies" -v scopies="$scopies" \
     -v spath="$(field "$s" path)" -v rpath="$receiver_path" -v offered="$frames" -v video="$video_frames" -v size="${width}x${height}" \
     -v cores="$(nproc)" -v load0="$load_before" -v load1="$load_after" \
-    -v default_source="$([ "$source_url" = "${clip:-}" ] && echo 1 || echo 0)" 'BEGIN {
+    -v default_source="$([ "$source_url" = "${clip:-}" ] && echo 1 || echo 0)" \
+    -v sound="$sound_got" -v av="$av_offset" -v av_source="$source_offset" 'BEGIN {
     sc = sent ? scopies / sent : 0; rc = got ? copies / got : 0
     if (spath ~ /zero-copy/) how = "decoded straight into registered memory (DR1)"
     else if (spath ~ /no DR1/) how = "decoded, then one copy into registered memory (this decoder has no DR1)"
@@ -182,8 +222,9 @@ awk -v target="$source_rate" -v sent="$sent" -v sdrops="$(field "$s" drops)" -v 
     frame_bytes = got ? bytes / got : 0
     gbps = frame_bytes * 8 * target / 1e9
     printf "\ndemo summary\n"
-    printf "  sender:   %s: %.2f copies/frame (%d of %d frames)\n", how, sc, scopies, sent
-    printf "  receiver: %s: %.2f copies/frame (%d of %d frames)\n", rpath, rc, copies, got
+    printf "  sender:   %s: %.2f copies/picture (%d of %d)\n", how, sc, scopies, sent
+    printf "  receiver: %s: %.2f copies/picture (%d of %d)\n", rpath, rc, copies, got
+    if (sound != "") printf "  sound:    %d audio frames received beside the pictures (AAC decoded by rdmasend; one copy each, a few kilobytes)\n", sound
     printf "  frames:   %d offered by the source, %d sent, %d dropped by the live policy, %d received\n", offered, sent, sdrops, got
     printf "  rate:     %.1f frames/s received against a %d frames/s source (%.0f %%)%s\n", fps_got, target, 100 * fps_got / target, \
       (fps_got >= 0.9 * target ? ": live" : ": below 90 % of the source, not live (see docs/benchmarks.md, the demo figure)")
@@ -194,6 +235,10 @@ awk -v target="$source_rate" -v sent="$sent" -v sdrops="$(field "$s" drops)" -v 
     printf "  host:     %d cores, load average %s before, %s after (emulated rates fall as it rises)\n", cores, load0, load1
     if (video >= 0) printf "  video:    demo.mp4 holds %d frames, %d received: %s\n", video, got, (video == got ? "every received frame" : "FRAMES MISSING")
     else printf "  video:    none was written (see the messages above)\n"
+    if (av != "") {
+      split(av, a, " "); split(av_source, b, " ")
+      printf "  A/V:      the sound is %.3f ms from its pictures in demo.mp4 (median of %d flash/beep pairs, %.3f to %.3f ms); the source: %.3f ms\n", a[1], a[2], a[3], a[4], b[1]
+    } else if (default_source) printf "  A/V:      no flash and beep found in what was written\n"
   }'
 step "artefacts in $out:"
 ls -1 "$out" | grep -E '\.(mp4|avi|png|json)$' | sed 's/^/  /' || true
@@ -203,10 +248,18 @@ if ((check)); then
   [[ $rcopies == 0 ]] || bad+=("the receiver copied $rcopies frames")
   [[ $got =~ ^[1-9][0-9]*$ ]] || bad+=("no frame arrived")
   [[ $video_frames == "$got" ]] || bad+=("the video holds $video_frames frames, $got were received")
+  if [ "$source_url" = "${clip:-}" ]; then
+    [[ -n $sound_got && $sound_got != 0 ]] || bad+=("no sound arrived")
+    if [ -z "$av_offset" ]; then
+      bad+=("no flash and beep in the written video")
+    elif ! awk -v d="${av_offset%% *}" 'BEGIN { exit !(d >= -1 && d <= 1) }'; then
+      bad+=("the sound is ${av_offset%% *} ms from its pictures (the source: ${source_offset%% *} ms): more than 1 ms")
+    fi
+  fi
   if ((${#bad[@]})); then
     printf 'demo: check FAILED: %s\n' "${bad[@]}" >&2
     exit 1
   fi
-  echo "demo: check passed: 0 copies per frame on both ends, the video holds all $got received frames"
+  echo "demo: check passed: 0 copies per picture on both ends, the video holds all $got received frames${av_offset:+, its sound within 1 ms of its pictures}"
 fi
 exit "$status"
