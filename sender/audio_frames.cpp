@@ -51,6 +51,21 @@ void copy_audio(const AVFrame& f, std::span<std::byte> out) noexcept {
     }
 }
 
+void copy_audio_range(const AVFrame& f, int first, int count, std::span<std::byte> out) noexcept {
+    const auto format = static_cast<AVSampleFormat>(f.format);
+    const auto bps = static_cast<std::size_t>(av_get_bytes_per_sample(format));
+    const auto channels = static_cast<std::size_t>(f.ch_layout.nb_channels);
+    const auto from = static_cast<std::size_t>(first);
+    const auto n = static_cast<std::size_t>(count);
+    if (!av_sample_fmt_is_planar(format)) {
+        std::memcpy(out.data(), f.extended_data[0] + from * channels * bps, n * channels * bps);
+        return;
+    }
+    for (std::size_t c = 0; c < channels; ++c) {
+        std::memcpy(out.data() + n * bps * c, f.extended_data[c] + from * bps, n * bps);
+    }
+}
+
 std::int64_t AudioTimestamps::pts_ns(const AVFrame& f, std::int64_t offset_ns, bool packet_break) {
     const AVRational grid{1, f.sample_rate};
     if (f.sample_rate != rate_) { // a new rate starts a new grid

@@ -39,6 +39,10 @@ bool same_caps(const RawAudioCaps& a, const RawAudioCaps& b) noexcept;
 std::size_t audio_payload_size(const AVFrame& f) noexcept;
 // Copies `f`'s samples into `out` (at least audio_payload_size bytes).
 void copy_audio(const AVFrame& f, std::span<std::byte> out) noexcept;
+// Copies samples [first, first + count) of `f` into `out` (count samples of
+// every channel), laid out as a frame of `count` samples would be: one
+// packet of --audio-packet-ms.
+void copy_audio_range(const AVFrame& f, int first, int count, std::span<std::byte> out) noexcept;
 
 // Frame timestamps on the sample grid, in ns (see above).
 class AudioTimestamps {

@@ -70,6 +70,11 @@ int main(int argc, char** argv) {
                     ->excludes(stream);
     app.add_flag("--no-audio", no_audio, "send the video alone (by default its best audio stream goes with it)")
         ->excludes(map);
+    app.add_option("--audio-packet-ms", o.audio_packet_ms,
+                   "cut each decoded audio frame into packets this many milliseconds long (a whole number of "
+                   "samples; the last of a frame may be shorter), for receivers that want short packets, as "
+                   "ST 2110-30's 1 ms; default: one packet per decoded frame, as the decoder gives it")
+        ->check(CLI::Range(0.001, 1000.0));
     app.add_flag("--realtime", realtime, "send at the stream's own rate, from its timestamps (default: as fast as "
                                          "the receiver takes them)");
     app.add_option("--fps", o.fps,

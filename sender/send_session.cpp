@@ -273,7 +273,7 @@ private:
             const auto flow = static_cast<std::uint8_t>(i);
             const StreamDecoder& stream = source_->stream(i);
             if (stream.audio()) {
-                audio_.push_back(std::make_unique<AudioFlow>(*ctx_, flow, stream));
+                audio_.push_back(std::make_unique<AudioFlow>(*ctx_, flow, stream, o_.audio_packet_ms));
                 video_.emplace_back();
                 continue;
             }

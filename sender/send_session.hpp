@@ -22,6 +22,7 @@ struct SendOptions {
     bool slots_given = false;  // --slots caps the frames in flight below the receiver's ring
     Pacer::Mode pacing = Pacer::Mode::kAsFastAsPossible;
     double fps = 0;
+    double audio_packet_ms = 0; // --audio-packet-ms: audio frames cut into packets this long; 0: as decoded
     bool loop = false;
     std::uint32_t receivers = 0; // --receivers N (with --listen): a fan-out; 0: one receiver
     std::uint32_t max_receivers = 64; // --max-receivers: a fan-out refuses more at once "busy"

@@ -16,7 +16,8 @@
 #       stream 0, the sound out of "src_1" (playbin's audio sink), as F32LE
 #       interleaved, equals the source's decoded samples (SAMPLES: ffmpeg -f md5);
 #       then rdmarecv --framemd5 --gst "fakesink flow1. ! ...": the same
-#       from its appsrc flow1
+#       from its appsrc flow1, the sound sent in 1 ms packets
+#       (rdmasend --audio-packet-ms 1: 400 frames or more)
 #   interop.sh cli-to-gst-programme send CLIPDIR CLIP   rdmasend CLIP three times
 #   interop.sh gst-to-cli-programme recv|send 'VIDEO' 'AUDIO'   rdmasink name=s
 #       VIDEO ! queue ! s.sink AUDIO ! queue ! s.sink_1 into rdmarecv
@@ -111,12 +112,23 @@ cli-to-gst-programme-recv)
             status=1
         fi
     done
+    # The third stream's sound came in 1 ms packets: as many frames, the
+    # samples the same (above).
+    packets=$(grep -c '^1,' "$out/rdmarecv.md5" || true)
+    if [ "$packets" -ge 400 ]; then
+        echo "ok: rdmasend --audio-packet-ms 1: $packets audio frames (1 ms each), the samples bit for bit the source's"
+    else
+        echo "FAILED: rdmasend --audio-packet-ms 1: $packets audio frames, not the 400 or more of 1 ms packets"
+        status=1
+    fi
     exit $status
     ;;
 cli-to-gst-programme-send)
-    for i in 1 2 3; do # rdmasrc, playbin, rdmarecv --gst
+    for i in 1 2; do # rdmasrc, playbin
         "$RDMASEND" "$1/$2" --connect "$RDMABED_SERVER_ADDR" --connect-timeout 20 -q
     done
+    # rdmarecv --gst: the sound cut into 1 ms packets (48 samples)
+    "$RDMASEND" "$1/$2" --connect "$RDMABED_SERVER_ADDR" --connect-timeout 20 -q --audio-packet-ms 1
     ;;
 cli-to-gst-send)
     clipdir=$1
