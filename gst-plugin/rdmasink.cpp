@@ -87,7 +87,7 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE(
 
 // A programme's flows after the first (its sound): sink_1, sink_2, ...,
 // flow N of the stream (rdmasink_flows.hpp). Audio, raw or encoded.
-static GstStaticPadTemplate flow_template = GST_STATIC_PAD_TEMPLATE(
+static GstStaticPadTemplate sink_flow_template = GST_STATIC_PAD_TEMPLATE(
     "sink_%u", GST_PAD_SINK, GST_PAD_REQUEST,
     GST_STATIC_CAPS("audio/x-raw; audio/mpeg; audio/x-opus; audio/x-ac3; audio/x-eac3; audio/x-flac; audio/x-alaw; "
                     "audio/x-mulaw"));
@@ -406,7 +406,7 @@ static void gst_rdma_sink_class_init(GstRdmaSinkClass* klass) {
                              kSinkDefaultOfferPool, rw));
 
     gst_element_class_add_static_pad_template(element_class, &sink_template);
-    gst_element_class_add_static_pad_template(element_class, &flow_template);
+    gst_element_class_add_static_pad_template(element_class, &sink_flow_template);
     element_class->request_new_pad = request_flow_pad;
     element_class->release_pad = release_flow_pad;
     gst_element_class_set_static_metadata(element_class, "RDMA sink", "Sink/Network",

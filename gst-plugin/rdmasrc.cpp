@@ -92,7 +92,7 @@ GST_ELEMENT_REGISTER_DEFINE(rdmasrc, "rdmasrc", GST_RANK_PRIMARY, GST_TYPE_RDMA_
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE("src", GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS_ANY);
 // A programme's flows after the first (rdmasend's sound): src_1, src_2, ...
 // as the sender announces them (rdmasrc_flows.hpp).
-static GstStaticPadTemplate flow_template =
+static GstStaticPadTemplate src_flow_template =
     GST_STATIC_PAD_TEMPLATE("src_%u", GST_PAD_SRC, GST_PAD_SOMETIMES, GST_STATIC_CAPS_ANY);
 
 namespace {
@@ -379,7 +379,7 @@ static void gst_rdma_src_class_init(GstRdmaSrcClass* klass) {
                           0, G_MAXUINT, kSrcDefaultCopyThreshold, rw));
 
     gst_element_class_add_static_pad_template(element_class, &src_template);
-    gst_element_class_add_static_pad_template(element_class, &flow_template);
+    gst_element_class_add_static_pad_template(element_class, &src_flow_template);
     gst_element_class_set_static_metadata(element_class, "RDMA source", "Source/Network",
                                           "Receives frames over RDMA and pushes them without copying",
                                           "rdmastream developers");

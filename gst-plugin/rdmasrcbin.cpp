@@ -23,6 +23,7 @@
 #include <string>
 
 GST_DEBUG_CATEGORY_STATIC(gst_rdma_src_bin_debug);
+#undef GST_CAT_DEFAULT // (a unity build may have another file's)
 #define GST_CAT_DEFAULT gst_rdma_src_bin_debug
 
 struct _GstRdmaSrcBin {
@@ -30,7 +31,8 @@ struct _GstRdmaSrcBin {
     GstElement* src; // the rdmasrc inside (the bin holds its reference)
 };
 
-namespace {
+// A namespace of its own: a unity build puts these beside rdmasrc.cpp's.
+namespace rdmastream::gst::srcbin {
 
 void uri_handler_init(gpointer g_iface, gpointer) {
     auto* iface = static_cast<GstURIHandlerInterface*>(g_iface);
@@ -47,20 +49,20 @@ void uri_handler_init(gpointer g_iface, gpointer) {
     };
 }
 
-} // namespace
+} // namespace rdmastream::gst::srcbin
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wold-style-cast"
 G_DEFINE_TYPE_WITH_CODE(GstRdmaSrcBin, gst_rdma_src_bin, GST_TYPE_BIN,
-                        G_IMPLEMENT_INTERFACE(GST_TYPE_URI_HANDLER, uri_handler_init))
+                        G_IMPLEMENT_INTERFACE(GST_TYPE_URI_HANDLER, rdmastream::gst::srcbin::uri_handler_init))
 #pragma GCC diagnostic pop
 // Above rdmasrc (primary): gst_element_make_from_uri takes the highest rank.
 GST_ELEMENT_REGISTER_DEFINE(rdmasrcbin, "rdmasrcbin", GST_RANK_PRIMARY + 1, GST_TYPE_RDMA_SRC_BIN)
 
-static GstStaticPadTemplate src_template =
+static GstStaticPadTemplate bin_src_template =
     GST_STATIC_PAD_TEMPLATE("src_%u", GST_PAD_SRC, GST_PAD_SOMETIMES, GST_STATIC_CAPS_ANY);
 
-namespace {
+namespace rdmastream::gst::srcbin {
 
 // The same property on this class: same name, texts, type, range, default
 // and flags. rdmasrc's properties are of these types (a test checks that
@@ -199,15 +201,15 @@ GstStateChangeReturn change_state(GstElement* element, GstStateChange transition
     return r;
 }
 
-} // namespace
+} // namespace rdmastream::gst::srcbin
 
 static void gst_rdma_src_bin_class_init(GstRdmaSrcBinClass* klass) {
     auto* gobject_class = G_OBJECT_CLASS(klass);
     auto* element_class = GST_ELEMENT_CLASS(klass);
     GST_DEBUG_CATEGORY_INIT(gst_rdma_src_bin_debug, "rdmasrcbin", 0, "rdmasrc with a sometimes pad per flow");
-    gobject_class->set_property = set_property;
-    gobject_class->get_property = get_property;
-    element_class->change_state = change_state;
+    gobject_class->set_property = rdmastream::gst::srcbin::set_property;
+    gobject_class->get_property = rdmastream::gst::srcbin::get_property;
+    element_class->change_state = rdmastream::gst::srcbin::change_state;
 
     // rdmasrc's own properties (not basesrc's), in its order. Its class is
     // kept: the mirrors share its static strings.
@@ -217,7 +219,7 @@ static void gst_rdma_src_bin_class_init(GstRdmaSrcBinClass* klass) {
     guint id = 1;
     for (guint i = 0; i < n; ++i) {
         if (specs[i]->owner_type != GST_TYPE_RDMA_SRC) continue;
-        if (GParamSpec* m = mirror(specs[i])) {
+        if (GParamSpec* m = rdmastream::gst::srcbin::mirror(specs[i])) {
             g_object_class_install_property(gobject_class, id++, m);
         } else {
             g_critical("rdmasrcbin: rdmasrc's property %s is of a type it cannot pass on", specs[i]->name);
@@ -225,7 +227,7 @@ static void gst_rdma_src_bin_class_init(GstRdmaSrcBinClass* klass) {
     }
     g_free(specs);
 
-    gst_element_class_add_static_pad_template(element_class, &src_template);
+    gst_element_class_add_static_pad_template(element_class, &bin_src_template);
     gst_element_class_set_static_metadata(element_class, "RDMA source bin", "Source/Network",
                                           "Receives a programme over RDMA: a sometimes pad per flow",
                                           "rdmastream developers");
@@ -233,7 +235,7 @@ static void gst_rdma_src_bin_class_init(GstRdmaSrcBinClass* klass) {
 
 static void gst_rdma_src_bin_init(GstRdmaSrcBin* self) {
     self->src = gst_element_factory_make("rdmasrc", "rdmasrc");
-    g_signal_connect(self->src, "pad-added", G_CALLBACK(on_pad_added), self);
-    g_signal_connect(self->src, "no-more-pads", G_CALLBACK(on_no_more_pads), self);
+    g_signal_connect(self->src, "pad-added", G_CALLBACK(rdmastream::gst::srcbin::on_pad_added), self);
+    g_signal_connect(self->src, "no-more-pads", G_CALLBACK(rdmastream::gst::srcbin::on_no_more_pads), self);
     gst_bin_add(GST_BIN(self), self->src); // the bin holds it from here
 }

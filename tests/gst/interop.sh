@@ -22,7 +22,8 @@
 #   interop.sh gst-to-cli-programme recv|send 'VIDEO' 'AUDIO'   rdmasink name=s
 #       VIDEO ! queue ! s.sink AUDIO ! queue ! s.sink_1 into rdmarecv
 #       --framemd5 -o prog.wav, then into rdmasrc (s.src, s.src_1): the
-#       pictures equal VIDEO's, the sound AUDIO's, both times
+#       pictures equal VIDEO's, the sound AUDIO's, both times; then the
+#       sound A-law encoded into rdmasrc: src_1 gives the encoder's bytes
 #   interop.sh gst-to-cli recv 'SOURCE'          rdmarecv --framemd5: must equal
 #       the frames of SOURCE ! fakesink without RDMA
 #   interop.sh gst-to-cli-held recv 'SOURCE'     rdmarecv --gst into a queue
@@ -188,12 +189,24 @@ gst-to-cli-programme-recv)
         echo "FAILED: rdmasink programme into rdmasrc: the sound out of src_1 ($(wc -c <"$out/prog.src.f32" 2>/dev/null || echo no) bytes) differs from the source's"
         status=1
     fi
+    # Encoded sound (A-law) is carried as it is: rdmasrc's src_1 gives back
+    # the encoder's bytes.
+    "$GST_RDMA_CHECK" "$audio ! audioconvert ! alawenc ! filesink location=$out/prog.ref.alaw"
+    "$GST_RDMA_CHECK" "rdmasrc name=s s.src ! queue ! fakesink s.src_1 ! queue ! filesink location=$out/prog.src.alaw"
+    if [ -s "$out/prog.ref.alaw" ] && cmp -s "$out/prog.ref.alaw" "$out/prog.src.alaw"; then
+        echo "ok: rdmasink programme, A-law sound: $(wc -c <"$out/prog.src.alaw") bytes out of src_1 as the encoder made them"
+    else
+        echo "FAILED: rdmasink programme, A-law sound: src_1 gave $(wc -c <"$out/prog.src.alaw" 2>/dev/null || echo no) bytes, the encoder $(wc -c <"$out/prog.ref.alaw") bytes, not the same"
+        status=1
+    fi
     exit $status
     ;;
 gst-to-cli-programme-send)
     for i in 1 2; do # rdmarecv, then rdmasrc
         "$GST_RDMA_CHECK" "rdmasink name=s host=$RDMABED_SERVER_ADDR connect-timeout=60000 $1 ! queue ! s.sink $2 ! queue ! s.sink_1"
     done
+    # rdmasrc again, the sound encoded
+    "$GST_RDMA_CHECK" "rdmasink name=s host=$RDMABED_SERVER_ADDR connect-timeout=60000 $1 ! queue ! s.sink $2 ! audioconvert ! alawenc ! queue ! s.sink_1"
     ;;
 gst-to-cli-held-recv)
     # 4 slots, --copy-threshold 2 (the default): frames 0 and 1 are lent,
