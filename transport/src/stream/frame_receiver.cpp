@@ -253,8 +253,23 @@ void FrameReceiver::announce_ring(std::uint8_t flow) {
 }
 
 FrameReceiver::~FrameReceiver() {
+    linger_for_hang_up();
     path_->disconnect();
     path_->stop();
+}
+
+void FrameReceiver::linger_for_hang_up() noexcept {
+    if (!end_arrived() || sender_hung_up_) return;
+    try {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        for (;;) {
+            // Completions now are acks of our credits or flushes: nothing to act on.
+            const Waited w = path_->wait(wcs_, deadline);
+            if (w.kind != Waited::kCompletions) return; // the hang-up (or any event), a wake, the deadline
+        }
+    } catch (const std::exception&) {
+        // The connection failed already: nobody is left to answer.
+    }
 }
 
 void FrameReceiver::leave() noexcept {

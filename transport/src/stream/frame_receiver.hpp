@@ -214,6 +214,13 @@ private:
     // The connection is gone (an rdma_cm event): throws ConnectionError saying what it means.
     [[noreturn]] void lost(const CmEvent& ev);
     void mark_failed() noexcept; // kFailed, unless the stream had already ended one way or another
+    // After the end of stream, until the sender hangs up (at most a
+    // second): the connection stays up so that its NIC still acknowledges
+    // what the sender sends. The sender's end-of-stream message may have
+    // arrived while its ack was lost on the wire; hanging up at once would
+    // leave the sender's retransmits unanswered, and it would fail with
+    // "transport retry counter exceeded" after a stream delivered whole.
+    void linger_for_hang_up() noexcept;
     bool end_arrived() const noexcept {
         return state_ == ReceiverState::kEndArrived || state_ == ReceiverState::kEnded;
     }
@@ -268,6 +275,7 @@ private:
     std::uint64_t credit_acked_ = 0;     // credit messages the NIC completed (signalled ones retire the earlier)
     std::uint32_t signal_every_;
     ReceiverState state_ = ReceiverState::kStreaming;
+    bool sender_hung_up_ = false; // it did, after ending the stream (linger_for_hang_up)
     std::vector<std::uint64_t> recv_of_slot_; // the receive (and buffer) the frame in a slot used
     // What the sender sent that must be acted on in order: frames (with
     // windows, each waits for its window's invalidation, posted when it

@@ -79,6 +79,7 @@ FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle)
             // acknowledge (until RC retries run out, seconds). Stopping the
             // QP flushes them at once; a QP in error takes no more writes,
             // so what is in the ring stays as it is (on_completion()).
+            sender_hung_up_ = true;
             path_->stop();
             continue;
         }
