@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Writes tests/timeouts.cmake from a test run's measured times.
 
-usage: scripts/test-timeouts.py BUILD [BUILD...] > tests/timeouts.cmake
+usage: scripts/test-timeouts.py [--keep-larger OLD] BUILD [BUILD...] > tests/timeouts.cmake
 
 Reads each BUILD's Testing/Temporary/CTestCostData.txt (ctest's own record
 of every test's mean time) and gives every test that ran a timeout of three
@@ -10,6 +10,9 @@ times that, rounded up, never below 30 s (60 s for a test of the RDMA bed,
 which may wait for a guest booted anew; more for boots and packages, FLOORS). gtests get theirs where they are
 discovered (tests/*/CMakeLists.txt), so the table holds add_test() tests
 only. Run it after a full scripts/test.sh and commit the result.
+--keep-larger OLD: a test keeps OLD's timeout (the table now in
+tests/timeouts.cmake) where that is larger, so that one quick run does not
+cut a test's margin; tests that no longer ran are dropped.
 """
 import math
 import re
@@ -28,11 +31,27 @@ FLOORS = [("rdmabed.serve.", 240),  # boots: a failed fixture fails every test b
           ("rdma.", 60), ("rdmabed.", 60)]
 
 
+def old_timeouts(path):
+    """name -> seconds of a table this script wrote."""
+    table = {}
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"^  (\S+) (\d+)$", line)
+            if m:
+                table[m.group(1)] = int(m.group(2))
+    return table
+
+
 def main():
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    old = {}
+    if args[:1] == ["--keep-larger"] and len(args) >= 2:
+        old = old_timeouts(args[1])
+        args = args[2:]
+    if not args:
         sys.exit(__doc__)
     seconds = {}
-    for build in sys.argv[1:]:
+    for build in args:
         with open(f"{build}/Testing/Temporary/CTestCostData.txt") as f:
             for line in f:
                 parts = line.split()
@@ -48,6 +67,8 @@ def main():
     print("# keeps the timeout its own CMakeLists.txt gives it. rdmastream_timeouts()")
     print("# also gives each a COST of a third of it (its measured time): ctest starts")
     print("# the costliest first when it has no record of its own (a fresh clone).")
+    if old:
+        print("# (Where the table before was larger, its figure stayed: --keep-larger.)")
     print("set(RDMASTREAM_TEST_TIMEOUTS")
     for name in sorted(seconds):
         if GTEST.search(name):
@@ -55,7 +76,7 @@ def main():
         if name in KEEP:
             continue
         floor = next((f for prefix, f in FLOORS if name.startswith(prefix)), 30)
-        print(f"  {name} {max(floor, math.ceil(3 * seconds[name]))}")
+        print(f"  {name} {max(floor, math.ceil(3 * seconds[name]), old.get(name, 0))}")
     print(")")
 
 
