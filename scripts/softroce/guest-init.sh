@@ -128,20 +128,28 @@ if [[ $RDMABED_TOPOLOGY == one ]]; then
   modprobe_ dummy numdummies=0 || fail "modprobe dummy"
 else
   modprobe_ virtio_net || fail "modprobe virtio_net"
-  wire=
-  for _ in $(seq 50); do # the NIC appears asynchronously after the module loads
+  # Two wires: A's NIC has MAC 52:54:00:18:00:xx, B's 52:54:00:18:01:xx (rdmabed boot_guests).
+  wire= wire_b=
+  for _ in $(seq 50); do # the NICs appear asynchronously after the module loads
     for d in /sys/class/net/*; do
-      [[ -e $d/device ]] && { wire=${d##*/}; break 2; }
+      [[ -e $d/device ]] || continue
+      case $(<"$d/address") in
+        52:54:00:18:00:*) wire=${d##*/} ;;
+        52:54:00:18:01:*) wire_b=${d##*/} ;;
+      esac
     done
+    [[ -n $wire && -n $wire_b ]] && break
     sleep 0.1
   done
-  [[ -n $wire ]] || fail "no virtio NIC appeared"
+  [[ -n $wire ]] || fail "no virtio NIC of wire A appeared"
+  [[ -n $wire_b ]] || fail "no virtio NIC of wire B appeared"
 fi
 
 # device_up MTU: the netdev at MTU with our address, rxe0 on it (on failure:
 # returns 1, the reason on stderr). One guest: rdma_cm cannot resolve a route over an rxe
 # bound to lo, so the device sits on a dummy netdev that owns the address the
-# nodes connect to. Two guests: the virtio NIC of the wire.
+# nodes connect to. Two guests: the virtio NIC of the wire. A job of
+# --wires 2 gets the second wire too (wire_up).
 device_up() {
   local mtu=$1 add=''
   if [[ $RDMABED_TOPOLOGY == one ]]; then
@@ -150,6 +158,7 @@ device_up() {
   else
     netdev=$wire
   fi
+  export RDMABED_NETDEV=$netdev RDMABED_PEER_ADDR
   # One ip process for the four steps (a fork costs ~0.1 s in a busy guest).
   # The MTU is set before rxe binds: rxe derives its port's active MTU from
   # the netdev's (9000 -> 4096-byte RoCE packets, 1500 -> 1024). Both guests
@@ -186,6 +195,37 @@ device_up() {
     ((ok)) || { echo "peer $RDMABED_PEER_ADDR does not answer" >&2; return 1; }
     say "peer $RDMABED_PEER_ADDR answers"
   fi
+  if [[ ${RDMABED_WIRES:-1} == 2 ]]; then wire_b_up "${RDMABED_MTU_B:-$mtu}" || return 1; fi
+}
+
+# wire_b_up MTU: the second wire, as device_up sets the first: its NIC at MTU
+# with our B address, rxe1 on it, the peer answering on it. Marks the wire
+# used (/run/wire-b-used) for device_down.
+wire_b_up() {
+  local mtu=$1 idle ib
+  : >/run/wire-b-used
+  printf '%s\n' "addr replace $RDMABED_LOCAL_ADDR_B/24 dev $wire_b" "link set $wire_b mtu $mtu" \
+    "link set $wire_b up" | ip -batch - \
+    || { echo "ip could not set up $wire_b (wire B) at MTU $mtu" >&2; return 1; }
+  rdma link add rxe1 type rxe netdev "$wire_b" || { echo "rdma link add rxe1 (wire B) failed" >&2; return 1; }
+  export RDMABED_DEVICE_B=rxe1 RDMABED_NETDEV_B=$wire_b RDMABED_MTU_B=$mtu RDMABED_PEER_ADDR_B
+  RDMABED_GID_INDEX_B=
+  for _ in {1..50}; do
+    RDMABED_GID_INDEX_B=$(rdmabed_gid_index rxe1 "$RDMABED_LOCAL_ADDR_B") && break
+    read -r -t 0.1 -u 7 idle
+  done
+  RDMABED_ACTIVE_MTU_B=256
+  for ib in 4096 2048 1024 512; do
+    ((mtu - 80 >= ib)) && { RDMABED_ACTIVE_MTU_B=$ib; break; }
+  done
+  export RDMABED_GID_INDEX_B RDMABED_ACTIVE_MTU_B
+  say "rxe1 on $wire_b $RDMABED_LOCAL_ADDR_B (gid index ${RDMABED_GID_INDEX_B:-?}), netdev MTU $mtu, active MTU $RDMABED_ACTIVE_MTU_B"
+  local ok=0 t0=$SECONDS
+  until ((ok || SECONDS - t0 > 60)); do
+    if busybox ping -c 1 -W 1 "$RDMABED_PEER_ADDR_B" >/dev/null 2>&1; then ok=1; else read -r -t 0.2 -u 7 idle; fi
+  done
+  ((ok)) || { echo "peer $RDMABED_PEER_ADDR_B does not answer on wire B" >&2; return 1; }
+  say "peer $RDMABED_PEER_ADDR_B answers on wire B"
 }
 
 # device_down: what a job may have changed of the fabric, undone: rxe0 gone
@@ -210,6 +250,18 @@ device_down() {
     fi
     printf '%s\n' "qdisc del dev $wire root" | tc -force -batch - 2>/dev/null
     ip addr flush dev "$wire" 2>/dev/null
+    # Wire B, once a job used it: the same. It stays up between jobs (only
+    # a link brought up again can free stuck packets, see above).
+    if [[ -e /run/wire-b-used ]]; then
+      if [[ -e /sys/class/infiniband/rxe1 ]]; then rdma link delete rxe1 || return 1; fi
+      [[ ! -e /sys/class/infiniband/rxe1 ]] || return 1
+      if ! ip -o link show dev "$wire_b" | grep -q '[<,]UP[,>]'; then
+        say "the job left $wire_b (wire B) down: rxe packets may be stuck in its ring (6.1 rxe panics when they are freed)"
+        return 1
+      fi
+      printf '%s\n' "qdisc del dev $wire_b root" | tc -force -batch - 2>/dev/null
+      ip addr flush dev "$wire_b" 2>/dev/null
+    fi
   fi
   return 0
 }
@@ -273,6 +325,10 @@ run_node() {
     (
       cd "$RDMABED_CWD" || exit 127
       export RDMABED_NODE=$n RDMABED_LOCAL_ADDR=${!addr_var}
+      if [[ ${RDMABED_WIRES:-1} == 2 ]]; then
+        local addr_b_var=RDMABED_ADDR_B_$n
+        export RDMABED_LOCAL_ADDR_B=${!addr_b_var}
+      fi
       # timeout leads its own process group; once the command is done, kill
       # what it left behind: a stray background child would keep the output
       # pipe open and the guest waiting.

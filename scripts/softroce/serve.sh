@@ -157,7 +157,7 @@ serve_daemon() {
     done
     # One guest of two gone takes the other with it: the wire is theirs.
     stop_guests
-    [[ -n ${wire_sock:-} ]] && rm -f "$wire_sock"
+    remove_wire_socks
     [[ -e $d/stop ]] || log "a guest ended; booting anew"
   done
   log "stopped after $boots boot(s)"
