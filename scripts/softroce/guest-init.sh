@@ -129,7 +129,7 @@ if [[ $RDMABED_TOPOLOGY == one ]]; then
 else
   modprobe_ virtio_net || fail "modprobe virtio_net"
   # Two wires: A's NIC has MAC 52:54:00:18:00:xx, B's 52:54:00:18:01:xx (rdmabed boot_guests).
-  wire= wire_b=
+  wire='' wire_b=''
   for _ in $(seq 50); do # the NICs appear asynchronously after the module loads
     for d in /sys/class/net/*; do
       [[ -e $d/device ]] || continue
@@ -145,11 +145,52 @@ else
   [[ -n $wire_b ]] || fail "no virtio NIC of wire B appeared"
 fi
 
+# rxe_on DEV NETDEV ADDR MTU [IP-CMD]: NETDEV at MTU with ADDR/24 and up,
+# after IP-CMD (e.g. the dummy's creation), and the rxe device DEV on it;
+# sets rxe_gid (the RoCE v2 GID index of ADDR) and rxe_active_mtu. On
+# failure returns 1, the reason on stderr.
+rxe_on() {
+  local dev=$1 netdev=$2 addr=$3 mtu=$4 add=${5:-} idle ib
+  # One ip process for the steps (a fork costs ~0.1 s in a busy guest).
+  # The MTU is set before rxe binds: rxe derives its port's active MTU from
+  # the netdev's (9000 -> 4096-byte RoCE packets, 1500 -> 1024). Both guests
+  # of --topology two get the same value, so the wire carries it both ways.
+  printf '%s\n' ${add:+"$add"} "addr replace $addr/24 dev $netdev" \
+    "link set $netdev mtu $mtu" "link set $netdev up" | ip -batch - \
+    || { echo "ip could not set up $netdev at MTU $mtu" >&2; return 1; }
+  rdma link add "$dev" type rxe netdev "$netdev" || { echo "rdma link add $dev failed" >&2; return 1; }
+  rxe_gid=
+  for _ in {1..50}; do # GIDs are filled in from netdev events
+    rxe_gid=$(rdmabed_gid_index "$dev" "$addr") && break
+    read -r -t 0.1 -u 7 idle
+  done
+  # What rxe makes of the netdev's MTU (rxe_param.h: eth_mtu_int_to_enum, the
+  # MTU less RXE_MAX_HDR_LENGTH, 80, rounded down to an IB MTU): ibv_devinfo
+  # would say the same in 0.6 s of a busy guest.
+  rxe_active_mtu=256
+  for ib in 4096 2048 1024 512; do
+    ((mtu - 80 >= ib)) && { rxe_active_mtu=$ib; break; }
+  done
+  say "$dev on $netdev $addr (gid index ${rxe_gid:-?}), netdev MTU $mtu, active MTU $rxe_active_mtu"
+}
+
+# peer_answers ADDR: waits until the other guest answers at ADDR (at most
+# 60 s), so that a test does not race the wire. (The only peer reachable at
+# all is the project's other guest.)
+peer_answers() {
+  local ok=0 t0=$SECONDS idle
+  until ((ok || SECONDS - t0 > 60)); do
+    if busybox ping -c 1 -W 1 "$1" >/dev/null 2>&1; then ok=1; else read -r -t 0.2 -u 7 idle; fi
+  done
+  ((ok)) || { echo "peer $1 does not answer" >&2; return 1; }
+  say "peer $1 answers"
+}
+
 # device_up MTU: the netdev at MTU with our address, rxe0 on it (on failure:
 # returns 1, the reason on stderr). One guest: rdma_cm cannot resolve a route over an rxe
 # bound to lo, so the device sits on a dummy netdev that owns the address the
 # nodes connect to. Two guests: the virtio NIC of the wire. A job of
-# --wires 2 gets the second wire too (wire_up).
+# --wires 2 gets the second wire too (wire_b_up).
 device_up() {
   local mtu=$1 add=''
   if [[ $RDMABED_TOPOLOGY == one ]]; then
@@ -158,43 +199,10 @@ device_up() {
   else
     netdev=$wire
   fi
-  export RDMABED_NETDEV=$netdev RDMABED_PEER_ADDR
-  # One ip process for the four steps (a fork costs ~0.1 s in a busy guest).
-  # The MTU is set before rxe binds: rxe derives its port's active MTU from
-  # the netdev's (9000 -> 4096-byte RoCE packets, 1500 -> 1024). Both guests
-  # of --topology two get the same value, so the wire carries it both ways.
-  printf '%s\n' ${add:+"$add"} "addr replace $RDMABED_LOCAL_ADDR/24 dev $netdev" \
-    "link set $netdev mtu $mtu" "link set $netdev up" | ip -batch - \
-    || { echo "ip could not set up $netdev at MTU $mtu" >&2; return 1; }
-  rdma link add rxe0 type rxe netdev "$netdev" || { echo "rdma link add rxe0 failed" >&2; return 1; }
-  export RDMABED_DEVICE=rxe0
-  RDMABED_GID_INDEX=
-  local idle
-  for _ in {1..50}; do # GIDs are filled in from netdev events
-    RDMABED_GID_INDEX=$(rdmabed_gid_index rxe0 "$RDMABED_LOCAL_ADDR") && break
-    read -r -t 0.1 -u 7 idle
-  done
-  export RDMABED_GID_INDEX
-  # What rxe makes of the netdev's MTU (rxe_param.h: eth_mtu_int_to_enum, the
-  # MTU less RXE_MAX_HDR_LENGTH, 80, rounded down to an IB MTU): ibv_devinfo
-  # would say the same in 0.6 s of a busy guest.
-  local ib
-  RDMABED_ACTIVE_MTU=256
-  for ib in 4096 2048 1024 512; do
-    ((mtu - 80 >= ib)) && { RDMABED_ACTIVE_MTU=$ib; break; }
-  done
-  export RDMABED_ACTIVE_MTU
-  say "rxe0 on $netdev $RDMABED_LOCAL_ADDR (gid index ${RDMABED_GID_INDEX:-?}), netdev MTU $mtu, active MTU ${RDMABED_ACTIVE_MTU:-?}"
-  # Do not let a test race the wire: wait until the other guest answers.
-  # (The only peer reachable at all is the project's other guest.)
-  if [[ $RDMABED_TOPOLOGY == two ]]; then
-    local ok=0 t0=$SECONDS
-    until ((ok || SECONDS - t0 > 60)); do
-      if busybox ping -c 1 -W 1 "$RDMABED_PEER_ADDR" >/dev/null 2>&1; then ok=1; else read -r -t 0.2 -u 7 idle; fi
-    done
-    ((ok)) || { echo "peer $RDMABED_PEER_ADDR does not answer" >&2; return 1; }
-    say "peer $RDMABED_PEER_ADDR answers"
-  fi
+  rxe_on rxe0 "$netdev" "$RDMABED_LOCAL_ADDR" "$mtu" "$add" || return 1
+  export RDMABED_DEVICE=rxe0 RDMABED_NETDEV=$netdev RDMABED_PEER_ADDR \
+    RDMABED_GID_INDEX=$rxe_gid RDMABED_ACTIVE_MTU=$rxe_active_mtu
+  if [[ $RDMABED_TOPOLOGY == two ]]; then peer_answers "$RDMABED_PEER_ADDR" || return 1; fi
   if [[ ${RDMABED_WIRES:-1} == 2 ]]; then wire_b_up "${RDMABED_MTU_B:-$mtu}" || return 1; fi
 }
 
@@ -202,30 +210,12 @@ device_up() {
 # with our B address, rxe1 on it, the peer answering on it. Marks the wire
 # used (/run/wire-b-used) for device_down.
 wire_b_up() {
-  local mtu=$1 idle ib
+  local mtu=$1
   : >/run/wire-b-used
-  printf '%s\n' "addr replace $RDMABED_LOCAL_ADDR_B/24 dev $wire_b" "link set $wire_b mtu $mtu" \
-    "link set $wire_b up" | ip -batch - \
-    || { echo "ip could not set up $wire_b (wire B) at MTU $mtu" >&2; return 1; }
-  rdma link add rxe1 type rxe netdev "$wire_b" || { echo "rdma link add rxe1 (wire B) failed" >&2; return 1; }
-  export RDMABED_DEVICE_B=rxe1 RDMABED_NETDEV_B=$wire_b RDMABED_MTU_B=$mtu RDMABED_PEER_ADDR_B
-  RDMABED_GID_INDEX_B=
-  for _ in {1..50}; do
-    RDMABED_GID_INDEX_B=$(rdmabed_gid_index rxe1 "$RDMABED_LOCAL_ADDR_B") && break
-    read -r -t 0.1 -u 7 idle
-  done
-  RDMABED_ACTIVE_MTU_B=256
-  for ib in 4096 2048 1024 512; do
-    ((mtu - 80 >= ib)) && { RDMABED_ACTIVE_MTU_B=$ib; break; }
-  done
-  export RDMABED_GID_INDEX_B RDMABED_ACTIVE_MTU_B
-  say "rxe1 on $wire_b $RDMABED_LOCAL_ADDR_B (gid index ${RDMABED_GID_INDEX_B:-?}), netdev MTU $mtu, active MTU $RDMABED_ACTIVE_MTU_B"
-  local ok=0 t0=$SECONDS
-  until ((ok || SECONDS - t0 > 60)); do
-    if busybox ping -c 1 -W 1 "$RDMABED_PEER_ADDR_B" >/dev/null 2>&1; then ok=1; else read -r -t 0.2 -u 7 idle; fi
-  done
-  ((ok)) || { echo "peer $RDMABED_PEER_ADDR_B does not answer on wire B" >&2; return 1; }
-  say "peer $RDMABED_PEER_ADDR_B answers on wire B"
+  rxe_on rxe1 "$wire_b" "$RDMABED_LOCAL_ADDR_B" "$mtu" || return 1
+  export RDMABED_DEVICE_B=rxe1 RDMABED_NETDEV_B=$wire_b RDMABED_MTU_B=$mtu RDMABED_PEER_ADDR_B \
+    RDMABED_GID_INDEX_B=$rxe_gid RDMABED_ACTIVE_MTU_B=$rxe_active_mtu
+  peer_answers "$RDMABED_PEER_ADDR_B"
 }
 
 # device_down: what a job may have changed of the fabric, undone: rxe0 gone
