@@ -101,6 +101,8 @@ void wire_seeds() {
     write("fuzz_key_proof", "sender", bytes_of(wire::encode(proof)));
     proof.role = wire::Role::kReceiver;
     write("fuzz_key_proof", "receiver", bytes_of(wire::encode(proof)));
+    // A join proof (two paths): the same layout, its own magic.
+    write("fuzz_key_proof", "join_sender", bytes_of(wire::encode(wire::JoinProof{wire::Role::kSender, proof.mac})));
 
     write("fuzz_reject", "config", bytes_of(wire::encode(wire::Reject{wire::RejectReason::kConfig,
                                                                       "the receiver offers 300 slots"})));

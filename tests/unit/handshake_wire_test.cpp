@@ -137,6 +137,30 @@ TEST(KeyProof, RefusesAReflectedProof) {
               std::string::npos);
 }
 
+// The join proof (two paths): the key proof's layout with its own magic, so
+// that neither passes for the other.
+TEST(JoinProof, RoundTripsAndIsNoKeyProof) {
+    wire::JoinProof p{wire::Role::kSender, {}};
+    for (std::size_t i = 0; i < p.mac.size(); ++i) p.mac[i] = std::byte(static_cast<unsigned char>(i * 7));
+    const auto b = wire::encode(p);
+    ASSERT_EQ(b.size(), 40u);
+    EXPECT_EQ(b[3], std::byte{'J'}); // "RDMJ"
+    EXPECT_EQ(b[6], std::byte{1});   // role: sender
+    const auto got = wire::decode_join_proof(b, wire::Role::kSender);
+    EXPECT_EQ(got.role, wire::Role::kSender);
+    EXPECT_EQ(got.mac, p.mac);
+    EXPECT_NE(refusal([&] { wire::decode_join_proof(b, wire::Role::kReceiver); })
+                  .find("sent a join proof made for the sender role: a proof of ours reflected"),
+              std::string::npos);
+    EXPECT_THROW(wire::decode_key_proof(b, wire::Role::kSender), ProtocolError);
+    EXPECT_THROW(wire::decode_join_proof(wire::encode(wire::KeyProof{wire::Role::kSender, p.mac}), wire::Role::kSender),
+                 ProtocolError);
+    auto bad = bytes_of(b);
+    bad[6] = std::byte{0};
+    EXPECT_NE(refusal([&] { wire::decode_join_proof(bad, wire::Role::kSender); }).find("join proof names role 0"),
+              std::string::npos);
+}
+
 TEST(KeyProof, RefusesNonsense) {
     auto b = bytes_of(wire::encode(wire::KeyProof{wire::Role::kSender, {}}));
     b[6] = std::byte{3};

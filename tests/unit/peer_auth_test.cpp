@@ -5,6 +5,7 @@
 #include "wire/peer_auth.hpp"
 
 #include <gtest/gtest.h>
+#include <sodium.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -101,6 +102,80 @@ TEST(KeyProof, BindsKeyRoleAndBothHellos) {
     // Another connection's nonce (no replay).
     const auto hr2 = wire::encode(wire::ReceiverHello{8, true, fresh_nonce()});
     EXPECT_FALSE(same_proof(make_key_proof(*a, wire::Role::kSender, hs, hr2), proof));
+}
+
+// Two paths: the session secret of a stream's first path, the token that
+// names the stream to a joining path, and the join proofs.
+TEST(SessionSecret, BothEndsOfAPathDeriveTheSameTokenAndProofs) {
+    const auto hs = wire::encode(wire::SenderHello{8, true, fresh_nonce()});
+    const auto hr = wire::encode(wire::ReceiverHello{8, true, fresh_nonce()});
+    const auto a = key_of('a');
+    const SessionSecret sender(a.get(), hs, hr), receiver(a.get(), hs, hr);
+    EXPECT_EQ(sender.token(), receiver.token());
+    const auto js = wire::encode(wire::SenderHello{8, true, fresh_nonce()});
+    const auto jr = wire::encode(wire::ReceiverHello{8, true, fresh_nonce()});
+    EXPECT_TRUE(same_proof(sender.join_proof(wire::Role::kSender, js, jr),
+                           receiver.join_proof(wire::Role::kSender, js, jr)));
+}
+
+TEST(SessionSecret, EveryOtherInputGivesAnotherTokenOrProof) {
+    const auto hs = wire::encode(wire::SenderHello{8, true, fresh_nonce()});
+    const auto hr = wire::encode(wire::ReceiverHello{8, true, fresh_nonce()});
+    const auto a = key_of('a'), b = key_of('b');
+    const SessionSecret s(a.get(), hs, hr);
+    // Another key, no key, another connection's hellos: another stream.
+    EXPECT_NE(SessionSecret(b.get(), hs, hr).token(), s.token());
+    EXPECT_NE(SessionSecret(nullptr, hs, hr).token(), s.token());
+    const auto hr2 = wire::encode(wire::ReceiverHello{8, true, fresh_nonce()});
+    EXPECT_NE(SessionSecret(a.get(), hs, hr2).token(), s.token());
+    const SessionSecret other(a.get(), hs, hr2); // the same key, another stream
+    const auto js = wire::encode(wire::SenderHello{8, true, fresh_nonce()});
+    const auto jr = wire::encode(wire::ReceiverHello{8, true, fresh_nonce()});
+    const auto proof = s.join_proof(wire::Role::kSender, js, jr);
+    // A holder of the key who is not an end of this stream's first path
+    // cannot make the proof, nor can the key's own proof stand in for it.
+    EXPECT_FALSE(same_proof(other.join_proof(wire::Role::kSender, js, jr), proof));
+    const auto key_proof = make_key_proof(*a, wire::Role::kSender, js, jr);
+    EXPECT_NE(key_proof.mac, proof.mac);
+    // The other role's proof (no reflection), another join's hellos (no replay).
+    auto reflected = s.join_proof(wire::Role::kReceiver, js, jr);
+    reflected.role = wire::Role::kSender;
+    EXPECT_FALSE(same_proof(reflected, proof));
+    const auto jr2 = wire::encode(wire::ReceiverHello{8, true, fresh_nonce()});
+    EXPECT_FALSE(same_proof(s.join_proof(wire::Role::kSender, js, jr2), proof));
+}
+
+// Fixed inputs, fixed outputs: the derivation is what docs/design/two-paths.md
+// says, computed here with libsodium's one-shot HMAC, step by step.
+TEST(SessionSecret, IsTheDocumentedDerivation) {
+    std::vector<std::byte> hs(48, std::byte{0x11}), hr(48, std::byte{0x22});
+    const auto key = key_of('k');
+    const SessionSecret s(key.get(), hs, hr);
+    const std::string session_label("rdmastream session, protocol 7\0", 31);
+    std::vector<unsigned char> msg(session_label.begin(), session_label.end());
+    msg.insert(msg.end(), 48, 0x11);
+    msg.insert(msg.end(), 48, 0x22);
+    std::array<unsigned char, 32> secret{}, token{};
+    const std::vector<unsigned char> k(32, 'k');
+    crypto_auth_hmacsha512256(secret.data(), msg.data(), msg.size(), k.data());
+    const std::string token_label("rdmastream session token\0", 25);
+    crypto_auth_hmacsha512256(token.data(), reinterpret_cast<const unsigned char*>(token_label.data()),
+                              token_label.size(), secret.data());
+    for (std::size_t i = 0; i < wire::kSessionTokenSize; ++i) {
+        EXPECT_EQ(s.token()[i], std::byte{token[i]}) << i;
+    }
+    // The join proof: HMAC(S, join label || role || both hellos).
+    const std::string join_label("rdmastream join proof, protocol 7\0", 34);
+    std::vector<unsigned char> jm(join_label.begin(), join_label.end());
+    jm.push_back(2); // receiver
+    jm.insert(jm.end(), 48, 0x11);
+    jm.insert(jm.end(), 48, 0x22);
+    std::array<unsigned char, 32> mac{};
+    crypto_auth_hmacsha512256(mac.data(), jm.data(), jm.size(), secret.data());
+    const auto proof = s.join_proof(wire::Role::kReceiver, hs, hr);
+    for (std::size_t i = 0; i < mac.size(); ++i) {
+        EXPECT_EQ(proof.mac[i], std::byte{mac[i]}) << i;
+    }
 }
 
 TEST(Nonce, IsFreshEveryTime) { EXPECT_NE(fresh_nonce(), fresh_nonce()); }

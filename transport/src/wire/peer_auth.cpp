@@ -27,6 +27,9 @@ void sodium_ready() {
 }
 
 constexpr char kProofLabel[] = "rdmastream key proof, protocol 3";
+constexpr char kSessionLabel[] = "rdmastream session, protocol 7";
+constexpr char kTokenLabel[] = "rdmastream session token";
+constexpr char kJoinLabel[] = "rdmastream join proof, protocol 7";
 static_assert(crypto_auth_hmacsha512256_BYTES == wire::kMacSize);
 
 const std::string kMakeOne = "make one with `head -c 32 /dev/urandom > FILE && chmod 600 FILE` and give both "
@@ -119,28 +122,70 @@ wire::Nonce fresh_nonce() {
     return n;
 }
 
-wire::KeyProof make_key_proof(const PresharedKey& key, wire::Role role, std::span<const std::byte> sender_hello,
-                              std::span<const std::byte> receiver_hello) {
+namespace {
+// HMAC-SHA-512-256 under `key` of the label (its NUL included), the role
+// byte where there is one, and two hellos, into `out`.
+void mac_of(std::span<const unsigned char> key, std::span<const char> label, const wire::Role* role,
+            std::span<const std::byte> sender_hello, std::span<const std::byte> receiver_hello,
+            std::span<unsigned char, wire::kMacSize> out) {
     sodium_ready();
     const auto bytes = [](std::span<const std::byte> s) { return reinterpret_cast<const unsigned char*>(s.data()); };
-    const auto role_byte = static_cast<unsigned char>(role);
     crypto_auth_hmacsha512256_state st;
-    crypto_auth_hmacsha512256_init(&st, KeyBytes::data(key), KeyBytes::size(key));
-    crypto_auth_hmacsha512256_update(&st, reinterpret_cast<const unsigned char*>(kProofLabel), sizeof kProofLabel);
-    crypto_auth_hmacsha512256_update(&st, &role_byte, 1);
+    crypto_auth_hmacsha512256_init(&st, key.data(), key.size());
+    crypto_auth_hmacsha512256_update(&st, reinterpret_cast<const unsigned char*>(label.data()), label.size());
+    if (role != nullptr) {
+        const auto role_byte = static_cast<unsigned char>(*role);
+        crypto_auth_hmacsha512256_update(&st, &role_byte, 1);
+    }
     crypto_auth_hmacsha512256_update(&st, bytes(sender_hello), sender_hello.size());
     crypto_auth_hmacsha512256_update(&st, bytes(receiver_hello), receiver_hello.size());
-    wire::KeyProof p;
-    p.role = role;
-    crypto_auth_hmacsha512256_final(&st, reinterpret_cast<unsigned char*>(p.mac.data()));
+    crypto_auth_hmacsha512256_final(&st, out.data());
     sodium_memzero(&st, sizeof st); // the state holds the key's pads
-    return p;
 }
 
-bool same_proof(const wire::KeyProof& got, const wire::KeyProof& want) noexcept {
+template <class Proof>
+bool same_mac(const Proof& got, const Proof& want) noexcept {
     return got.role == want.role &&
            crypto_verify_32(reinterpret_cast<const unsigned char*>(got.mac.data()),
                             reinterpret_cast<const unsigned char*>(want.mac.data())) == 0;
 }
+} // namespace
+
+wire::KeyProof make_key_proof(const PresharedKey& key, wire::Role role, std::span<const std::byte> sender_hello,
+                              std::span<const std::byte> receiver_hello) {
+    wire::KeyProof p;
+    p.role = role;
+    mac_of({KeyBytes::data(key), KeyBytes::size(key)}, kProofLabel, &role, sender_hello, receiver_hello,
+           std::span<unsigned char, wire::kMacSize>(reinterpret_cast<unsigned char*>(p.mac.data()), wire::kMacSize));
+    return p;
+}
+
+bool same_proof(const wire::KeyProof& got, const wire::KeyProof& want) noexcept { return same_mac(got, want); }
+
+SessionSecret::SessionSecret(const PresharedKey* key, std::span<const std::byte> sender_hello,
+                             std::span<const std::byte> receiver_hello) {
+    static constexpr std::array<unsigned char, 32> kNoKey{};
+    const std::span<const unsigned char> k =
+        key != nullptr ? std::span<const unsigned char>(KeyBytes::data(*key), KeyBytes::size(*key))
+                       : std::span<const unsigned char>(kNoKey);
+    mac_of(k, kSessionLabel, nullptr, sender_hello, receiver_hello, secret_);
+    std::array<unsigned char, wire::kMacSize> t{};
+    crypto_auth_hmacsha512256(t.data(), reinterpret_cast<const unsigned char*>(kTokenLabel), sizeof kTokenLabel,
+                              secret_.data());
+    std::memcpy(token_.data(), t.data(), token_.size());
+}
+
+SessionSecret::~SessionSecret() { sodium_memzero(secret_.data(), secret_.size()); }
+
+wire::JoinProof SessionSecret::join_proof(wire::Role role, std::span<const std::byte> sender_hello,
+                                          std::span<const std::byte> receiver_hello) const {
+    wire::JoinProof p;
+    p.role = role;
+    mac_of(secret_, kJoinLabel, &role, sender_hello, receiver_hello,
+           std::span<unsigned char, wire::kMacSize>(reinterpret_cast<unsigned char*>(p.mac.data()), wire::kMacSize));
+    return p;
+}
+
+bool same_proof(const wire::JoinProof& got, const wire::JoinProof& want) noexcept { return same_mac(got, want); }
 
 } // namespace rdmastream

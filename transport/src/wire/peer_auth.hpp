@@ -33,4 +33,39 @@ wire::KeyProof make_key_proof(const PresharedKey& key, wire::Role role, std::spa
 // Whether `got` is the proof `want` is (compared in constant time).
 bool same_proof(const wire::KeyProof& got, const wire::KeyProof& want) noexcept;
 
+// Two paths (docs/design/two-paths.md, decision 1): what binds a second
+// path to the stream its first path carries. Both ends of the first path
+// derive it from that path's hellos (as sent, nonces and all), under the
+// pre-shared key where there is one:
+//   S     = HMAC(K, label || sender hello || receiver hello), K the key or
+//           32 zero bytes without one
+//   token = the first 8 bytes of HMAC(S, token label): names the stream
+//           to a joining connection's listener (it travels in the clear)
+//   proof = HMAC(S, join label || role || the join's sender hello || its
+//           receiver hello): only an end of the first path can make it
+// The token never crosses the first path, and keying the proof by S rather
+// than by the key alone means that another holder of the key who saw a
+// token cannot join a stream that is not its own. Without a key, S is
+// known to whoever read the first path's hellos, as everything of a keyless
+// stream is (docs/security.md).
+class SessionSecret {
+public:
+    SessionSecret(const PresharedKey* key, std::span<const std::byte> sender_hello,
+                  std::span<const std::byte> receiver_hello);
+    ~SessionSecret(); // zeroes the secret
+    SessionSecret(const SessionSecret&) = delete;
+    SessionSecret& operator=(const SessionSecret&) = delete;
+
+    const wire::SessionToken& token() const noexcept { return token_; }
+    // The join proof of the end in `role`, over the joining connection's two hellos as sent.
+    wire::JoinProof join_proof(wire::Role role, std::span<const std::byte> sender_hello,
+                               std::span<const std::byte> receiver_hello) const;
+
+private:
+    std::array<unsigned char, wire::kMacSize> secret_{};
+    wire::SessionToken token_{};
+};
+// Whether `got` is the proof `want` is (compared in constant time).
+bool same_proof(const wire::JoinProof& got, const wire::JoinProof& want) noexcept;
+
 } // namespace rdmastream

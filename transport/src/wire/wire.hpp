@@ -28,6 +28,7 @@ inline constexpr std::uint32_t kHelloMagic = 0x484d4452;  // "RDMH"
 inline constexpr std::uint32_t kRejectMagic = 0x584d4452; // "RDMX"
 inline constexpr std::uint32_t kReceiverHelloMagic = 0x524d4452; // "RDMR"
 inline constexpr std::uint32_t kKeyProofMagic = 0x504d4452;      // "RDMP"
+inline constexpr std::uint32_t kJoinProofMagic = 0x4a4d4452;     // "RDMJ"
 // 6: flows: a stream carries up to kMaxFlows flows, each with its own
 // format (its flow id at offset 6), its own range of ring slots (a ring
 // advert per flow: flow id at 28, first slot at 30) and frame numbers; the
@@ -95,6 +96,26 @@ inline constexpr std::size_t kKeyProofSize = 40;
 std::array<std::byte, kKeyProofSize> encode(const KeyProof& proof);
 // Refuses a proof that claims a role other than `from` (ours, reflected).
 KeyProof decode_key_proof(std::span<const std::byte> bytes, Role from);
+
+// Two paths (docs/design/two-paths.md, decision 1; on the wire once a
+// second path joins a stream): the 8 bytes that name a running stream to a
+// connection joining it as its second path, derived by both ends of the
+// first path from its hellos (peer_auth.hpp: SessionSecret).
+inline constexpr std::size_t kSessionTokenSize = 8;
+using SessionToken = std::array<std::byte, kSessionTokenSize>;
+
+// Either end of a joining connection: the MAC, under the session secret of
+// the stream it joins, of the joining connection's two hellos and the role
+// of the end that sends it. The key proof's layout with its own magic, so
+// that neither passes for the other.
+struct JoinProof {
+    Role role = Role::kSender;
+    std::array<std::byte, kMacSize> mac{};
+};
+inline constexpr std::size_t kJoinProofSize = 40;
+std::array<std::byte, kJoinProofSize> encode(const JoinProof& proof);
+// Refuses a proof that claims a role other than `from` (ours, reflected).
+JoinProof decode_join_proof(std::span<const std::byte> bytes, Role from);
 
 // Either side refusing a connection: the rdma_reject private data, a reason
 // a person can read. Fits the 148 bytes an IB CM REJ carries.

@@ -82,31 +82,50 @@ ReceiverHello decode_receiver_hello(std::span<const std::byte> bytes) {
     return h;
 }
 
-std::array<std::byte, kKeyProofSize> encode(const KeyProof& proof) {
+namespace {
+// A key or join proof (one layout, two magics): its role, checked against
+// `from`, and its MAC.
+template <class Proof>
+Proof decode_proof(std::span<const std::byte> bytes, Role from, std::uint32_t magic, const char* what) {
+    check_magic_and_version(bytes, kKeyProofSize, magic, what);
+    const auto role = static_cast<std::uint8_t>(bytes[kProofRole]);
+    if (role != static_cast<std::uint8_t>(Role::kSender) && role != static_cast<std::uint8_t>(Role::kReceiver)) {
+        throw ProtocolError(fmt::format("{} names role {} (1 sender, 2 receiver)", what, role));
+    }
+    check_reserved(bytes, kProofReserved, kProofMac, what, "reserved@7");
+    Proof p;
+    p.role = static_cast<Role>(role);
+    if (p.role != from) {
+        throw ProtocolError(fmt::format("the {} sent a {} made for the {} role: a proof of ours reflected "
+                                        "back, not one of its own",
+                                        name(from), what, name(p.role)));
+    }
+    std::copy(bytes.begin() + kProofMac, bytes.begin() + kProofMac + kMacSize, p.mac.begin());
+    return p;
+}
+
+template <class Proof>
+std::array<std::byte, kKeyProofSize> encode_proof(const Proof& proof, std::uint32_t magic) {
     std::array<std::byte, kKeyProofSize> out{};
-    store_le<std::uint32_t>(out, 0, kKeyProofMagic);
+    store_le<std::uint32_t>(out, 0, magic);
     store_le<std::uint16_t>(out, 4, kProtocolVersion);
     out[kProofRole] = static_cast<std::byte>(proof.role);
     std::copy(proof.mac.begin(), proof.mac.end(), out.begin() + kProofMac);
     return out;
 }
+static_assert(kJoinProofSize == kKeyProofSize);
+} // namespace
+
+std::array<std::byte, kKeyProofSize> encode(const KeyProof& proof) { return encode_proof(proof, kKeyProofMagic); }
 
 KeyProof decode_key_proof(std::span<const std::byte> bytes, Role from) {
-    check_magic_and_version(bytes, kKeyProofSize, kKeyProofMagic, "key proof");
-    const auto role = static_cast<std::uint8_t>(bytes[kProofRole]);
-    if (role != static_cast<std::uint8_t>(Role::kSender) && role != static_cast<std::uint8_t>(Role::kReceiver)) {
-        throw ProtocolError(fmt::format("key proof names role {} (1 sender, 2 receiver)", role));
-    }
-    check_reserved(bytes, kProofReserved, kProofMac, "key proof", "reserved@7");
-    KeyProof p;
-    p.role = static_cast<Role>(role);
-    if (p.role != from) {
-        throw ProtocolError(fmt::format("the {} sent a key proof made for the {} role: a proof of ours reflected "
-                                        "back, not one of its own",
-                                        name(from), name(p.role)));
-    }
-    std::copy(bytes.begin() + kProofMac, bytes.begin() + kProofMac + kMacSize, p.mac.begin());
-    return p;
+    return decode_proof<KeyProof>(bytes, from, kKeyProofMagic, "key proof");
+}
+
+std::array<std::byte, kJoinProofSize> encode(const JoinProof& proof) { return encode_proof(proof, kJoinProofMagic); }
+
+JoinProof decode_join_proof(std::span<const std::byte> bytes, Role from) {
+    return decode_proof<JoinProof>(bytes, from, kJoinProofMagic, "join proof");
 }
 
 std::array<std::byte, kRejectSize> encode(const Reject& reject) {
