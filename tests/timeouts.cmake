@@ -80,7 +80,7 @@ set(RDMASTREAM_TEST_TIMEOUTS
   rdma.gst_playbin_from_rdmasend.one 60
   rdma.gst_programme_from_rdmasend.one 60
   rdma.gst_programme_to_rdmarecv.one 74
-  rdma.gst_rdmasrc_device_removed.one 60
+  rdma.gst_rdmasrc_device_removed.two 60
   rdma.gst_rdmasrc_link_down.one 60
   rdma.gst_receiver_killed.one 60
   rdma.gst_receiver_leaves.one 60
