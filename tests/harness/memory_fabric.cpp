@@ -470,20 +470,17 @@ public:
 
     ~FabricEnd() override { disconnect(); }
 
-    RegisteredRegion register_memory(std::size_t size, int access) override {
+    PageRegistration register_pages(std::span<std::byte> pages, std::size_t, int access) override {
         std::chrono::milliseconds delay{0};
         std::uint32_t key = 0;
         {
             std::lock_guard lock(s_->control);
-            if (size >= s_->slow_from) delay = s_->slow_delay;
-            key = static_cast<std::uint32_t>(s_->regions.add_locked(Region{side_, nullptr, size, access}) + 1);
+            if (pages.size() >= s_->slow_from) delay = s_->slow_delay;
+            key = static_cast<std::uint32_t>(s_->regions.add_locked(Region{side_, pages.data(), pages.size(), access}) + 1);
         }
         std::this_thread::sleep_for(delay); // pinning: this end does nothing else meanwhile
-        // Forgotten (by key) when the region goes, before its pages do.
-        std::shared_ptr<void> registration(nullptr, [s = s_, key](void*) { s->forget_region(key); });
-        RegisteredRegion r(size, key, std::move(registration));
-        s_->regions.set(key - 1, Region{side_, r.bytes().data(), size, access});
-        return r;
+        // Forgotten (by key) when the registration goes, before the pages do.
+        return PageRegistration{key, key, std::shared_ptr<void>(nullptr, [s = s_, key](void*) { s->forget_region(key); })};
     }
 
     std::unique_ptr<SlotRing> register_ring(std::uint32_t slot_count, std::uint32_t slot_size, bool windows) override;

@@ -126,8 +126,8 @@ class RecordingPath final : public Datapath {
 public:
     RecordingPath(std::unique_ptr<Datapath> inner, std::shared_ptr<Posted> posted)
         : inner_(std::move(inner)), posted_(std::move(posted)) {}
-    RegisteredRegion register_memory(std::size_t size, int access) override {
-        return inner_->register_memory(size, access);
+    PageRegistration register_pages(std::span<std::byte> pages, std::size_t locked, int access) override {
+        return inner_->register_pages(pages, locked, access);
     }
     std::unique_ptr<SlotRing> register_ring(std::uint32_t slot_count, std::uint32_t slot_size, bool windows) override {
         return inner_->register_ring(slot_count, slot_size, windows);

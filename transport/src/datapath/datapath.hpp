@@ -30,8 +30,12 @@ public:
     Datapath& operator=(const Datapath&) = delete;
     virtual ~Datapath() = default;
 
-    // Memory this datapath can move, with ibv_reg_mr's access flags.
-    virtual RegisteredRegion register_memory(std::size_t size, int access) = 0;
+    // Memory this datapath can move, with ibv_reg_mr's access flags: pages
+    // mapped for it and registered through register_pages.
+    RegisteredRegion register_memory(std::size_t size, int access);
+    // Pages mapped elsewhere (`locked`: the mapping's length), registered on
+    // this datapath's device too (a sender's frame memory on a second path).
+    virtual PageRegistration register_pages(std::span<std::byte> pages, std::size_t locked, int access) = 0;
     // A receiver's ring (slot_ring.hpp): with `windows` a region and a type
     // 2 window per slot, else one REMOTE_WRITE region.
     virtual std::unique_ptr<SlotRing> register_ring(std::uint32_t slot_count, std::uint32_t slot_size,
@@ -94,7 +98,7 @@ public:
     // Set-up only (accept, connect, private data): the connection itself.
     RcConnection& connection() noexcept { return conn_; }
 
-    RegisteredRegion register_memory(std::size_t size, int access) override;
+    PageRegistration register_pages(std::span<std::byte> pages, std::size_t locked, int access) override;
     std::unique_ptr<SlotRing> register_ring(std::uint32_t slot_count, std::uint32_t slot_size, bool windows) override {
         return register_verbs_ring(conn_.pd(), slot_count, slot_size, windows);
     }

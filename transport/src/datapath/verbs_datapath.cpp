@@ -24,8 +24,17 @@ void Datapath::post_control(wire::Control kind, const RegisteredRegion& from, st
 VerbsDatapath::VerbsDatapath(RcConnection conn, PollMode mode, Waker* waker)
     : conn_(std::move(conn)), poller_(conn_, mode, waker) {}
 
-RegisteredRegion VerbsDatapath::register_memory(std::size_t size, int access) {
-    return RegisteredRegion(conn_.pd(), size, access);
+RegisteredRegion Datapath::register_memory(std::size_t size, int access) {
+    if (size == 0) {
+        throw UserError("cannot register an empty memory region");
+    }
+    PageMapping pages(size);
+    PageRegistration registration = register_pages(pages.bytes(), pages.length(), access);
+    return RegisteredRegion(std::move(pages), std::move(registration));
+}
+
+PageRegistration VerbsDatapath::register_pages(std::span<std::byte> pages, std::size_t locked, int access) {
+    return rdmastream::register_pages(conn_.shared_pd(), pages, locked, access);
 }
 
 void VerbsDatapath::post_send(ibv_send_wr& wr, const char* what) {

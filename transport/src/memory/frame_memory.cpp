@@ -3,6 +3,8 @@
 
 #include "rdmastream/error.hpp"
 
+#include <algorithm>
+
 namespace rdmastream {
 
 FrameMemory::FrameMemory() noexcept = default;
@@ -11,18 +13,57 @@ FrameMemory::FrameMemory(FrameMemory&&) noexcept = default;
 FrameMemory& FrameMemory::operator=(FrameMemory&&) noexcept = default;
 FrameMemory::~FrameMemory() = default;
 
-std::span<std::byte> FrameMemory::bytes() const noexcept { return impl_ ? impl_->region.bytes() : std::span<std::byte>{}; }
-bool FrameMemory::huge_pages() const noexcept { return impl_ && impl_->region.huge_pages(); }
+std::span<std::byte> FrameMemory::bytes() const noexcept { return impl_ ? impl_->pages.bytes() : std::span<std::byte>{}; }
+bool FrameMemory::huge_pages() const noexcept { return impl_ && impl_->pages.huge_pages(); }
+
+FrameMemory::Impl::~Impl() {
+    std::lock_guard lock(domain->mutex_);
+    std::erase(domain->live_, this);
+}
 
 MemoryDomain::MemoryDomain() noexcept = default;
 MemoryDomain::MemoryDomain(std::shared_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
 
 FrameMemory MemoryDomain::allocate(std::size_t size) const {
-    if (!impl_ || !impl_->pd) {
+    if (!impl_) {
         throw UserError("no memory domain: allocate frame memory from a Sender's memory()");
     }
-    // Local read only: the NIC reads frames from it; nobody writes into it remotely.
-    return FrameMemory(std::make_unique<FrameMemory::Impl>(FrameMemory::Impl{impl_, RegisteredRegion(impl_->pd.get(), size, 0)}));
+    return FrameMemory(impl_->allocate(impl_, size));
+}
+
+std::unique_ptr<FrameMemory::Impl> MemoryDomain::Impl::allocate(const std::shared_ptr<Impl>& self, std::size_t size) {
+    if (size == 0) {
+        throw UserError("cannot register an empty memory region");
+    }
+    auto memory = std::make_unique<FrameMemory::Impl>(self, size);
+    std::lock_guard lock(mutex_);
+    // Registered on every device under the lock, so that a device added
+    // meanwhile either sees this memory live or registers it here.
+    for (std::size_t d = 0; d < devices_.size(); ++d) {
+        memory->registrations[d] = devices_[d](memory->pages.bytes(), memory->pages.length());
+    }
+    live_.push_back(memory.get());
+    return memory;
+}
+
+std::size_t MemoryDomain::Impl::add_device(PageRegistrar registrar) {
+    std::lock_guard lock(mutex_);
+    if (devices_.size() == kMaxMemoryDevices) {
+        throw std::logic_error("MemoryDomain: a device past the most paths a stream has");
+    }
+    const std::size_t d = devices_.size();
+    // All or nothing: a registration that fails leaves no device half added.
+    std::vector<PageRegistration> made;
+    made.reserve(live_.size());
+    for (FrameMemory::Impl* m : live_) made.push_back(registrar(m->pages.bytes(), m->pages.length()));
+    for (std::size_t i = 0; i < live_.size(); ++i) live_[i]->registrations[d] = std::move(made[i]);
+    devices_.push_back(std::move(registrar));
+    return d;
+}
+
+std::size_t MemoryDomain::Impl::devices() const {
+    std::lock_guard lock(mutex_);
+    return devices_.size();
 }
 
 } // namespace rdmastream

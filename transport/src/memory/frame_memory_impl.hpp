@@ -1,29 +1,64 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// What FrameMemory and MemoryDomain hold (memory.hpp): a registered region,
-// and the protection domain it is registered on, kept alive by every region
-// on it (a pool's memory may outlive the connection that made the PD).
+// What FrameMemory and MemoryDomain hold (memory.hpp): one mapping of pages
+// registered on every device the domain has (a sender writes a frame over
+// each of its paths from the same pages, each path's device with its own
+// key: docs/design/two-paths.md, Decision 2), and the domain: those devices
+// and the memory alive on them, so that a device added later (a path that
+// joins on another NIC) gets every live memory registered before it sends.
 #pragma once
 
 #include "rdmastream/memory.hpp"
-#include "memory/registered_region.hpp"
+#include "memory/page_mapping.hpp"
+#include "memory/page_registration.hpp"
 
+#include <array>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 namespace rdmastream {
 
+// The most devices one domain registers on: one per path.
+inline constexpr std::size_t kMaxMemoryDevices = 2;
+
 struct MemoryDomain::Impl {
-    std::shared_ptr<ibv_pd> pd;
+    // `first`: device 0's registrar (the first path's).
+    explicit Impl(PageRegistrar first) { devices_.push_back(std::move(first)); }
+
+    // Maps and registers `size` bytes on every device.
+    std::unique_ptr<FrameMemory::Impl> allocate(const std::shared_ptr<Impl>& self, std::size_t size);
+    // Registers every memory alive on one more device and every later one
+    // there too; its index for FrameMemory::Impl::lkey. Call it from the
+    // thread that sends (it writes keys that thread reads without a lock);
+    // memory may be allocated on any other meanwhile.
+    std::size_t add_device(PageRegistrar registrar);
+    std::size_t devices() const;
+
+private:
+    friend struct FrameMemory::Impl;
+    mutable std::mutex mutex_; // devices_, live_
+    std::vector<PageRegistrar> devices_;
+    std::vector<FrameMemory::Impl*> live_;
 };
 
 struct FrameMemory::Impl {
-    std::shared_ptr<MemoryDomain::Impl> domain; // first: outlives the registration below
-    RegisteredRegion region;
+    Impl(std::shared_ptr<MemoryDomain::Impl> owner, std::size_t size) : domain(std::move(owner)), pages(size) {}
+    Impl(const Impl&) = delete;
+    Impl& operator=(const Impl&) = delete;
+    ~Impl(); // leaves the domain's live memory, then deregisters, then unmaps
 
+    // The key device `device` of the domain reads these pages with.
+    std::uint32_t lkey(std::size_t device) const noexcept { return registrations[device].lkey; }
     // Whether `bytes` lie inside this memory (what a send may name).
     bool holds(std::span<const std::byte> bytes) const noexcept {
-        const auto all = region.bytes();
+        const auto all = pages.bytes();
         return bytes.data() >= all.data() && bytes.data() + bytes.size() <= all.data() + all.size();
     }
+    bool of(const MemoryDomain::Impl* d) const noexcept { return domain.get() == d; }
+
+    std::shared_ptr<MemoryDomain::Impl> domain; // first: outlives the registrations below
+    PageMapping pages;
+    std::array<PageRegistration, kMaxMemoryDevices> registrations; // after pages: deregistered first
 };
 
 } // namespace rdmastream

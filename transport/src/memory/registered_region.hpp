@@ -4,7 +4,7 @@
 #pragma once
 
 #include "memory/page_mapping.hpp"
-#include "setup/verbs_owners.hpp"
+#include "memory/page_registration.hpp"
 
 #include <cstddef>
 #include <memory>
@@ -15,33 +15,30 @@ namespace rdmastream {
 class RegisteredRegion {
 public:
     // Maps `size` bytes (2 MiB huge pages when the size allows and the system
-    // has them, else 4 KiB pages) and registers them with `access` flags.
-    // Checks RLIMIT_MEMLOCK first, so a low limit gives a UserError with the
-    // fix rather than ENOMEM from the driver.
+    // has them, else 4 KiB pages) and registers them on `pd` with `access`
+    // flags (register_pages: a low RLIMIT_MEMLOCK gives a UserError with the
+    // fix rather than ENOMEM from the driver). The caller keeps `pd` alive
+    // past the region.
     RegisteredRegion(ibv_pd* pd, std::size_t size, int access);
-    // The same memory for an in-process fabric (tests, benchmarks): mapped
-    // alike, registered with no device; the fabric names it by `key` (as
-    // lkey and rkey) and forgets it when `registration` goes, which is
-    // before the pages are unmapped.
-    RegisteredRegion(std::size_t size, std::uint32_t key, std::shared_ptr<void> registration);
+    // Pages mapped by the caller with their registration (an in-process
+    // fabric's, in tests and benchmarks: it names them by one key as lkey
+    // and rkey and forgets them when the registration goes, before the
+    // pages are unmapped).
+    RegisteredRegion(PageMapping pages, PageRegistration registration) noexcept;
     RegisteredRegion(RegisteredRegion&&) noexcept = default;
     // No assignment: the defaulted one would unmap the old pages before
     // deregistering them. Replace a region through std::optional instead.
     RegisteredRegion& operator=(RegisteredRegion&&) = delete;
 
     std::span<std::byte> bytes() const noexcept { return map_.bytes(); }
-    std::uint32_t lkey() const noexcept { return lkey_; }
-    std::uint32_t rkey() const noexcept { return rkey_; }
+    std::uint32_t lkey() const noexcept { return reg_.lkey; }
+    std::uint32_t rkey() const noexcept { return reg_.rkey; }
     std::uint64_t addr() const noexcept { return map_.addr(); }
     bool huge_pages() const noexcept { return map_.huge_pages(); }
 
 private:
-    RegisteredRegion(ibv_pd* pd, std::size_t size, int access, const ibv_device_attr& attr);
-
     PageMapping map_;
-    MemoryRegion mr_; // after map_: deregistered before the pages go; empty for fabric memory
-    std::shared_ptr<void> fabric_registration_; // likewise, for fabric memory
-    std::uint32_t lkey_ = 0, rkey_ = 0;
+    PageRegistration reg_; // after map_: deregistered before the pages go
 };
 
 // Throws UserError naming `ulimit -l` when `bytes` more cannot be locked.

@@ -136,6 +136,11 @@ public:
     std::shared_ptr<ibv_pd> shared_pd() const noexcept { return conn_ != nullptr ? conn_->shared_pd() : nullptr; }
     // Payload memory this sender's datapath can move, over any datapath.
     RegisteredRegion register_memory(std::size_t size, int access) { return path_->register_memory(size, access); }
+    // Pages mapped elsewhere, registered on this sender's device too (frame
+    // memory shared by two paths: frame_memory_impl.hpp).
+    PageRegistration register_pages(std::span<std::byte> pages, std::size_t locked, int access) {
+        return path_->register_pages(pages, locked, access);
+    }
 
     // Offers one frame of flow meta.flow (its format announced; flow 0 may
     // send without one). `payload` must lie in memory registered on pd() with

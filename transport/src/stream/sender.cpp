@@ -57,7 +57,13 @@ std::unique_ptr<Sender> Sender::open(Door& door, const SenderConfig& config) {
 }
 
 MemoryDomain Sender::memory() const {
-    if (!impl_->domain) impl_->domain = std::make_shared<MemoryDomain::Impl>(MemoryDomain::Impl{impl_->pd()});
+    if (!impl_->domain) {
+        // Read by the NIC only (access 0): nobody writes into frame memory remotely.
+        impl_->domain = std::make_shared<MemoryDomain::Impl>(
+            [pd = impl_->pd()](std::span<std::byte> pages, std::size_t locked) {
+                return register_pages(pd, pages, locked, 0);
+            });
+    }
     return MemoryDomain(impl_->domain);
 }
 
@@ -73,7 +79,11 @@ std::optional<std::uint64_t> Sender::send(const FrameMemory& memory, std::span<c
     if (m == nullptr || !m->holds(payload)) {
         throw UserError("a frame's payload must lie in the FrameMemory it is sent from");
     }
-    return impl_->send(payload, m->region.lkey(), meta, cookie, timeout);
+    if (!m->of(impl_->domain.get())) {
+        // Another sender's keys would fail on this one's device.
+        throw UserError("a frame's FrameMemory must come from this Sender's memory()");
+    }
+    return impl_->send(payload, *m, meta, cookie, timeout);
 }
 
 void Sender::set_format(const StreamFormat& format, std::chrono::milliseconds timeout) {

@@ -45,9 +45,12 @@ public:
     std::shared_ptr<ibv_pd> pd() const override { return fan_.shared_pd(); }
     std::size_t depth(std::uint8_t) const noexcept override { return depth_; } // each flow's
     std::uint32_t max_payload(std::uint8_t flow) const noexcept override { return fan_.max_payload(flow); }
-    std::optional<std::uint64_t> send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
-                                      std::uint64_t cookie, std::chrono::milliseconds timeout) override {
-        return fan_.send(payload, lkey, meta, cookie, timeout); // with no receiver on_done fires in here
+    std::optional<std::uint64_t> send(std::span<const std::byte> payload, const FrameMemory::Impl& memory,
+                                      const FrameMeta& meta, std::uint64_t cookie,
+                                      std::chrono::milliseconds timeout) override {
+        // Every member is on the fan-out's one PD: the domain's device 0.
+        // With no receiver on_done fires in here.
+        return fan_.send(payload, memory.lkey(0), meta, cookie, timeout);
     }
     void set_format(const StreamFormat& format, std::chrono::milliseconds timeout) override {
         fan_.set_format(format, timeout);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "stream/frame_sender.hpp"
+#include "memory/frame_memory_impl.hpp"
 #include "rdmastream/sender.hpp"
 
 #include "setup/door_impl.hpp"
@@ -22,7 +23,8 @@ struct Sender::Impl {
     virtual std::shared_ptr<ibv_pd> pd() const = 0;
     virtual std::size_t depth(std::uint8_t flow) const noexcept = 0;
     virtual std::uint32_t max_payload(std::uint8_t flow) const noexcept = 0;
-    virtual std::optional<std::uint64_t> send(std::span<const std::byte> payload, std::uint32_t lkey,
+    // `payload` lies in `memory`, of this sender's domain (sender.cpp checks).
+    virtual std::optional<std::uint64_t> send(std::span<const std::byte> payload, const FrameMemory::Impl& memory,
                                               const FrameMeta& meta, std::uint64_t cookie,
                                               std::chrono::milliseconds timeout) = 0;
     virtual void set_format(const StreamFormat& format, std::chrono::milliseconds timeout) = 0;

@@ -30,10 +30,11 @@ public:
     // The receiver leaving is the stream's end, not an error (FrameSender
     // throws PeerLeft, inside the library only): each call that may learn
     // of it notes what it said and returns, and state() says kLeft.
-    std::optional<std::uint64_t> send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
-                                      std::uint64_t cookie, std::chrono::milliseconds timeout) override {
+    std::optional<std::uint64_t> send(std::span<const std::byte> payload, const FrameMemory::Impl& memory,
+                                      const FrameMeta& meta, std::uint64_t cookie,
+                                      std::chrono::milliseconds timeout) override {
         try {
-            return tx_->send(payload, lkey, meta, cookie, timeout);
+            return tx_->send(payload, memory.lkey(0), meta, cookie, timeout); // one path: the domain's device 0
         } catch (const PeerLeft& e) {
             leaving_ = e.what();
             return std::nullopt;

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// Frame memory on two devices (docs/design/two-paths.md, Decision 2): one
+// mapping, registered on each path's device, written from over both paths
+// with each device's own key and no copy on the sender; a device added after
+// the memory was made registers it before its first send.
+#include "stream_pair.hpp"
+
+#include "memory/frame_memory_impl.hpp"
+#include "rdmastream/error.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace rdmastream::harness {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::size_t kFrame = 4096;
+
+PageRegistrar registrar(FrameSender& tx) {
+    return [&tx](std::span<std::byte> pages, std::size_t locked) { return tx.register_pages(pages, locked, 0); };
+}
+
+std::span<const std::byte> fill(const FrameMemory::Impl& m, std::size_t at, unsigned char seed) {
+    auto bytes = m.pages.bytes().subspan(at * kFrame, kFrame);
+    for (std::size_t k = 0; k < bytes.size(); ++k) bytes[k] = std::byte(static_cast<unsigned char>(seed + k * 7));
+    return bytes;
+}
+
+// The next frame of `rx`, its payload compared with `sent`.
+void expect_frame(FrameReceiver& rx, std::span<const std::byte> sent) {
+    auto f = rx.next(5s);
+    ASSERT_TRUE(f.has_value());
+    ASSERT_EQ(f->payload.size(), sent.size());
+    EXPECT_TRUE(std::equal(sent.begin(), sent.end(), f->payload.begin()));
+    rx.release(f->slot);
+}
+
+TEST(FrameMemory, OneMappingWrittenOverTwoDevicesWithEachDevicesKey) {
+    SenderOptions o;
+    StreamPair a = connect_pair(ring(4), o);
+    StreamPair b = connect_pair(ring(4), o);
+    auto domain = std::make_shared<MemoryDomain::Impl>(registrar(*a.tx));
+
+    // Made while the domain has one device; the second registers it.
+    std::unique_ptr<FrameMemory::Impl> early = domain->allocate(domain, 2 * kFrame);
+    ASSERT_EQ(domain->add_device(registrar(*b.tx)), 1u);
+    std::unique_ptr<FrameMemory::Impl> late = domain->allocate(domain, 2 * kFrame);
+    EXPECT_EQ(domain->devices(), 2u);
+
+    const std::uint64_t copied_a = a.fabric.copied_bytes(), copied_b = b.fabric.copied_bytes();
+    std::vector<std::span<const std::byte>> frames{fill(*early, 0, 1), fill(*early, 1, 2), fill(*late, 0, 3),
+                                                   fill(*late, 1, 4)};
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+        const FrameMemory::Impl& m = i < 2 ? *early : *late;
+        ASSERT_EQ(a.tx->send(frames[i], m.lkey(0), {}, i, 5s), i);
+        ASSERT_EQ(b.tx->send(frames[i], m.lkey(1), {}, i, 5s), i);
+        expect_frame(*a.rx, frames[i]);
+        expect_frame(*b.rx, frames[i]);
+    }
+    // Each device moved each frame once, as one path alone does: header and
+    // payload, straight from the one mapping.
+    const std::uint64_t per_path = frames.size() * (kFrame + wire::kSlotHeaderSize);
+    EXPECT_GE(a.fabric.copied_bytes() - copied_a, per_path);
+    EXPECT_EQ(a.fabric.copied_bytes() - copied_a, b.fabric.copied_bytes() - copied_b);
+    a.tx->finish(5s);
+    b.tx->finish(5s);
+}
+
+TEST(FrameMemory, AKeyOfOneDeviceIsRefusedOnTheOther) {
+    SenderOptions o;
+    StreamPair a = connect_pair(ring(4), o);
+    StreamPair b = connect_pair(ring(4), o);
+    auto domain = std::make_shared<MemoryDomain::Impl>(registrar(*a.tx));
+    std::unique_ptr<FrameMemory::Impl> m = domain->allocate(domain, kFrame);
+    // Device A's key on device B: the NIC refuses the read (a local
+    // protection error), which is why every path takes its own device's key.
+    EXPECT_THROW(
+        {
+            b.tx->send(fill(*m, 0, 9), m->lkey(0), {}, 0, 5s);
+            b.tx->finish(5s); // waits for the frame's completion: a failed one throws
+        },
+        ConnectionError);
+}
+
+TEST(FrameMemory, GoneMemoryLeavesTheDomainBeforeAnotherDeviceComes) {
+    SenderOptions o;
+    StreamPair a = connect_pair(ring(4), o);
+    StreamPair b = connect_pair(ring(4), o);
+    auto domain = std::make_shared<MemoryDomain::Impl>(registrar(*a.tx));
+    std::size_t registered_on_b = 0;
+    domain->allocate(domain, kFrame).reset(); // gone: nothing to register later
+    auto kept = domain->allocate(domain, kFrame);
+    domain->add_device([&](std::span<std::byte> pages, std::size_t locked) {
+        ++registered_on_b;
+        return b.tx->register_pages(pages, locked, 0);
+    });
+    EXPECT_EQ(registered_on_b, 1u);
+    EXPECT_THROW(domain->add_device(registrar(*b.tx)), std::logic_error); // a third device: no path for it
+}
+
+} // namespace
+} // namespace rdmastream::harness
