@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,7 @@ SrcFlowPads::SrcFlowPads(GstElement* element, GstDebugCategory* category)
     : element_(element), category_(category) {}
 
 SrcFlowPads::~SrcFlowPads() {
+    if (allocation_probe_ != 0) gst_pad_remove_probe(main_, allocation_probe_);
     for (auto& p : pads_) {
         if (!p) continue;
         gst_pad_set_active(p->pad, FALSE);
@@ -76,6 +78,24 @@ void SrcFlowPads::add(Receiver& receiver, GstPad* main) {
         gst_element_add_pad(element_, p->pad);
         GST_INFO_OBJECT(element_, "flow %u on pad src_%u: %s", flow, flow, format->caps.c_str());
         pads_[flow] = std::move(p);
+    }
+    if (std::any_of(pads_.begin(), pads_.end(), [](const auto& p) { return p != nullptr; })) {
+        // A programme: no ALLOCATION query on "src" from here on (basesrc
+        // asks one after each caps and reconfigure). It is serialized, and
+        // the streaming thread that asks it pushes every flow: a queue
+        // downstream holds it until the data before it went on, which may
+        // wait for another flow's buffers this thread would push next
+        // (playbin's stream synchronizer: a deadlock, seen with one CPU).
+        // Unanswered, it costs what a pipeline that answers none costs:
+        // copy-threshold alone keeps slots for the sender.
+        main_ = main;
+        allocation_probe_ = gst_pad_add_probe(
+            main, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+            [](GstPad*, GstPadProbeInfo* info, gpointer) {
+                GstQuery* q = GST_PAD_PROBE_INFO_QUERY(info);
+                return GST_QUERY_TYPE(q) == GST_QUERY_ALLOCATION ? GST_PAD_PROBE_DROP : GST_PAD_PROBE_OK;
+            },
+            nullptr, nullptr);
     }
     gst_element_no_more_pads(element_);
 }

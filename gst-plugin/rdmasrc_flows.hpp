@@ -63,6 +63,8 @@ private:
     std::uint32_t group_id_ = 0;
     bool added_ = false;
     std::uint16_t refused_ = 0; // a bit per flow warned about
+    GstPad* main_ = nullptr;      // "src", while allocation_probe_ is on it
+    gulong allocation_probe_ = 0; // a programme's: drops ALLOCATION queries (add)
 };
 
 } // namespace rdmastream::gst
