@@ -1,18 +1,22 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Both sides of the framemd5 interop check, one clip after another, each on
-# its own port so the two sides pair up whatever their timing.
+# its own port so the two sides pair up whatever their timing, and the
+# checks of the files written, on the host after the job (HOST_CHECK:
+# ffmpeg and ffprobe cost seconds a program in a TCG guest).
 #   interop.sh recv BINDIR CLIPDIR ITEM ...   receives each clip, compares with CLIP.ref.md5 (or REF)
 #   interop.sh send BINDIR CLIPDIR ITEM ...   sends each clip to $RDMABED_SERVER_ADDR
+#   interop.sh check BINDIR CLIPDIR ITEM ...  the -o files' sound and pictures, on the host
 # ITEM is CLIP[:REF[:EXT:CODEC:SAMPLES]]. REF "node-programme" (-map 0:v:0
-# -map 0:a:0): the reference is made here, by
-# this node's ffmpeg, for decoders whose float output depends on the CPU's
+# -map 0:a:0): the reference is made by the receiving node's ffmpeg, for
+# decoders whose float output depends on the CPU's
 # SIMD (FFmpeg's Opus decoder differs with and without AVX, and the guest's
 # CPU is not the host's). With EXT, rdmarecv
 # also writes -o CLIP.EXT, and `ffmpeg -i CLIP.EXT -c:a CODEC -f md5` of it must equal
 # the file SAMPLES (the source's decoded samples, hashed the same way);
-# SAMPLES "node": hashed here, by this node's ffmpeg (a decoder whose float
+# SAMPLES "node": hashed by the receiving node's ffmpeg (a decoder whose float
 # output depends on the CPU: AC-3's sign of a zero, with and without AVX).
+# The written file's samples are PCM, which decodes alike on any CPU.
 # Extra flags for all clips: $SEND_FLAGS (rdmasend), $RECV_FLAGS (rdmarecv).
 set -u
 role=$1 bindir=$2 clipdir=$3
@@ -47,10 +51,15 @@ EOF_ITEM
       diff "$out" "$ref" | head -20
       status=1
     fi
+    [ "${samples:-}" = node ] || continue
+    ffmpeg -nostdin -v error -i "$clipdir/$clip" -map 0:a:0 -c:a "$codec" -f md5 - >"${RDMABED_OUT:-/tmp}/$clip.node.samples.md5" 2>&1
+  elif [ "$role" = check ]; then
     [ -n "${ext:-}" ] || continue
+    [ "$ref" = "$clipdir/node-programme" ] && ref=$RDMABED_OUT/$clip.node.ref.md5
+    written=$RDMABED_OUT/got.$clip.$ext
     got=$(ffmpeg -nostdin -v error -i "$written" -map 0:a:0 -c:a "$codec" -f md5 - 2>&1)
     if [ "$samples" = node ]; then
-      want=$(ffmpeg -nostdin -v error -i "$clipdir/$clip" -map 0:a:0 -c:a "$codec" -f md5 - 2>&1)
+      want=$(cat "$RDMABED_OUT/$clip.node.samples.md5")
     else
       want=$(cat "$clipdir/$samples")
     fi

@@ -4,8 +4,9 @@
 # a fan-out rdmasend (--receivers 2, --metrics) streams a test source to two
 # rdmarecv --null, one of them with --metrics; a third receiver joins,
 # takes 15 frames and leaves. Both endpoints are scraped twice while the
-# stream runs (curl), then (tests/cli/metrics-check.py, one Python run:
-# Python takes ~5 s to start in a TCG guest):
+# stream runs (curl), then (tests/cli/metrics-check.py, one Python run on
+# the host after the job, `metrics.sh check`: Python takes ~5 s to start in
+# a TCG guest):
 #  * the text parses with prometheus_client's parsers (Prometheus text, and
 #    OpenMetrics, strict, for the scrape that asks for it);
 #  * the counters rose between the two scrapes, on both programs;
@@ -18,14 +19,17 @@
 #    thread, per scrape, which is why none falls in the stretch).
 # The sender runs until it is interrupted (exit 130), so a slow guest only
 # makes the test longer.
-#   metrics.sh BINDIR BUILDDIR
+#   metrics.sh BINDIR BUILDDIR   |   metrics.sh check
 set -u
-bin=$1 build=$2
 out=$RDMABED_OUT
+if [ "$1" = check ]; then
+  # Debian's Python, which has python3-prometheus-client.
+  exec /usr/bin/python3 "$(dirname "$0")/metrics-check.py" all "$out/recv-1.txt" "$out/recv-2.txt" \
+    "$out/recv-om.txt" "$out/send-1.txt" "$out/send-2.txt" "$out/recv-metrics.malloc" "$out/recv-plain.malloc"
+fi
+bin=$1 build=$2
 addr=$RDMABED_SERVER_ADDR
 port=18690
-py=/usr/bin/python3 # Debian's, which has python3-prometheus-client
-check="$py $(dirname "$0")/metrics-check.py"
 # scrape URL FILE [openmetrics]: GET URL into FILE, checking its Content-Type.
 scrape() {
   if [ "${3:-}" = openmetrics ]; then
@@ -108,7 +112,5 @@ wait $recv_p || fail "the rdmarecv without exited $? (see $out/plain-recv.log)"
 pids=
 cat "$out/metrics-send.log"
 
-$check all "$out/recv-1.txt" "$out/recv-2.txt" "$out/recv-om.txt" "$out/send-1.txt" "$out/send-2.txt" \
-  "$out/recv-metrics.malloc" "$out/recv-plain.malloc" || fail "the receivers' and the sender's metrics, or the heap calls"
-[ $status -eq 0 ] && echo "ok metrics: both endpoints scraped during the stream, counters rising, text parsed"
+[ $status -eq 0 ] && echo "ok metrics: both endpoints scraped during the stream (checked on the host next)"
 exit $status

@@ -9,8 +9,10 @@
 # receiver gets end of stream after the frames before the cut), and per-frame
 # captions through -o with an encoder that writes them (libx264: every
 # frame's caption bytes read back equal the source's), and the clock anchor
-# rdmasend sends with its first frame.
-#   outputs.sh recv|send BINDIR CLIPDIR SIDE_DATA_CLIP
+# rdmasend sends with its first frame. The written files are read back
+# (ffmpeg, side_data_clip) on the host after the job (HOST_CHECK): seconds
+# a program in a TCG guest.
+#   outputs.sh recv|send|check BINDIR CLIPDIR SIDE_DATA_CLIP
 set -u
 role=$1 bin=$2 clips=$3 side_data_clip=$4
 out=${RDMABED_OUT:-/tmp}
@@ -20,6 +22,29 @@ n=$(grep -c '^0,' "$ref")
 status=0
 fail() { echo "FAIL $*"; status=1; }
 hashes() { grep '^0,' "$1" | awk -F', *' '{print $3, $6}'; } # pts and hash
+
+if [ "$role" = check ]; then
+  for ext in y4m mkv; do
+    # The framemd5 lines are the frames: their count is the file's.
+    ffmpeg -nostdin -v error -y -i "$out/got.$ext" -map 0:v:0 -f framemd5 "$out/got.$ext.md5"
+    frames=$(grep -c '^0,' "$out/got.$ext.md5")
+    [ "$frames" = "$n" ] || fail "-o got.$ext: it holds $frames frames, the clip $n"
+    if [ "$(hashes "$out/got.$ext.md5")" = "$(hashes "$ref")" ]; then
+      echo "ok -o got.$ext: $frames frames, framemd5 (pts and hash) equal to ffmpeg's decode of the source"
+    else
+      fail "-o got.$ext: framemd5 differs from ffmpeg's decode of the source:"; diff "$out/got.$ext.md5" "$ref" | head
+    fi
+  done
+  # Captions: libx264 writes each frame's as SEI again; read back, frame by
+  # frame, they are the source's. (Without side data on the wire: "cc=-".)
+  "$side_data_clip" dump "$out/captions.mkv" > "$out/captions.side"
+  if [ -s "$out/captions.side" ] && cmp -s "$out/captions.side" "$clips/captions.mkv.side"; then
+    echo "ok captions: $(wc -l < "$out/captions.side") frames, each with the source's caption bytes"
+  else
+    fail "captions: the frames' side data differ from the source's:"; diff "$out/captions.side" "$clips/captions.mkv.side" | head
+  fi
+  exit $status
+fi
 
 if [ "$role" = send ]; then
   for port in 18661 18662 18663 18666 18664; do
@@ -39,17 +64,7 @@ fi
 R="$bin/rdmarecv -q --idle-timeout 60"
 for ext in y4m mkv; do
   port=$([ $ext = y4m ] && echo 18661 || echo 18662)
-  $R --listen ":$port" -o "$out/got.$ext" || { fail "-o got.$ext: rdmarecv exited $?"; continue; }
-  # The framemd5 lines are the frames: their count is the file's (one
-  # decode in the guest, not two).
-  ffmpeg -nostdin -v error -y -i "$out/got.$ext" -map 0:v:0 -f framemd5 "$out/got.$ext.md5"
-  frames=$(grep -c '^0,' "$out/got.$ext.md5")
-  [ "$frames" = "$n" ] || fail "-o got.$ext: it holds $frames frames, the clip $n"
-  if [ "$(hashes "$out/got.$ext.md5")" = "$(hashes "$ref")" ]; then
-    echo "ok -o got.$ext: $frames frames, framemd5 (pts and hash) equal to ffmpeg's decode of the source"
-  else
-    fail "-o got.$ext: framemd5 differs from ffmpeg's decode of the source:"; diff "$out/got.$ext.md5" "$ref" | head
-  fi
+  $R --listen ":$port" -o "$out/got.$ext" || fail "-o got.$ext: rdmarecv exited $?" # read back by `check`
 done
 
 $R --listen :18663 --gst "fakesink" --stats-json "$out/gst.json" || fail "--gst fakesink: rdmarecv exited $?"
@@ -81,15 +96,8 @@ else
   fail "--policy live: $got frames, $missing not from the clip"
 fi
 
-# Captions: libx264 writes each frame's as SEI again; read back, frame by
-# frame, they are the source's. (Without side data on the wire: "cc=-".)
+# Captions through libx264 (read back by `check`).
 $R --listen :18667 -o "$out/captions.mkv" --codec libx264 2>"$out/captions.err" || fail "captions: rdmarecv exited $?"
-"$side_data_clip" dump "$out/captions.mkv" > "$out/captions.side"
-if [ -s "$out/captions.side" ] && cmp -s "$out/captions.side" "$clips/captions.mkv.side"; then
-  echo "ok captions: $(wc -l < "$out/captions.side") frames, each with the source's caption bytes"
-else
-  fail "captions: the frames' side data differ from the source's:"; diff "$out/captions.side" "$clips/captions.mkv.side" | head
-fi
 
 # The clock anchor: rdmasend says where pts 0 is as its first frame goes
 # (one guest: one clock, so within a minute of now).
