@@ -16,6 +16,14 @@ frames=$((minutes * 60 * fps))
 hashes=$clip.hashes
 status=0
 fail() { echo "FAIL: $*"; status=1; }
+# The NIC's own counts (RNR NAKs, sequence errors, retries), printed after
+# a failure: what it looked like on the wire, beside the programs' words.
+nic_counters() {
+  for c in /sys/class/infiniband/*/ports/1/hw_counters; do
+    [ -d "$c" ] || continue
+    echo "counters of $c: $(cd "$c" && grep -H . * | tr '\n' ' ')"
+  done
+}
 
 # sample NAME PID: one line every 10 s while PID lives.
 sample() {
@@ -38,6 +46,7 @@ if [ "$side" = send ]; then
   wait $sender || { fail "rdmasend exited $?"; tail -5 "$out/soak-send.log"; }
   wait
   echo "soak: the sender sent $frames frames to $(grep -c 'joined' "$out/soak-send.log") receivers in turn"
+  [ $status -eq 0 ] || nic_counters
   exit $status
 fi
 
@@ -165,4 +174,5 @@ report=$out/soak-report.txt
 cat "$report"
 grep -q '^FAIL' "$report" && status=1
 [ $status -eq 0 ] && echo "soak: passed"
+[ $status -eq 0 ] || nic_counters
 exit $status

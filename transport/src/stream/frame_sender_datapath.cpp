@@ -146,9 +146,14 @@ void FrameSender::failed(const ibv_wc& wc, Work work) {
     }
     // A receiver that dies makes our writes fail (retries exceeded, remote
     // access error as its ring is deregistered) about when its disconnect
-    // arrives: the disconnect says what happened.
+    // arrives: the disconnect says what happened, and the completion how
+    // it met us (a NAK's kind: what a receiver that did not die did).
     if (std::optional<CmEvent> ev = path_->wait_event(std::chrono::milliseconds(200))) {
-        on_cm_event(ev);
+        try {
+            on_cm_event(ev);
+        } catch (const ConnectionError& e) {
+            throw ConnectionError(fmt::format("{} (our last work request failed: {})", e.what(), describe_failed_wc(wc)));
+        }
     }
     mark_failed();
     path_->fail(wc, "sender");
