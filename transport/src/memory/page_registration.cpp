@@ -41,9 +41,9 @@ PageRegistration register_pages(std::shared_ptr<ibv_pd> pd, std::span<std::byte>
                                       "(a receiver with memory windows one more per slot)",
                                       pages.size(), ibv_get_device_name(pd->context->device), attr.max_mr));
     }
-    MemoryRegion region(mr);
-    const PageRegistration keys{mr->lkey, mr->rkey, nullptr};
-    return PageRegistration{keys.lkey, keys.rkey, std::make_shared<PdRegion>(PdRegion{std::move(pd), std::move(region)})};
+    MemoryRegion region(mr); // owned before anything else may throw
+    const std::uint32_t lkey = mr->lkey, rkey = mr->rkey;
+    return PageRegistration{lkey, rkey, std::make_shared<PdRegion>(PdRegion{std::move(pd), std::move(region)})};
 }
 
 } // namespace rdmastream
