@@ -678,6 +678,42 @@ public:
         }
     }
 
+    // wait()'s two halves for PathWait: the same looks, then a sleep on
+    // this end's readiness (rung by the peer's posts and events) beside
+    // other datapaths' fds.
+    std::optional<Waited> begin_sleep(std::span<ibv_wc> out, SleepFds& fds, Clock::time_point& wake_at) override {
+        auto& me = s_->ends[side_];
+        for (;;) {
+            if (me.ready.pending()) me.ready.take();
+            if (std::size_t n = poll(out); n > 0) return Waited{Waited::kCompletions, n, {}};
+            if (held_event_) return Waited{Waited::kCmEvent, 0, std::exchange(held_event_, std::nullopt)};
+            if (auto ev = next_event()) {
+                if (std::size_t n = poll(out); n > 0) {
+                    held_event_ = std::move(ev);
+                    return Waited{Waited::kCompletions, n, {}};
+                }
+                return Waited{Waited::kCmEvent, 0, std::move(ev)};
+            }
+            if (me.ready.sleep_begin()) break;
+            // Rung meanwhile: look again.
+        }
+        if (!me.stalled.empty()) wake_at = std::min(wake_at, Clock::now() + kRnrRetry); // retried after kRnrRetry
+        fds.add(me.ready.fd());
+        return std::nullopt;
+    }
+    std::optional<Waited> end_sleep(std::span<ibv_wc> out, std::span<const pollfd> fds) override {
+        s_->ends[side_].ready.sleep_end(!fds.empty() && (fds[0].revents & POLLIN) != 0);
+        if (std::size_t n = poll(out); n > 0) return Waited{Waited::kCompletions, n, {}};
+        if (auto ev = next_event()) {
+            if (std::size_t n = poll(out); n > 0) {
+                held_event_ = std::move(ev);
+                return Waited{Waited::kCompletions, n, {}};
+            }
+            return Waited{Waited::kCmEvent, 0, std::move(ev)};
+        }
+        return std::nullopt;
+    }
+
     std::optional<CmEvent> next_event() override {
         auto& me = s_->ends[side_];
         if (me.pending_events.load(std::memory_order_acquire) == 0) return std::nullopt; // no lock per spin

@@ -147,6 +147,13 @@ public:
     Waited wait(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline) override {
         return inner_->wait(out, deadline);
     }
+    std::optional<Waited> begin_sleep(std::span<ibv_wc> out, SleepFds& fds,
+                                      std::chrono::steady_clock::time_point& wake_at) override {
+        return inner_->begin_sleep(out, fds, wake_at);
+    }
+    std::optional<Waited> end_sleep(std::span<ibv_wc> out, std::span<const pollfd> fds) override {
+        return inner_->end_sleep(out, fds);
+    }
     std::optional<CmEvent> next_event() override { return inner_->next_event(); }
     std::optional<CmEvent> wait_event(std::chrono::milliseconds timeout) override {
         return inner_->wait_event(timeout);

@@ -232,75 +232,94 @@ Waited CompletionPoller::sleep(std::span<ibv_wc> out, std::chrono::steady_clock:
         if (waker_ != nullptr && waker_->take()) {
             return {Waited::kWoken, 0, {}};
         }
-        if (!armed_) {
-            check_rc(ibv_req_notify_cq(conn_.cq(), 0), "ibv_req_notify_cq");
-            armed_ = true;
+        SleepFds fds;
+        auto wake_at = deadline;
+        if (std::optional<Waited> w = begin_sleep(out, fds, wake_at)) {
+            return std::move(*w);
         }
-        if (std::size_t n = poll(out); n > 0) { // arrived before the re-arm
-            return {Waited::kCompletions, n, {}};
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(wake_at - std::chrono::steady_clock::now());
+        if (left.count() <= 0 || (waker_ != nullptr && !waker_->sleep_begin())) {
+            // Not sleeping after all (no time left, or woken meanwhile: taken at the top).
+            if (std::optional<Waited> w = end_sleep(out, fds.span())) return std::move(*w);
+            if (left.count() <= 0 && wake_at == deadline) return {};
+            continue; // the port's deadline (check_port throws), or the wake
         }
-        const auto now = std::chrono::steady_clock::now();
-        check_port(now);
-        // A port that is down wakes us when its outage outlasts the retries.
-        const auto wake_at = std::min(deadline, port_deadline().value_or(deadline));
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(wake_at - now);
-        if (left.count() <= 0) {
-            if (wake_at < deadline) continue; // the port's deadline: check_port throws
-            return {};
-        }
-        DeviceEventSubscription& events = conn_.device_events();
-        if (waker_ != nullptr && !waker_->sleep_begin()) {
-            continue; // woken meanwhile: taken at the top
-        }
-        // Events another connection's thread read for us wake us through
-        // the subscription's Waker; those already there are taken now.
-        if (!events.waker().sleep_begin()) {
-            if (waker_ != nullptr) waker_->sleep_end(false);
-            take_device_events();
-            continue;
-        }
-        pollfd fds[5] = {{conn_.comp_channel()->fd, POLLIN, 0},
-                         {conn_.events().fd(), POLLIN, 0},
-                         {events.device_fd(), POLLIN, 0},
-                         {waker_ != nullptr ? waker_->fd() : -1, POLLIN, 0},
-                         {events.waker().fd(), POLLIN, 0}};
-        const int rc = ::poll(fds, 5, static_cast<int>(left.count()));
+        if (waker_ != nullptr) fds.add(waker_->fd());
+        const int rc = ::poll(fds.fds.data(), fds.n, static_cast<int>(left.count()));
         const int poll_errno = errno;
         if (waker_ != nullptr) {
-            waker_->sleep_end((fds[3].revents & POLLIN) != 0);
+            waker_->sleep_end((fds.fds[fds.n - 1].revents & POLLIN) != 0);
         }
-        events.waker().sleep_end((fds[4].revents & POLLIN) != 0);
         if (rc < 0 && poll_errno != EINTR) {
+            end_sleep(out, {}); // ends the device events' sleep; throws only what it would anyway
             throw SystemError("poll(completion channel)", poll_errno);
         }
-        if ((fds[2].revents & POLLIN) || events.pending()) {
-            take_device_events();
+        if (std::optional<Waited> w = end_sleep(out, fds.span())) return std::move(*w);
+    }
+}
+
+std::optional<Waited> CompletionPoller::begin_sleep(std::span<ibv_wc> out, SleepFds& fds,
+                                                    std::chrono::steady_clock::time_point& wake_at) {
+    if (!armed_) {
+        check_rc(ibv_req_notify_cq(conn_.cq(), 0), "ibv_req_notify_cq");
+        armed_ = true;
+    }
+    if (std::size_t n = poll(out); n > 0) { // arrived before the (re-)arm
+        return Waited{Waited::kCompletions, n, {}};
+    }
+    if (held_event_) {
+        return Waited{Waited::kCmEvent, 0, std::exchange(held_event_, std::nullopt)};
+    }
+    check_port(std::chrono::steady_clock::now());
+    // A port that is down wakes us when its outage outlasts the retries.
+    wake_at = std::min(wake_at, port_deadline().value_or(wake_at));
+    // Events another connection's thread read for us wake us through the
+    // subscription's Waker; those already there are taken now.
+    DeviceEventSubscription& events = conn_.device_events();
+    while (!events.waker().sleep_begin()) {
+        take_device_events(); // takes the wake too (DeviceEventSubscription::collect)
+    }
+    fds.add(conn_.comp_channel()->fd);
+    fds.add(conn_.events().fd());
+    fds.add(events.device_fd());
+    fds.add(events.waker().fd());
+    return std::nullopt;
+}
+
+std::optional<Waited> CompletionPoller::end_sleep(std::span<ibv_wc> out, std::span<const pollfd> fds) {
+    // Entries begin_sleep added, in its order; none (or no revents) when
+    // no poll(2) ran.
+    auto ready = [&](std::size_t i) { return i < fds.size() && (fds[i].revents & POLLIN) != 0; };
+    DeviceEventSubscription& events = conn_.device_events();
+    events.waker().sleep_end(ready(3));
+    if (ready(2) || events.pending()) {
+        take_device_events();
+    }
+    if (ready(0)) {
+        ibv_cq* cq = nullptr;
+        void* ctx = nullptr;
+        // The channel is non-blocking and only this poller reads it:
+        // readable means an event is there. EAGAIN would only mean
+        // another reader took it, and then the CQ is polled anyway.
+        if (ibv_get_cq_event(conn_.comp_channel(), &cq, &ctx) == 0) {
+            armed_ = false; // the notification fired: the next sleep re-arms
+            if (++unacked_events_ >= kAckBatch) {
+                ibv_ack_cq_events(conn_.cq(), unacked_events_);
+                unacked_events_ = 0;
+            }
+        } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            throw SystemError("ibv_get_cq_event", errno);
         }
-        if (fds[0].revents & POLLIN) {
-            ibv_cq* cq = nullptr;
-            void* ctx = nullptr;
-            // The channel is non-blocking and only this poller reads it:
-            // readable means an event is there. EAGAIN would only mean
-            // another reader took it, and then the CQ is polled anyway.
-            if (ibv_get_cq_event(conn_.comp_channel(), &cq, &ctx) == 0) {
-                armed_ = false; // the notification fired: the next sleep re-arms
-                if (++unacked_events_ >= kAckBatch) {
-                    ibv_ack_cq_events(conn_.cq(), unacked_events_);
-                    unacked_events_ = 0;
-                }
-            } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
-                throw SystemError("ibv_get_cq_event", errno);
-            }
-            if (std::size_t n = poll(out); n > 0) {
-                return {Waited::kCompletions, n, {}};
-            }
-        }
-        if (fds[1].revents & POLLIN) {
-            if (Waited w = event_after_completions(out); w.kind != Waited::kTimeout) {
-                return w;
-            }
+        if (std::size_t n = poll(out); n > 0) {
+            return Waited{Waited::kCompletions, n, {}};
         }
     }
+    if (ready(1)) {
+        if (Waited w = event_after_completions(out); w.kind != Waited::kTimeout) {
+            return w;
+        }
+    }
+    return std::nullopt;
 }
 
 Waited CompletionPoller::event_after_completions(std::span<ibv_wc> out) {

@@ -28,8 +28,12 @@
 #include "setup/rc_connection.hpp"
 #include "rdmastream/waker.hpp"
 
+#include <poll.h>
+
+#include <array>
 #include <chrono>
 #include <optional>
+#include <stdexcept>
 #include <span>
 #include <string>
 #include <vector>
@@ -64,6 +68,19 @@ struct Waited {
     std::optional<CmEvent> event; // kCmEvent
 };
 
+// The fds of one poll(2) over one or more sleepers (PathWait: every path's
+// connection), each adding its own in a fixed order. No allocation.
+struct SleepFds {
+    static constexpr std::size_t kMax = 16;
+    std::array<pollfd, kMax> fds{};
+    std::size_t n = 0;
+    void add(int fd) {
+        if (n == kMax) throw std::logic_error("SleepFds: more than 16 fds to sleep on");
+        fds[n++] = pollfd{fd, POLLIN, 0};
+    }
+    std::span<const pollfd> span() const noexcept { return {fds.data(), n}; }
+};
+
 class CompletionPoller {
 public:
     // `waker` (may be null) interrupts wait(); it must outlive the poller.
@@ -89,6 +106,19 @@ public:
     // fd, readable once a completion arrives after this call. Poll the CQ
     // after it (what came before the arm wakes nothing).
     int arm();
+
+    // wait()'s sleep cut in two around a poll(2) that the caller makes over
+    // other connections' fds too (PathWait), kEvent mode. begin_sleep: what
+    // wait() would return at once (completions written to out, a held
+    // connection event), or nullopt with the CQ armed, this connection's
+    // fds added to `fds` and `wake_at` lowered to when it must look again
+    // (a port outage outlasting the retries). end_sleep: after the poll(2)
+    // (or instead of it: no fds), the entries begin_sleep added with their
+    // revents; what came, or nullopt. Every begin_sleep that returned
+    // nullopt takes one end_sleep.
+    std::optional<Waited> begin_sleep(std::span<ibv_wc> out, SleepFds& fds,
+                                      std::chrono::steady_clock::time_point& wake_at);
+    std::optional<Waited> end_sleep(std::span<ibv_wc> out, std::span<const pollfd> fds);
 
     // A failed completion: throws ConnectionError, naming the device event
     // behind it when there is one (a QP's fatal event, or a port that went down: it

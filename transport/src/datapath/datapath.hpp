@@ -64,6 +64,12 @@ public:
     // As CompletionPoller::wait: completions, a connection event, a wake of
     // the stream end's Waker, or the deadline.
     virtual Waited wait(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline) = 0;
+    // wait() in two halves around one poll(2) over several datapaths
+    // (PathWait; kEvent mode): CompletionPoller::begin_sleep and end_sleep.
+    // The stream end's Waker is the caller's to sleep on.
+    virtual std::optional<Waited> begin_sleep(std::span<ibv_wc> out, SleepFds& fds,
+                                              std::chrono::steady_clock::time_point& wake_at) = 0;
+    virtual std::optional<Waited> end_sleep(std::span<ibv_wc> out, std::span<const pollfd> fds) = 0;
     // A connection event (the peer hung up, the device went), if one is
     // waiting; never blocks.
     virtual std::optional<CmEvent> next_event() = 0;
@@ -109,6 +115,13 @@ public:
     std::size_t poll(std::span<ibv_wc> out) override { return poller_.poll(out); }
     Waited wait(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline) override {
         return poller_.wait(out, deadline);
+    }
+    std::optional<Waited> begin_sleep(std::span<ibv_wc> out, SleepFds& fds,
+                                      std::chrono::steady_clock::time_point& wake_at) override {
+        return poller_.begin_sleep(out, fds, wake_at);
+    }
+    std::optional<Waited> end_sleep(std::span<ibv_wc> out, std::span<const pollfd> fds) override {
+        return poller_.end_sleep(out, fds);
     }
     std::optional<CmEvent> next_event() override;
     // CompletionPoller::arm: the fd to sleep on beside other connections'.

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// One wait over several paths' connections (docs/design/two-paths.md,
+// Decision 6): a stream end with two paths sleeps in one poll(2) over both
+// paths' fds (completion channel, rdma_cm channel, device events) and its
+// Waker, until the earlier of its deadline and either path's own (a port
+// outage outlasting the retries), and says which paths have something:
+// waiting on one path would miss the other's credit or hang-up. Busy mode
+// spins over both instead. One path's wait is Datapath::wait, as before.
+//
+// Per wait in event mode: each path's CQ armed (a syscall only when not
+// armed already), one poll(2), and one read(2) per channel that fired; no
+// allocation.
+#pragma once
+
+#include "datapath/datapath.hpp"
+
+#include <array>
+#include <chrono>
+#include <optional>
+#include <span>
+
+namespace rdmastream {
+
+class PathWait {
+public:
+    static constexpr std::size_t kMaxPaths = 2;
+
+    struct Woke {
+        enum Kind { kPaths, kWoken, kTimeout } kind = kTimeout;
+        // kPaths: what each path had (completions written to its span of
+        // `outs`, or a connection event); empty for a path with nothing.
+        std::array<std::optional<Waited>, kMaxPaths> paths;
+    };
+
+    // `waker` (may be null): the stream end's; it must outlive this.
+    PathWait(PollMode mode, Waker* waker) noexcept : mode_(mode), waker_(waker) {}
+
+    // Waits until a path has completions or a connection event, the waker
+    // is woken (its wake taken), or `deadline`. paths[i]'s completions go
+    // to outs[i]. Completions already queued come first, without a sleep.
+    Woke wait(std::span<Datapath* const> paths, std::span<const std::span<ibv_wc>> outs,
+              std::chrono::steady_clock::time_point deadline);
+
+private:
+    Woke spin(std::span<Datapath* const> paths, std::span<const std::span<ibv_wc>> outs,
+              std::chrono::steady_clock::time_point deadline);
+
+    PollMode mode_;
+    Waker* waker_;
+};
+
+} // namespace rdmastream
