@@ -681,7 +681,8 @@ public:
     // wait()'s two halves for PathWait: the same looks, then a sleep on
     // this end's readiness (rung by the peer's posts and events) beside
     // other datapaths' fds.
-    std::optional<Waited> begin_sleep(std::span<ibv_wc> out, SleepFds& fds, Clock::time_point& wake_at) override {
+    std::optional<Waited> begin_sleep(std::span<ibv_wc> out, SleepFds& fds, Clock::time_point now,
+                                      Clock::time_point& wake_at) override {
         auto& me = s_->ends[side_];
         for (;;) {
             if (me.ready.pending()) me.ready.take();
@@ -697,7 +698,7 @@ public:
             if (me.ready.sleep_begin()) break;
             // Rung meanwhile: look again.
         }
-        if (!me.stalled.empty()) wake_at = std::min(wake_at, Clock::now() + kRnrRetry); // retried after kRnrRetry
+        if (!me.stalled.empty()) wake_at = std::min(wake_at, now + kRnrRetry); // retried after kRnrRetry
         fds.add(me.ready.fd());
         return std::nullopt;
     }

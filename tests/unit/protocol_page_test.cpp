@@ -147,9 +147,9 @@ public:
     Waited wait(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline) override {
         return inner_->wait(out, deadline);
     }
-    std::optional<Waited> begin_sleep(std::span<ibv_wc> out, SleepFds& fds,
+    std::optional<Waited> begin_sleep(std::span<ibv_wc> out, SleepFds& fds, std::chrono::steady_clock::time_point now,
                                       std::chrono::steady_clock::time_point& wake_at) override {
-        return inner_->begin_sleep(out, fds, wake_at);
+        return inner_->begin_sleep(out, fds, now, wake_at);
     }
     std::optional<Waited> end_sleep(std::span<ibv_wc> out, std::span<const pollfd> fds) override {
         return inner_->end_sleep(out, fds);

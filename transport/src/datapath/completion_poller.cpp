@@ -234,10 +234,12 @@ Waited CompletionPoller::sleep(std::span<ibv_wc> out, std::chrono::steady_clock:
         }
         SleepFds fds;
         auto wake_at = deadline;
-        if (std::optional<Waited> w = begin_sleep(out, fds, wake_at)) {
+        // One clock read per sleep (a system call in the guests: hpet).
+        const auto now = std::chrono::steady_clock::now();
+        if (std::optional<Waited> w = begin_sleep(out, fds, now, wake_at)) {
             return std::move(*w);
         }
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(wake_at - std::chrono::steady_clock::now());
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(wake_at - now);
         if (left.count() <= 0 || (waker_ != nullptr && !waker_->sleep_begin())) {
             // Not sleeping after all (no time left, or woken meanwhile: taken at the top).
             if (std::optional<Waited> w = end_sleep(out, fds.span())) return std::move(*w);
@@ -259,6 +261,7 @@ Waited CompletionPoller::sleep(std::span<ibv_wc> out, std::chrono::steady_clock:
 }
 
 std::optional<Waited> CompletionPoller::begin_sleep(std::span<ibv_wc> out, SleepFds& fds,
+                                                    std::chrono::steady_clock::time_point now,
                                                     std::chrono::steady_clock::time_point& wake_at) {
     if (!armed_) {
         check_rc(ibv_req_notify_cq(conn_.cq(), 0), "ibv_req_notify_cq");
@@ -270,7 +273,7 @@ std::optional<Waited> CompletionPoller::begin_sleep(std::span<ibv_wc> out, Sleep
     if (held_event_) {
         return Waited{Waited::kCmEvent, 0, std::exchange(held_event_, std::nullopt)};
     }
-    check_port(std::chrono::steady_clock::now());
+    check_port(now);
     // A port that is down wakes us when its outage outlasts the retries.
     wake_at = std::min(wake_at, port_deadline().value_or(wake_at));
     // Events another connection's thread read for us wake us through the

@@ -112,11 +112,13 @@ public:
     // wait() would return at once (completions written to out, a held
     // connection event), or nullopt with the CQ armed, this connection's
     // fds added to `fds` and `wake_at` lowered to when it must look again
-    // (a port outage outlasting the retries). end_sleep: after the poll(2)
+    // (a port outage outlasting the retries); `now`: the caller's clock
+    // read for this sleep (one per sleep, whatever the connections: a
+    // system call in the TCG guests). end_sleep: after the poll(2)
     // (or instead of it: no fds), the entries begin_sleep added with their
     // revents; what came, or nullopt. Every begin_sleep that returned
     // nullopt takes one end_sleep.
-    std::optional<Waited> begin_sleep(std::span<ibv_wc> out, SleepFds& fds,
+    std::optional<Waited> begin_sleep(std::span<ibv_wc> out, SleepFds& fds, std::chrono::steady_clock::time_point now,
                                       std::chrono::steady_clock::time_point& wake_at);
     std::optional<Waited> end_sleep(std::span<ibv_wc> out, std::span<const pollfd> fds);
 

@@ -68,6 +68,7 @@ public:
     // (PathWait; kEvent mode): CompletionPoller::begin_sleep and end_sleep.
     // The stream end's Waker is the caller's to sleep on.
     virtual std::optional<Waited> begin_sleep(std::span<ibv_wc> out, SleepFds& fds,
+                                              std::chrono::steady_clock::time_point now,
                                               std::chrono::steady_clock::time_point& wake_at) = 0;
     virtual std::optional<Waited> end_sleep(std::span<ibv_wc> out, std::span<const pollfd> fds) = 0;
     // A connection event (the peer hung up, the device went), if one is
@@ -116,9 +117,9 @@ public:
     Waited wait(std::span<ibv_wc> out, std::chrono::steady_clock::time_point deadline) override {
         return poller_.wait(out, deadline);
     }
-    std::optional<Waited> begin_sleep(std::span<ibv_wc> out, SleepFds& fds,
+    std::optional<Waited> begin_sleep(std::span<ibv_wc> out, SleepFds& fds, std::chrono::steady_clock::time_point now,
                                       std::chrono::steady_clock::time_point& wake_at) override {
-        return poller_.begin_sleep(out, fds, wake_at);
+        return poller_.begin_sleep(out, fds, now, wake_at);
     }
     std::optional<Waited> end_sleep(std::span<ibv_wc> out, std::span<const pollfd> fds) override {
         return poller_.end_sleep(out, fds);

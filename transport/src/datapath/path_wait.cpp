@@ -28,11 +28,12 @@ PathWait::Woke PathWait::wait(std::span<Datapath* const> paths, std::span<const 
         std::array<std::size_t, kMaxPaths + 1> first_fd{}; // path i's fds: [first_fd[i], first_fd[i + 1])
         std::array<bool, kMaxPaths> begun{};
         auto wake_at = deadline;
+        const auto now = Clock::now(); // one clock read for every path's look
         std::size_t p = 0;
         try {
             for (; p < paths.size(); ++p) {
                 first_fd[p] = fds.n;
-                if ((woke.paths[p] = paths[p]->begin_sleep(outs[p], fds, wake_at))) {
+                if ((woke.paths[p] = paths[p]->begin_sleep(outs[p], fds, now, wake_at))) {
                     any = true;
                 } else {
                     begun[p] = true;
@@ -45,7 +46,7 @@ PathWait::Woke PathWait::wait(std::span<Datapath* const> paths, std::span<const 
             throw;
         }
         first_fd[paths.size()] = fds.n;
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(wake_at - Clock::now());
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(wake_at - now);
         const bool sleep = !any && left.count() > 0 && (waker_ == nullptr || waker_->sleep_begin());
         int poll_errno = 0;
         if (sleep) {
