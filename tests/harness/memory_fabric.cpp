@@ -652,17 +652,7 @@ public:
         auto& ready = s_->ends[side_].ready;
         for (unsigned spins = 0;; ++spins) {
             if (ready.pending()) ready.take(); // a spinning waiter writes the peer's line only when woken
-            if (std::size_t n = poll(out); n > 0) return {Waited::kCompletions, n, {}};
-            if (held_event_) return {Waited::kCmEvent, 0, std::exchange(held_event_, std::nullopt)};
-            if (auto ev = next_event()) {
-                // As CompletionPoller: what the peer sent before the event may
-                // have completed since the CQ was found empty; it goes first.
-                if (std::size_t n = poll(out); n > 0) {
-                    held_event_ = std::move(ev);
-                    return {Waited::kCompletions, n, {}};
-                }
-                return {Waited::kCmEvent, 0, std::move(ev)};
-            }
+            if (std::optional<Waited> w = look(out)) return std::move(*w);
             if (waker_ != nullptr && waker_->take()) return {Waited::kWoken, 0, {}};
             // Spinning, the deadline is looked at every kSpinsPerClock spins:
             // a clock read (the vDSO's, ~25 ns on the 2-core host) costs
@@ -686,15 +676,7 @@ public:
         auto& me = s_->ends[side_];
         for (;;) {
             if (me.ready.pending()) me.ready.take();
-            if (std::size_t n = poll(out); n > 0) return Waited{Waited::kCompletions, n, {}};
-            if (held_event_) return Waited{Waited::kCmEvent, 0, std::exchange(held_event_, std::nullopt)};
-            if (auto ev = next_event()) {
-                if (std::size_t n = poll(out); n > 0) {
-                    held_event_ = std::move(ev);
-                    return Waited{Waited::kCompletions, n, {}};
-                }
-                return Waited{Waited::kCmEvent, 0, std::move(ev)};
-            }
+            if (std::optional<Waited> w = look(out)) return w;
             if (me.ready.sleep_begin()) break;
             // Rung meanwhile: look again.
         }
@@ -704,15 +686,7 @@ public:
     }
     std::optional<Waited> end_sleep(std::span<ibv_wc> out, std::span<const pollfd> fds) override {
         s_->ends[side_].ready.sleep_end(!fds.empty() && (fds[0].revents & POLLIN) != 0);
-        if (std::size_t n = poll(out); n > 0) return Waited{Waited::kCompletions, n, {}};
-        if (auto ev = next_event()) {
-            if (std::size_t n = poll(out); n > 0) {
-                held_event_ = std::move(ev);
-                return Waited{Waited::kCompletions, n, {}};
-            }
-            return Waited{Waited::kCmEvent, 0, std::move(ev)};
-        }
-        return std::nullopt;
+        return look(out);
     }
 
     std::optional<CmEvent> next_event() override {
@@ -841,6 +815,22 @@ private:
     }
 
     // Sleeps on the end's readiness and the stream end's waker at once.
+    // What a wait returns without sleeping: completions, a held event, a
+    // connection event (as CompletionPoller: what the peer sent before the
+    // event may have completed since the CQ was found empty; it goes first).
+    std::optional<Waited> look(std::span<ibv_wc> out) {
+        if (std::size_t n = poll(out); n > 0) return Waited{Waited::kCompletions, n, {}};
+        if (held_event_) return Waited{Waited::kCmEvent, 0, std::exchange(held_event_, std::nullopt)};
+        if (auto ev = next_event()) {
+            if (std::size_t n = poll(out); n > 0) {
+                held_event_ = std::move(ev);
+                return Waited{Waited::kCompletions, n, {}};
+            }
+            return Waited{Waited::kCmEvent, 0, std::move(ev)};
+        }
+        return std::nullopt;
+    }
+
     void sleep(Waker& ready, int timeout_ms) {
         if (!ready.sleep_begin()) return;
         const bool user = waker_ != nullptr && waker_->sleep_begin();
