@@ -21,29 +21,27 @@ PathWait::Woke PathWait::wait(std::span<Datapath* const> paths, std::span<const 
     }
     if (mode_ == PollMode::kBusy) return spin(paths, outs, deadline);
     for (;;) {
-        if (waker_ != nullptr && waker_->take()) return {Woke::kWoken, {}};
-        Woke woke{Woke::kPaths, {}};
+        if (waker_ != nullptr && waker_->take()) return {Woke::kWoken, {}, {}};
+        Woke woke{Woke::kPaths, {}, {}};
         bool any = false;
         SleepFds fds;
         std::array<std::size_t, kMaxPaths + 1> first_fd{}; // path i's fds: [first_fd[i], first_fd[i + 1])
         std::array<bool, kMaxPaths> begun{};
         auto wake_at = deadline;
         const auto now = Clock::now(); // one clock read for every path's look
-        std::size_t p = 0;
-        try {
-            for (; p < paths.size(); ++p) {
-                first_fd[p] = fds.n;
+        for (std::size_t p = 0; p < paths.size(); ++p) {
+            first_fd[p] = fds.n;
+            try {
                 if ((woke.paths[p] = paths[p]->begin_sleep(outs[p], fds, now, wake_at))) {
                     any = true;
                 } else {
                     begun[p] = true;
                 }
+            } catch (...) {
+                woke.failed[p] = std::current_exception(); // that path's; the others' sleeps end below
+                fds.n = first_fd[p];
+                any = true;
             }
-        } catch (...) {
-            for (std::size_t q = 0; q < p; ++q) {
-                if (begun[q]) paths[q]->end_sleep(outs[q], {}); // ends their sleeps; what came waits for the next look
-            }
-            throw;
         }
         first_fd[paths.size()] = fds.n;
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(wake_at - now);
@@ -57,11 +55,16 @@ PathWait::Woke PathWait::wait(std::span<Datapath* const> paths, std::span<const 
         for (std::size_t q = 0; q < paths.size(); ++q) {
             if (!begun[q]) continue;
             const auto mine = fds.span().subspan(first_fd[q], first_fd[q + 1] - first_fd[q]);
-            if ((woke.paths[q] = paths[q]->end_sleep(outs[q], mine))) any = true;
+            try {
+                if ((woke.paths[q] = paths[q]->end_sleep(outs[q], mine))) any = true;
+            } catch (...) {
+                woke.failed[q] = std::current_exception();
+                any = true;
+            }
         }
         if (poll_errno != 0 && poll_errno != EINTR) throw SystemError("poll(paths)", poll_errno);
         if (any) return woke;
-        if (left.count() <= 0 && wake_at == deadline) return {Woke::kTimeout, {}};
+        if (left.count() <= 0 && wake_at == deadline) return {Woke::kTimeout, {}, {}};
         // Else a path's own deadline (its next look throws), a wake, or a signal.
     }
 }
@@ -70,12 +73,17 @@ PathWait::Woke PathWait::spin(std::span<Datapath* const> paths, std::span<const 
                               Clock::time_point deadline) {
     auto next_look = Clock::now();
     for (;;) {
-        if (waker_ != nullptr && waker_->pending() && waker_->take()) return {Woke::kWoken, {}}; // a load: no syscall
-        Woke woke{Woke::kPaths, {}};
+        if (waker_ != nullptr && waker_->pending() && waker_->take()) return {Woke::kWoken, {}, {}}; // a load: no syscall
+        Woke woke{Woke::kPaths, {}, {}};
         bool any = false;
         for (std::size_t p = 0; p < paths.size(); ++p) {
-            if (const std::size_t n = paths[p]->poll(outs[p]); n > 0) {
-                woke.paths[p] = Waited{Waited::kCompletions, n, {}};
+            try {
+                if (const std::size_t n = paths[p]->poll(outs[p]); n > 0) {
+                    woke.paths[p] = Waited{Waited::kCompletions, n, {}};
+                    any = true;
+                }
+            } catch (...) {
+                woke.failed[p] = std::current_exception();
                 any = true;
             }
         }
@@ -85,14 +93,19 @@ PathWait::Woke PathWait::spin(std::span<Datapath* const> paths, std::span<const 
         // Once a millisecond, each path's connection and device events (a
         // wait with a deadline of now: one look, as its own spin makes).
         for (std::size_t p = 0; p < paths.size(); ++p) {
-            Waited w = paths[p]->wait(outs[p], now);
-            if (w.kind == Waited::kCompletions || w.kind == Waited::kCmEvent) {
-                woke.paths[p] = std::move(w);
+            try {
+                Waited w = paths[p]->wait(outs[p], now);
+                if (w.kind == Waited::kCompletions || w.kind == Waited::kCmEvent) {
+                    woke.paths[p] = std::move(w);
+                    any = true;
+                }
+            } catch (...) {
+                woke.failed[p] = std::current_exception();
                 any = true;
             }
         }
         if (any) return woke;
-        if (now >= deadline) return {Woke::kTimeout, {}};
+        if (now >= deadline) return {Woke::kTimeout, {}, {}};
         next_look = now + std::chrono::milliseconds(1);
     }
 }

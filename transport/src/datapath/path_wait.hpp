@@ -16,6 +16,7 @@
 
 #include <array>
 #include <chrono>
+#include <exception>
 #include <optional>
 #include <span>
 
@@ -30,13 +31,17 @@ public:
         // kPaths: what each path had (completions written to its span of
         // `outs`, or a connection event); empty for a path with nothing.
         std::array<std::optional<Waited>, kMaxPaths> paths;
+        // kPaths: what a path threw while it was looked at (its port down
+        // past the retries, a device event, a failed poll): that path's
+        // failure, not the wait's, so the caller can part with that path alone.
+        std::array<std::exception_ptr, kMaxPaths> failed;
     };
 
     // `waker` (may be null): the stream end's; it must outlive this.
     PathWait(PollMode mode, Waker* waker) noexcept : mode_(mode), waker_(waker) {}
 
-    // Waits until a path has completions or a connection event, the waker
-    // is woken (its wake taken), or `deadline`. paths[i]'s completions go
+    // Waits until a path has completions, a connection event or a failure,
+    // the waker is woken (its wake taken), or `deadline`. paths[i]'s completions go
     // to outs[i]. Completions already queued come first, without a sleep.
     Woke wait(std::span<Datapath* const> paths, std::span<const std::span<ibv_wc>> outs,
               std::chrono::steady_clock::time_point deadline);

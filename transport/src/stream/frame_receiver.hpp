@@ -138,6 +138,24 @@ public:
     // from the last thing it sent, so wakes do not extend it and
     // keepalives do.
     Arrival wait_frame(std::chrono::milliseconds idle);
+    // wait_frame() in steps, for a caller that waits on several receivers
+    // at once (two paths: stream/path_receiver.hpp) with one PathWait:
+    //   take()       what needs no wait: a frame, the end, or nullopt (then
+    //                every completion is handled and released credits are
+    //                flushed: wait on datapath());
+    //   completions() where that wait writes completions (after take() said nullopt);
+    //   waited()     what the wait found (completions written, or a
+    //                connection event: a hang-up after the end, else the
+    //                ConnectionError that says what it means);
+    //   silent_at()  when wait_frame(idle) would give up on a silent sender,
+    //                and silent() throws that TimeoutError.
+    // wait_frame() is exactly these steps with the datapath's own wait.
+    std::optional<Arrival> take();
+    Datapath& datapath() noexcept { return *path_; }
+    std::span<ibv_wc> completions() noexcept;
+    void waited(const Waited& w);
+    std::chrono::steady_clock::time_point silent_at(std::chrono::milliseconds idle) const noexcept;
+    [[noreturn]] void silent(std::chrono::milliseconds idle) const;
     // A sender on probation (a listener's new peer): until its first frame,
     // wait_frame() throws TimeoutError at `by` whatever it sent before
     // (keepalives included), so a peer that connects and never streams

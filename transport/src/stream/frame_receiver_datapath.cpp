@@ -40,51 +40,70 @@ FrameReceiver::Arrival FrameReceiver::wait_frame(std::chrono::milliseconds idle)
         throw std::logic_error("receiver: wait_frame() after leave()");
     }
     for (;;) {
+        if (std::optional<Arrival> a = take()) return std::move(*a);
+        const Waited w = path_->wait(completions(), silent_at(idle));
+        if (w.kind == Waited::kWoken) return {Arrival::kWoken, {}};
+        if (w.kind == Waited::kTimeout) silent(idle);
+        waited(w);
+    }
+}
+
+std::optional<FrameReceiver::Arrival> FrameReceiver::take() {
+    for (;;) {
         if (std::optional<ReceivedFrame> f = checked_next_arrived()) {
-            return {Arrival::kFrame, std::move(*f)};
+            return Arrival{Arrival::kFrame, std::move(*f)};
         }
         if (state_ == ReceiverState::kEnded) {
-            return {Arrival::kEnd, {}};
+            return Arrival{Arrival::kEnd, {}};
         }
-        if (wc_next_ < wc_count_) {
-            checked_on_completion(wcs_[wc_next_++]);
-            continue;
-        }
-        // Going to the CQ: the credits released since the last look go first,
-        // so the sender never waits on a credit we sit on.
-        flush_credits();
-        wc_next_ = 0;
-        wc_count_ = 0;
-        const bool probation = stats_.frames == 0 && first_frame_by_ < last_heard_ + idle;
-        Waited w = path_->wait(wcs_, probation ? first_frame_by_ : last_heard_ + idle);
-        switch (w.kind) {
-        case Waited::kCompletions:
-            wc_count_ = w.completions;
-            continue;
-        case Waited::kWoken: return {Arrival::kWoken, {}};
-        case Waited::kTimeout:
-            if (probation) {
-                throw TimeoutError("receiver: the sender connected but sent no frame in time (a new sender must "
-                                   "announce its format and start streaming promptly)");
-            }
-            throw TimeoutError(fmt::format("receiver: no frame and no keepalive for {} ms "
-                                           "after {} frames: is the sender stuck?",
-                                           idle.count(), stats_.frames));
-        case Waited::kCmEvent: break;
-        }
-        if (w.event->type == RDMA_CM_EVENT_DISCONNECTED && end_arrived()) {
-            // The sender ended the stream and hung up. What is left to hand
-            // out waits for our own invalidates, and a send queue completes
-            // in order: behind a credit that the gone peer will never
-            // acknowledge (until RC retries run out, seconds). Stopping the
-            // QP flushes them at once; a QP in error takes no more writes,
-            // so what is in the ring stays as it is (on_completion()).
-            sender_hung_up_ = true;
-            path_->stop();
-            continue;
-        }
-        lost(*w.event);
+        if (wc_next_ == wc_count_) break;
+        checked_on_completion(wcs_[wc_next_++]);
     }
+    // Going to the CQ: the credits released since the last look go first,
+    // so the sender never waits on a credit we sit on.
+    flush_credits();
+    return std::nullopt;
+}
+
+std::span<ibv_wc> FrameReceiver::completions() noexcept {
+    wc_next_ = 0;
+    wc_count_ = 0;
+    return wcs_;
+}
+
+Clock::time_point FrameReceiver::silent_at(std::chrono::milliseconds idle) const noexcept {
+    const bool probation = stats_.frames == 0 && first_frame_by_ < last_heard_ + idle;
+    return probation ? first_frame_by_ : last_heard_ + idle;
+}
+
+void FrameReceiver::silent(std::chrono::milliseconds idle) const {
+    if (stats_.frames == 0 && first_frame_by_ < last_heard_ + idle) {
+        throw TimeoutError("receiver: the sender connected but sent no frame in time (a new sender must "
+                           "announce its format and start streaming promptly)");
+    }
+    throw TimeoutError(fmt::format("receiver: no frame and no keepalive for {} ms "
+                                   "after {} frames: is the sender stuck?",
+                                   idle.count(), stats_.frames));
+}
+
+void FrameReceiver::waited(const Waited& w) {
+    if (w.kind == Waited::kCompletions) {
+        wc_count_ = w.completions;
+        return;
+    }
+    if (w.kind != Waited::kCmEvent) return;
+    if (w.event->type == RDMA_CM_EVENT_DISCONNECTED && end_arrived()) {
+        // The sender ended the stream and hung up. What is left to hand
+        // out waits for our own invalidates, and a send queue completes
+        // in order: behind a credit that the gone peer will never
+        // acknowledge (until RC retries run out, seconds). Stopping the
+        // QP flushes them at once; a QP in error takes no more writes,
+        // so what is in the ring stays as it is (on_completion()).
+        sender_hung_up_ = true;
+        path_->stop();
+        return;
+    }
+    lost(*w.event);
 }
 
 void FrameReceiver::mark_failed() noexcept {

@@ -13,11 +13,13 @@
 //   number == next  the first good copy: kFrame, next = number + 1;
 //   number > next   if no path that is up can still bring `next` (each has
 //                   brought a number past it), none will: the frames up to
-//                   it came on no path. Lossless: a ProtocolError (a sender
-//                   skips on one path only what another delivered). Live: a
-//                   gap (kGap), as a live drop is today. If a path might
-//                   still bring it: lossless waits; live waits at most
-//                   `skew` from the first arrival past it, then a gap.
+//                   it came on no path, a gap (kGap), as a live sender's
+//                   drop is today (a sender skips on one path only what
+//                   another delivered, so a lossless sender leaves none; the
+//                   receiver cannot tell a live sender, whose drops every
+//                   path skips). If a path might still bring it: lossless
+//                   waits; live waits at most `skew` from the first arrival
+//                   past it, then a gap.
 //
 // Counters per path, after ST 2022-7 and MTL: frames handed out first from
 // it, duplicates it brought, frames missing from its sequence.
@@ -75,7 +77,7 @@ public:
     void set_up(std::size_t path, bool up);
 
     // What to do next for `flow`, or nullopt: wait for an arrival (or, live,
-    // until deadline()). Throws ProtocolError for a lossless gap.
+    // until deadline()).
     std::optional<Out> next(std::uint8_t flow, Clock::time_point now);
     // Live: when a frame waited for becomes a gap, if one is waited for.
     std::optional<Clock::time_point> deadline(std::uint8_t flow) const;

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// PathReceiver (stream/path_receiver.hpp): a stream over two paths, each a
+// FrameSender and a FrameReceiver joined by a MemoryFabric of its own, the
+// senders driven by the test as the two-path sender will drive them. Each
+// frame is handed out once, in order, from the first copy; the other copy
+// goes back (its credit returns); a path that hangs up or goes silent is
+// named once and the stream goes on over the other; the last path's
+// failure is the stream's.
+#include "stream_pair.hpp"
+
+#include "rdmastream/error.hpp"
+#include "stream/path_receiver.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace rdmastream::harness {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::uint32_t kSlots = 4;
+constexpr std::size_t kFrameBytes = 64;
+
+// Two paths of one stream: path p is fabric[p], its receiver at end 0.
+struct TwoPathStream {
+    explicit TwoPathStream(PathReceiver::Options o = {}) {
+        std::array<std::unique_ptr<FrameReceiver>, 2> rxs;
+        for (std::size_t p = 0; p < 2; ++p) {
+            RingConfig r = ring(kSlots);
+            r.live = o.live;
+            rxs[p] = std::make_unique<FrameReceiver>(fabric[p].end(0, r.poll_mode, nullptr), r);
+            std::unique_ptr<Datapath> far = fabric[p].end(1);
+            sender_end[p] = far.get();
+            SenderOptions so;
+            so.keepalive = 20ms; // where a test pumps a sender, its keepalives say it is alive
+            tx[p] = std::make_unique<FrameSender>(std::move(far), rxs[p]->ring_advert(), so);
+            memory[p].emplace(tx[p]->register_memory(kFrameBytes * 64, 0));
+        }
+        o.log = [this](const std::string& line) {
+            const std::lock_guard lock(log_mutex);
+            log.push_back(line);
+        };
+        rx = std::make_unique<PathReceiver>(std::move(rxs), o);
+    }
+    // Frame `n`'s bytes on path p, from that path's own memory (the two-path
+    // sender writes one memory over both; each fabric here has its own).
+    std::span<const std::byte> frame(std::size_t p, std::uint64_t n, std::byte salt = std::byte{0}) {
+        std::span<std::byte> b = memory[p]->bytes().subspan((n % 64) * kFrameBytes, kFrameBytes);
+        for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::byte(static_cast<std::uint8_t>(n + i)) ^ salt;
+        return b;
+    }
+    void send(std::size_t p, std::uint64_t n, std::byte salt = std::byte{0}) {
+        FrameMeta meta;
+        meta.pts = static_cast<std::int64_t>(n);
+        ASSERT_EQ(tx[p]->send(frame(p, n, salt), memory[p]->lkey(), meta, n, 2s), n);
+    }
+    // Path p leaves frame n to the other path (the sender's skip, once the
+    // other path delivered it).
+    void skip(std::size_t p) { tx[p]->skip_frame(); }
+    std::vector<std::string> lines() {
+        const std::lock_guard lock(log_mutex);
+        return log;
+    }
+
+    std::array<MemoryFabric, 2> fabric;
+    std::array<std::unique_ptr<FrameSender>, 2> tx;
+    std::array<Datapath*, 2> sender_end{}; // tx[p]'s: its hang-up
+    std::array<std::optional<RegisteredRegion>, 2> memory;
+    std::unique_ptr<PathReceiver> rx; // after the senders' fabrics; before nothing it points into
+    std::mutex log_mutex;
+    std::vector<std::string> log;
+};
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Frames until the end: their numbers, each payload checked against frame
+// n's bytes, every slot released.
+std::vector<std::uint64_t> receive_all(TwoPathStream& s, std::vector<std::uint16_t>* slots = nullptr) {
+    std::vector<std::uint64_t> got;
+    for (;;) {
+        PathReceiver::Arrival a = s.rx->wait_frame(3s);
+        if (a.kind == PathReceiver::Arrival::kEnd) return got;
+        EXPECT_EQ(a.kind, PathReceiver::Arrival::kFrame);
+        if (a.kind != PathReceiver::Arrival::kFrame) return got;
+        const ReceivedFrame& f = a.frame;
+        got.push_back(f.header.sequence);
+        EXPECT_EQ(f.header.pts, static_cast<std::int64_t>(f.header.sequence));
+        EXPECT_EQ(f.payload.size(), kFrameBytes);
+        for (std::size_t i = 0; i < f.payload.size(); ++i) {
+            if (f.payload[i] != std::byte(static_cast<std::uint8_t>(f.header.sequence + i))) {
+                ADD_FAILURE() << "frame " << f.header.sequence << " byte " << i;
+                break;
+            }
+        }
+        if (slots) slots->push_back(f.slot);
+        s.rx->release(f.slot);
+    }
+}
+
+std::vector<std::uint64_t> up_to(std::uint64_t n) {
+    std::vector<std::uint64_t> v(n);
+    for (std::uint64_t i = 0; i < n; ++i) v[i] = i;
+    return v;
+}
+
+// Every frame on both paths, or on one of them (the other skipping it, as
+// the sender skips what a path owes once the other delivered it): each
+// handed out once and in order, from whichever copy came first, the
+// other's slot given back so neither path runs out of credits.
+TEST(TwoPaths, ReceiverHandsEachFrameOutOnceInOrder) {
+    TwoPathStream s;
+    constexpr std::uint64_t kFrames = 60;
+    std::thread senders([&] {
+        for (std::uint64_t n = 0; n < kFrames; ++n) {
+            switch (n % 5) {
+            case 0: s.send(0, n); s.send(1, n); break; // A first
+            case 1: s.send(1, n); s.send(0, n); break; // B first
+            case 2: s.send(0, n); s.skip(1); break;    // A only
+            case 3: s.skip(0); s.send(1, n); break;    // B only
+            default: s.send(0, n); s.send(1, n); break;
+            }
+        }
+        s.tx[0]->finish(2s);
+        s.tx[1]->finish(2s);
+    });
+    std::vector<std::uint16_t> slots;
+    const std::vector<std::uint64_t> got = receive_all(s, &slots);
+    senders.join();
+    EXPECT_EQ(got, up_to(kFrames));
+    const auto a = s.rx->counters(0).merge;
+    const auto b = s.rx->counters(1).merge;
+    EXPECT_EQ(a.first + b.first, kFrames);
+    EXPECT_EQ(a.duplicates + b.duplicates, kFrames / 5 * 3); // the frames sent on both
+    EXPECT_EQ(a.missing, kFrames / 5);                        // the frames B alone brought
+    EXPECT_EQ(b.missing, kFrames / 5);
+    // Path B's frames are numbered after path A's slots.
+    EXPECT_TRUE(std::any_of(slots.begin(), slots.end(), [&](auto x) { return x >= s.rx->slot_base(); }));
+    EXPECT_TRUE(std::any_of(slots.begin(), slots.end(), [&](auto x) { return x < s.rx->slot_base(); }));
+    EXPECT_EQ(s.rx->counters(0).copies_differ + s.rx->counters(1).copies_differ, 0u);
+    EXPECT_EQ(s.rx->state(), ReceiverState::kEnded);
+    EXPECT_EQ(s.rx->stats().frames, kFrames);
+    EXPECT_TRUE(s.lines().empty());
+}
+
+// Path B hangs up mid-stream (its link, its NIC): named once, and path A
+// carries the rest; nothing missing, nothing twice.
+TEST(TwoPaths, ReceiverGoesOnOverAPathWhenTheOtherHangsUp) {
+    TwoPathStream s;
+    constexpr std::uint64_t kFrames = 40;
+    std::thread senders([&] {
+        for (std::uint64_t n = 0; n < kFrames; ++n) {
+            s.send(0, n);
+            if (n < 10) s.send(1, n);
+            if (n == 10) s.sender_end[1]->disconnect();
+        }
+        s.tx[0]->finish(2s);
+    });
+    const std::vector<std::uint64_t> got = receive_all(s);
+    senders.join();
+    EXPECT_EQ(got, up_to(kFrames));
+    EXPECT_FALSE(s.rx->up(1));
+    EXPECT_EQ(s.rx->counters(1).downs, 1u);
+    const auto lines = s.lines();
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_TRUE(contains(lines[0], "path B (")) << lines[0];
+    EXPECT_TRUE(contains(lines[0], "lost: ")) << lines[0];
+    EXPECT_TRUE(contains(lines[0], "; streaming on path A")) << lines[0];
+}
+
+// A path that goes silent (no frame, no keepalive) while a frame waits for
+// it is lost after path_silence, not after the caller's idle timeout.
+TEST(TwoPaths, ReceiverLosesASilentPathAfterItsSilence) {
+    PathReceiver::Options o;
+    o.path_silence = 200ms;
+    TwoPathStream s(o);
+    s.send(0, 0);
+    s.send(1, 0);
+    s.skip(0);     // A leaves frame 1 to B...
+    s.send(0, 2);  // ...and goes on; B never sends 1 (cut)
+    std::atomic<bool> done{false};
+    std::thread keepalives([&] { // A is alive: its sender sends keepalives
+        while (!done) {
+            s.tx[0]->progress();
+            std::this_thread::sleep_for(5ms);
+        }
+    });
+    const auto start = std::chrono::steady_clock::now();
+    PathReceiver::Arrival a = s.rx->wait_frame(10s);
+    ASSERT_EQ(a.kind, PathReceiver::Arrival::kFrame);
+    EXPECT_EQ(a.frame.header.sequence, 0u);
+    s.rx->release(a.frame.slot);
+    a = s.rx->wait_frame(10s); // waits for B, loses it, then 1 is a gap
+    ASSERT_EQ(a.kind, PathReceiver::Arrival::kFrame);
+    EXPECT_EQ(a.frame.header.sequence, 2u);
+    const auto waited = std::chrono::steady_clock::now() - start;
+    done = true;
+    keepalives.join();
+    EXPECT_GE(waited, 150ms);
+    EXPECT_LT(waited, 5s);
+    EXPECT_EQ(s.rx->stats().drops, 1u);
+    const auto lines = s.lines();
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_TRUE(contains(lines[0], "no frame and no keepalive for 200 ms")) << lines[0];
+}
+
+// The last path's failure is the stream's, thrown as one path's is.
+TEST(TwoPaths, ReceiverFailsWhenTheLastPathGoes) {
+    TwoPathStream s;
+    s.send(0, 0);
+    s.send(1, 0);
+    s.sender_end[1]->disconnect();
+    PathReceiver::Arrival a = s.rx->wait_frame(2s);
+    ASSERT_EQ(a.kind, PathReceiver::Arrival::kFrame);
+    s.rx->release(a.frame.slot);
+    s.sender_end[0]->disconnect();
+    EXPECT_THROW(
+        {
+            for (;;) {
+                a = s.rx->wait_frame(2s);
+                if (a.kind == PathReceiver::Arrival::kFrame) s.rx->release(a.frame.slot);
+            }
+        },
+        ConnectionError);
+    EXPECT_EQ(s.rx->state(), ReceiverState::kFailed);
+}
+
+// Two copies that differ: the first is handed out, the difference counted
+// and logged once.
+TEST(TwoPaths, ReceiverSaysWhenTwoCopiesDiffer) {
+    TwoPathStream s;
+    std::thread senders([&] {
+        for (std::uint64_t n = 0; n < 6; ++n) {
+            s.send(0, n);
+            s.send(1, n, n >= 3 ? std::byte{0x40} : std::byte{0}); // B's copies of 3..5 differ
+        }
+        s.tx[0]->finish(2s);
+        s.tx[1]->finish(2s);
+    });
+    PathReceiver::Arrival a;
+    std::vector<std::uint64_t> got;
+    // Hold each frame until the next arrives, so its copy is compared byte by byte.
+    std::optional<std::uint16_t> held;
+    for (;;) {
+        a = s.rx->wait_frame(3s);
+        if (a.kind != PathReceiver::Arrival::kFrame) break;
+        got.push_back(a.frame.header.sequence);
+        if (held) s.rx->release(*held);
+        held = a.frame.slot;
+    }
+    if (held) s.rx->release(*held);
+    senders.join();
+    EXPECT_EQ(got, up_to(6));
+    EXPECT_EQ(s.rx->counters(1).copies_differ + s.rx->counters(1).copies_unchecked, 3u);
+    EXPECT_GE(s.rx->counters(1).copies_differ, 1u);
+    const auto lines = s.lines();
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_TRUE(contains(lines[0], "came on paths A and B")) << lines[0];
+    EXPECT_TRUE(contains(lines[0], "differ")) << lines[0];
+}
+
+// Live: a frame no path brought within the skew is a gap; a frame the
+// sender dropped on both paths is a gap at once.
+TEST(TwoPaths, LiveReceiverGivesUpOnAFrameAfterTheSkew) {
+    PathReceiver::Options o;
+    o.live = true;
+    o.skew = 30ms;
+    TwoPathStream s(o);
+    s.send(0, 0);
+    s.skip(0);
+    s.send(0, 2); // 1 may still come on B, which is up and silent
+    s.skip(1);
+    s.skip(1);
+    s.skip(1);
+    std::vector<std::uint64_t> got;
+    for (int i = 0; i < 2; ++i) {
+        PathReceiver::Arrival a = s.rx->wait_frame(2s);
+        ASSERT_EQ(a.kind, PathReceiver::Arrival::kFrame);
+        got.push_back(a.frame.header.sequence);
+        s.rx->release(a.frame.slot);
+    }
+    EXPECT_EQ(got, (std::vector<std::uint64_t>{0, 2}));
+    EXPECT_EQ(s.rx->stats().drops, 1u);
+    EXPECT_TRUE(s.rx->up(1)); // silence within path_silence is no loss
+}
+
+// One path ends the stream and the other never does: the stream ends
+// after end_grace, the straggler named.
+TEST(TwoPaths, ReceiverEndsAfterTheGraceWhenOnePathNeverEnds) {
+    PathReceiver::Options o;
+    o.end_grace = 100ms;
+    TwoPathStream s(o);
+    std::thread senders([&] {
+        s.send(0, 0);
+        s.send(1, 0);
+        s.tx[0]->finish(2s);
+    });
+    const std::vector<std::uint64_t> got = receive_all(s);
+    senders.join();
+    EXPECT_EQ(got, up_to(1));
+    EXPECT_EQ(s.rx->state(), ReceiverState::kEnded);
+    const auto lines = s.lines();
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_TRUE(contains(lines[0], "did not end the stream within 100 ms")) << lines[0];
+}
+
+} // namespace
+} // namespace rdmastream::harness

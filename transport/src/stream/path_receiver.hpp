@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// The receiving end of one stream over two paths (docs/design/two-paths.md,
+// Decisions 3 and 5): a FrameReceiver per path, each checking all of its own
+// connection (immediates, headers, numbers, formats, limits), and the merge
+// (path_merge.hpp) deciding between their copies. Each frame is handed out
+// once, in order within its flow, from the path that brought it first; the
+// other copy is compared with it and its slot goes back at once.
+//
+// A path's failure (its connection lost, a failed completion, a protocol
+// violation, silence for `path_silence` while another path is up) is that
+// path's: named once in the log ("path B (198.18.1.2:40123) lost: ...;
+// streaming on path A") and parked, its queued frames still handed out in
+// order; only the last path's failure is the stream's, thrown as one path's
+// is today. The stream ends once every path that is up has ended; after the
+// first end, the others get `end_grace`.
+//
+// Slots: path A's frames keep their slot numbers; path B's are numbered from
+// slot_base() (a path's slot_capacity()), so a ReceivedFrame's 16-bit slot
+// also names its path, and release() takes it back to the right ring.
+//
+// Per frame: no allocation (frames waiting in the merge sit in tables sized
+// once per path, a flow's merge queues once per flow), no syscall but the
+// paths' own, and one wait over both paths (PathWait) when neither has
+// anything. A duplicate costs a header comparison and, while the consumer
+// still holds the first copy, a memcmp of its payload and side data
+// (compare_payloads). Thread rule: FrameReceiver's.
+#pragma once
+
+#include "datapath/path_wait.hpp"
+#include "stream/frame_receiver.hpp"
+#include "stream/path_merge.hpp"
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rdmastream {
+
+class PathReceiver {
+public:
+    static constexpr std::size_t kMaxPaths = PathMerge::kMaxPaths;
+
+    struct Options {
+        // The receiver asked for a live stream: a frame no path brought
+        // within `skew` of a later one is a gap. Otherwise a frame is
+        // waited for while a path that is up may still bring it (a live
+        // sender's drops, missing on every path, are gaps at once).
+        bool live = false;
+        std::chrono::nanoseconds skew = std::chrono::milliseconds(50);
+        // A path silent (no frame, no keepalive: the sender sends one a
+        // second) this long while another path is up is lost.
+        std::chrono::milliseconds path_silence = std::chrono::seconds(3);
+        // After the first path's end of stream, how long the others have
+        // to end theirs before they are let go.
+        std::chrono::milliseconds end_grace = std::chrono::seconds(1);
+        bool compare_payloads = true;
+        PollMode poll_mode = PollMode::kEvent;
+        Waker* waker = nullptr; // the paths' datapaths' waker; must outlive this
+        // A path lost, a copy that differs: one line each. Empty: stderr.
+        std::function<void(const std::string&)> log;
+    };
+
+    struct Counters {
+        PathMerge::PathCounters merge;      // first, duplicates, missing
+        std::uint64_t copies_differ = 0;    // a second copy unlike the first (header, payload or side data)
+        std::uint64_t copies_unchecked = 0; // a second copy after the first was released: headers only
+        std::uint64_t downs = 0;            // times this path was lost
+    };
+
+    // Path A's receiver and path B's, each through its handshake with its
+    // ring announced, made with the same RingConfig.
+    PathReceiver(std::array<std::unique_ptr<FrameReceiver>, kMaxPaths> paths, const Options& options);
+    PathReceiver(const PathReceiver&) = delete;
+    PathReceiver& operator=(const PathReceiver&) = delete;
+    ~PathReceiver();
+
+    using Arrival = FrameReceiver::Arrival;
+    // FrameReceiver::wait_frame over both paths: `idle` bounds the silence
+    // of the last path up.
+    Arrival wait_frame(std::chrono::milliseconds idle);
+    void release(std::uint16_t slot);
+    // Leaves on every path still up (FrameReceiver::leave).
+    void leave() noexcept;
+
+    const StreamStats& stats() const noexcept { return stats_; }
+    ReceiverState state() const noexcept { return state_; }
+    bool up(std::size_t path) const noexcept { return paths_[path].up; }
+    Counters counters(std::size_t path) const noexcept {
+        Counters c = paths_[path].counters;
+        c.merge = merge_.counters(path);
+        return c;
+    }
+    // Path A's receiver: the founding one (its ring, format, peer).
+    const FrameReceiver& founder() const noexcept { return *paths_[0].rx; }
+    const FrameReceiver& path(std::size_t p) const noexcept { return *paths_[p].rx; }
+    // Where path B's slot numbers start (release() takes both).
+    std::uint32_t slot_base() const noexcept { return base_; }
+    // The longest time between two frames handed out (their arrivals).
+    std::chrono::nanoseconds max_frame_gap() const noexcept { return max_gap_; }
+    static char letter(std::size_t path) noexcept { return static_cast<char>('A' + path); }
+
+private:
+    struct Path {
+        std::unique_ptr<FrameReceiver> rx;
+        bool up = false;
+        bool ended = false;
+        std::vector<ReceivedFrame> waiting; // by slot: frames the merge holds
+        std::vector<std::uint64_t> held;    // by slot: frame number + 1 while the consumer holds it, else 0
+        Counters counters;
+    };
+    // The first copy of a recent frame, for comparing the second with.
+    struct Winner {
+        std::uint64_t number = ~std::uint64_t{0};
+        FrameHeader header;
+        std::uint32_t side_bytes = 0;
+        std::size_t path = 0;
+        std::uint16_t slot = 0; // in its path's numbering
+    };
+    static constexpr std::size_t kWinners = 64; // per flow: copies come microseconds apart
+
+    // Takes what every path has without waiting; true if anything came.
+    bool take_all();
+    // What the merge says for some flow, acted on; a frame to hand out, or nullopt.
+    std::optional<ReceivedFrame> merged(std::chrono::steady_clock::time_point now);
+    ReceivedFrame hand_out(std::size_t path, std::uint16_t slot);
+    void give_back(std::size_t path, std::uint8_t flow, std::uint64_t number, std::uint16_t slot);
+    void compare(const ReceivedFrame& copy, std::size_t path, const Winner& w);
+    // A path failed with `error`: parked, logged; rethrown if it was the last.
+    void lose(std::size_t path, const std::exception_ptr& error);
+    // The wait's deadline passed: a path silent too long is lost, a path
+    // that outstayed another's end is let go (a live gap is the merge's).
+    void time_out(std::chrono::milliseconds idle);
+    std::size_t paths_up() const noexcept;
+    std::chrono::steady_clock::time_point deadline(std::chrono::milliseconds idle) const;
+    void log(const std::string& line) const;
+
+    Options options_;
+    std::array<Path, kMaxPaths> paths_;
+    std::size_t count_ = 0; // paths this stream has
+    std::uint32_t base_ = 0;
+    PathMerge merge_;
+    PathWait wait_;
+    std::array<bool, kMaxFlows> flow_seen_{};
+    std::array<std::uint8_t, kMaxFlows> flows_{}; // the flows seen, in order of their first frame
+    std::size_t flow_count_ = 0;
+    std::array<std::uint16_t, kMaxFlows> last_format_{};
+    std::vector<std::array<Winner, kWinners>> winners_; // by flow id
+    std::optional<std::chrono::steady_clock::time_point> first_end_;
+    StreamStats stats_;
+    std::uint64_t last_arrival_ns_ = 0;
+    std::chrono::nanoseconds max_gap_{0};
+    bool logged_difference_ = false;
+    ReceiverState state_ = ReceiverState::kStreaming;
+};
+
+} // namespace rdmastream
