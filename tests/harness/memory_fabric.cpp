@@ -349,6 +349,7 @@ struct MemoryFabric::State {
     KeyTable<Region> regions; // by key - 1; a forgotten one has owner -1
     KeyTable<Window> windows; // by (rkey & ~kWindowKey) >> 8; likewise
     std::atomic<bool> have_windows{true}; // the device has type 2 memory windows
+    std::atomic<bool> cut{false};         // the wire is cut: nothing lands, every post's RC retries run out
     std::size_t slow_from = SIZE_MAX;     // slow_registration, under `control`
     std::chrono::milliseconds slow_delay{0};
 
@@ -752,7 +753,9 @@ private:
     ibv_wc_status deliver(const ibv_send_wr& wr, MemoryFabric::State::End& me, MemoryFabric::State::End& peer,
                           bool write) {
         if (me.down.load()) return IBV_WC_WR_FLUSH_ERR;
-        if (peer.down.load()) return IBV_WC_RETRY_EXC_ERR; // nobody acknowledges: RC retries run out
+        if (peer.down.load() || s_->cut.load(std::memory_order_relaxed)) {
+            return IBV_WC_RETRY_EXC_ERR; // nobody acknowledges: RC retries run out
+        }
         std::size_t total = 0;
         for (int i = 0; i < wr.num_sge; ++i) {
             const ibv_sge& g = wr.sg_list[i];
@@ -867,6 +870,7 @@ std::unique_ptr<SlotRing> FabricEnd::register_ring(std::uint32_t slot_count, std
 void MemoryFabric::without_windows() { state_->have_windows.store(false); }
 
 void MemoryFabric::refuse_next_send(int side, int err) { state_->ends[side].refuse_send.store(err); }
+void MemoryFabric::cut() { state_->cut.store(true); }
 
 MemoryFabric::MemoryFabric() : state_(std::make_shared<State>()) {
     state_->ends[0].qp_num = 1;

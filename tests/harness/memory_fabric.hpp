@@ -66,6 +66,12 @@ public:
     // nothing of it is carried, and the QP stays up.
     void refuse_next_send(int side, int err);
 
+    // The wire is cut (a link down, a partition): from now on nothing
+    // either end posts lands, and each post completes with RETRY_EXC_ERR
+    // (at once here; after the RC retries, ~2 s, on a NIC). No rdma_cm
+    // event comes: each end learns it from its own posts, or its silence.
+    void cut();
+
     // Bytes the fabric copied (payloads, headers, messages).
     std::uint64_t copied_bytes() const noexcept;
     // Work requests end `side` posted: writes, and sends (control messages;

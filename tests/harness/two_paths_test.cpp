@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// PathReceiver (stream/path_receiver.hpp): a stream over two paths, each a
-// FrameSender and a FrameReceiver joined by a MemoryFabric of its own, the
-// senders driven by the test as the two-path sender will drive them. Each
-// frame is handed out once, in order, from the first copy; the other copy
-// goes back (its credit returns); a path that hangs up or goes silent is
-// named once and the stream goes on over the other; the last path's
-// failure is the stream's.
+// A stream over two paths, each a FrameSender and a FrameReceiver joined by
+// a MemoryFabric of its own. PathReceiver (stream/path_receiver.hpp) with the
+// senders driven by the test: each frame is handed out once, in order, from
+// the first copy; the other copy goes back (its credit returns); a path that
+// hangs up or goes silent is named once and the stream goes on over the
+// other; the last path's failure is the stream's. Then the two-path sender
+// (sender_two_paths.cpp) to it: a path cut mid-stream costs no frame,
+// lossless (bit-exact, in order) or live (nothing missing at a rate the
+// surviving path carries).
 #include "stream_pair.hpp"
 
+#include "memory/frame_memory_impl.hpp"
 #include "rdmastream/error.hpp"
 #include "stream/path_receiver.hpp"
+#include "stream/sender_impl.hpp"
 
 #include <gtest/gtest.h>
 
@@ -310,6 +314,179 @@ TEST(TwoPaths, ReceiverEndsAfterTheGraceWhenOnePathNeverEnds) {
     const auto lines = s.lines();
     ASSERT_EQ(lines.size(), 1u);
     EXPECT_TRUE(contains(lines[0], "did not end the stream within 100 ms")) << lines[0];
+}
+
+
+// The two-path sender to the two-path receiver, over two fabrics.
+struct TwoPathLink {
+    static constexpr std::size_t kBuffers = 4;
+
+    TwoPathLink(Policy policy, PathReceiver::Options ro) {
+        std::array<std::unique_ptr<FrameReceiver>, 2> rxs;
+        std::array<std::unique_ptr<FrameSender>, 2> txs;
+        for (std::size_t p = 0; p < 2; ++p) {
+            RingConfig r = ring(kSlots);
+            r.live = policy == Policy::kLive;
+            rxs[p] = std::make_unique<FrameReceiver>(fabric[p].end(0, r.poll_mode, nullptr), r);
+            SenderOptions so;
+            so.policy = policy;
+            so.keepalive = 20ms;
+            txs[p] = std::make_unique<FrameSender>(fabric[p].end(1), rxs[p]->ring_advert(), so);
+        }
+        // One mapping, registered on both paths' devices (device p: path p).
+        auto registrar = [](FrameSender& path) {
+            return [&path](std::span<std::byte> pages, std::size_t locked) {
+                return path.register_pages(pages, locked, 0);
+            };
+        };
+        domain = std::make_shared<MemoryDomain::Impl>(registrar(*txs[0]));
+        domain->add_device(registrar(*txs[1]));
+        memory = domain->allocate(domain, kFrameBytes * kBuffers);
+        SenderConfig c;
+        c.policy = policy;
+        c.on_done = [this](std::uint64_t, FrameFate fate) {
+            ++(fate == FrameFate::kDelivered ? delivered : dropped);
+        };
+        c.log = [this](const std::string& line) { note("sender: " + line); };
+        tx = two_path_sender(std::move(txs), c);
+        ro.live = policy == Policy::kLive;
+        ro.log = [this](const std::string& line) { note("receiver: " + line); };
+        rx = std::make_unique<PathReceiver>(std::move(rxs), ro);
+    }
+    void note(const std::string& line) {
+        const std::lock_guard lock(log_mutex);
+        log.push_back(line);
+    }
+    std::vector<std::string> lines() {
+        const std::lock_guard lock(log_mutex);
+        return log;
+    }
+    // Frame n, written into buffer n % kBuffers of the one mapping, sent.
+    void send(std::uint64_t n) {
+        std::span<std::byte> b = memory->pages.bytes().subspan((n % kBuffers) * kFrameBytes, kFrameBytes);
+        for (std::size_t i = 0; i < b.size(); ++i) b[i] = std::byte(static_cast<std::uint8_t>(n + i));
+        FrameMeta meta;
+        meta.pts = static_cast<std::int64_t>(n);
+        ASSERT_EQ(tx->send(b, *memory, meta, n, 5s), n);
+    }
+
+    std::array<MemoryFabric, 2> fabric;
+    std::shared_ptr<MemoryDomain::Impl> domain;
+    std::unique_ptr<FrameMemory::Impl> memory; // outlives the sender: the NIC lets go first
+    std::unique_ptr<Sender::Impl> tx;
+    std::unique_ptr<PathReceiver> rx;
+    std::atomic<std::uint64_t> delivered{0}, dropped{0};
+    std::mutex log_mutex;
+    std::vector<std::string> log;
+};
+
+// Receives into `got` until the end (payloads checked), counting into `seen`.
+std::thread receiver_thread(TwoPathLink& link, std::vector<std::uint64_t>& got, std::atomic<std::uint64_t>& seen) {
+    return std::thread([&] {
+        for (;;) {
+            PathReceiver::Arrival a = link.rx->wait_frame(5s);
+            if (a.kind != PathReceiver::Arrival::kFrame) return;
+            const ReceivedFrame& f = a.frame;
+            got.push_back(f.header.sequence);
+            for (std::size_t i = 0; i < f.payload.size(); ++i) {
+                if (f.payload[i] != std::byte(static_cast<std::uint8_t>(f.header.sequence + i))) {
+                    ADD_FAILURE() << "frame " << f.header.sequence << " byte " << i;
+                    break;
+                }
+            }
+            link.rx->release(f.slot);
+            ++seen;
+        }
+    });
+}
+
+bool has_line(const std::vector<std::string>& lines, const std::string& a, const std::string& b) {
+    return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return contains(l, a) && contains(l, b); });
+}
+
+// Lossless: path B's wire cut mid-stream; every frame arrives, bit-exact and
+// in order, each end names B's loss once, and every frame's memory comes
+// back delivered.
+TEST(TwoPaths, LosslessStreamLosesNoFrameWhenAPathIsCut) {
+    PathReceiver::Options ro;
+    ro.path_silence = 300ms;
+    TwoPathLink link(Policy::kLossless, ro);
+    constexpr std::uint64_t kFrames = 200;
+    std::vector<std::uint64_t> got;
+    std::atomic<std::uint64_t> seen{0};
+    std::thread receiver = receiver_thread(link, got, seen);
+    for (std::uint64_t n = 0; n < kFrames; ++n) {
+        if (n >= TwoPathLink::kBuffers) {
+            ASSERT_TRUE(link.tx->wait_done(n - TwoPathLink::kBuffers, 5s, 0));
+        }
+        if (n == 70) link.fabric[1].cut();
+        link.send(n);
+    }
+    link.tx->finish(5s);
+    receiver.join();
+    EXPECT_EQ(got, up_to(kFrames));
+    EXPECT_EQ(link.delivered, kFrames);
+    EXPECT_EQ(link.dropped, 0u);
+    EXPECT_EQ(link.tx->state(), SenderState::kEnded);
+    EXPECT_EQ(link.rx->state(), ReceiverState::kEnded);
+    EXPECT_FALSE(link.rx->up(1));
+    const auto lines = link.lines();
+    EXPECT_TRUE(has_line(lines, "sender: path B (", "; streaming on path A")) << ::testing::PrintToString(lines);
+    EXPECT_TRUE(has_line(lines, "receiver: path B (", "; streaming on path A")) << ::testing::PrintToString(lines);
+    EXPECT_EQ(lines.size(), 2u) << ::testing::PrintToString(lines);
+}
+
+// The same with path A cut: the founding path is no different.
+TEST(TwoPaths, LosslessStreamLosesNoFrameWhenTheFirstPathIsCut) {
+    PathReceiver::Options ro;
+    ro.path_silence = 300ms;
+    TwoPathLink link(Policy::kLossless, ro);
+    constexpr std::uint64_t kFrames = 120;
+    std::vector<std::uint64_t> got;
+    std::atomic<std::uint64_t> seen{0};
+    std::thread receiver = receiver_thread(link, got, seen);
+    for (std::uint64_t n = 0; n < kFrames; ++n) {
+        if (n >= TwoPathLink::kBuffers) {
+            ASSERT_TRUE(link.tx->wait_done(n - TwoPathLink::kBuffers, 5s, 0));
+        }
+        if (n == 33) link.fabric[0].cut();
+        link.send(n);
+    }
+    link.tx->finish(5s);
+    receiver.join();
+    EXPECT_EQ(got, up_to(kFrames));
+    EXPECT_EQ(link.delivered, kFrames);
+    EXPECT_FALSE(link.rx->up(0));
+    EXPECT_TRUE(has_line(link.lines(), "sender: path A (", "; streaming on path B"));
+}
+
+// Live, at a rate the surviving path carries (each frame sent once the
+// receiver has the one before last): a cut costs nothing either.
+TEST(TwoPaths, LiveStreamMissesNoFrameWhenAPathIsCut) {
+    PathReceiver::Options ro;
+    ro.path_silence = 300ms;
+    TwoPathLink link(Policy::kLive, ro);
+    constexpr std::uint64_t kFrames = 150;
+    std::vector<std::uint64_t> got;
+    std::atomic<std::uint64_t> seen{0};
+    std::thread receiver = receiver_thread(link, got, seen);
+    for (std::uint64_t n = 0; n < kFrames; ++n) {
+        for (auto until = std::chrono::steady_clock::now() + 5s; n >= 2 && seen + 2 < n + 1;) {
+            link.tx->progress();
+            ASSERT_LT(std::chrono::steady_clock::now(), until) << "frame " << n - 2 << " never came";
+            std::this_thread::sleep_for(100us);
+        }
+        if (n >= TwoPathLink::kBuffers) {
+            ASSERT_TRUE(link.tx->wait_done(n - TwoPathLink::kBuffers, 5s, 0));
+        }
+        if (n == 50) link.fabric[1].cut();
+        link.send(n);
+    }
+    link.tx->finish(5s);
+    receiver.join();
+    EXPECT_EQ(got, up_to(kFrames));
+    EXPECT_EQ(link.dropped, 0u);
+    EXPECT_EQ(link.rx->stats().drops, 0u);
 }
 
 } // namespace

@@ -210,6 +210,20 @@ public:
     // with PeerLeft.
     void finish(std::chrono::milliseconds timeout);
 
+    // pump() in steps, for a caller that waits on several senders at once
+    // (two paths: stream/path_sender.hpp) with one PathWait: wait on
+    // datapath() into completions() until timer(), then hand what came to
+    // waited() (completions handled, an rdma_cm event acted on) or, once
+    // the timer passed, call timer_passed() (a keepalive due; a control
+    // message unacknowledged past ack_limit: ConnectionError).
+    Datapath& datapath() noexcept { return *path_; }
+    std::span<ibv_wc> completions() noexcept { return wcs_; }
+    std::chrono::steady_clock::time_point timer(std::chrono::steady_clock::time_point deadline) const noexcept;
+    void waited(const Waited& w);
+    void timer_passed(std::chrono::steady_clock::time_point now);
+    // Where on_done goes from now on (a two-path sender's own bookkeeping,
+    // set before the first send).
+    void set_on_done(FrameDoneFn on_done) { opts_.on_done = std::move(on_done); }
     // Free slots the sender holds credits for now (call progress() first for
     // an up-to-date answer): send() posts at once when this is non-zero. A
     // live caller can skip preparing a frame (a copy) that would only be

@@ -46,35 +46,14 @@ bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds tim
     // of ours can turn that into a failed completion (RC retry) within
     // seconds instead of the whole timeout.
     for (;;) {
-        // The next timer: with a control message in flight no keepalive can
-        // go, so its acknowledgement limit; while the receiver grows its ring
-        // none may go (keepalive_if_idle), so only the caller's deadline;
-        // otherwise the keepalive's due time.
-        const auto timer = control_in_flight_ ? control_posted_at_ + opts_.ack_limit
-                           : awaiting_ring()  ? deadline
-                                              : last_post_time_ + opts_.keepalive;
-        Waited w = path_->wait(wcs_, std::min(deadline, timer));
-        switch (w.kind) {
-        case Waited::kCompletions: {
-            const auto polled = Clock::now(); // the wait may have been long: a fresh read
-            for (std::size_t i = 0; i < w.completions; ++i) {
-                handle(wcs_[i], polled);
-            }
+        const Waited w = path_->wait(wcs_, std::min(deadline, timer(deadline)));
+        if (w.kind == Waited::kWoken) return false;
+        if (w.kind != Waited::kTimeout) {
+            waited(w);
             return true;
         }
-        case Waited::kWoken: return false;
-        case Waited::kCmEvent: on_cm_event(w.event); return true;
-        case Waited::kTimeout: break;
-        }
         const auto now = Clock::now();
-        if (control_in_flight_ && now - control_posted_at_ >= opts_.ack_limit) {
-            mark_failed();
-            throw ConnectionError(fmt::format(
-                "sender: the receiver's side has not acknowledged a control message for {} ms after {} frames, "
-                "though the NIC reported no error: the receiver has stopped taking messages (its process is "
-                "stopped or stuck), or the path to it is down (link, cable, switch) or its host hangs",
-                opts_.ack_limit.count(), next_post_));
-        }
+        timer_passed(now);
         if (now >= deadline && awaiting_ring()) {
             throw TimeoutError(fmt::format("sender: the receiver did not send its grown ring within {} ms of stream "
                                            "format {} (frames of up to {} bytes): is it stuck registering memory?",
@@ -84,8 +63,40 @@ bool FrameSender::pump(Clock::time_point deadline, std::chrono::milliseconds tim
             throw TimeoutError(fmt::format("sender: no credit for {} ms after {} frames: is the receiver stuck?",
                                            timeout.count(), next_post_));
         }
-        keepalive_if_idle(now);
     }
+}
+
+Clock::time_point FrameSender::timer(Clock::time_point deadline) const noexcept {
+    // With a control message in flight no keepalive can go, so its
+    // acknowledgement limit; while the receiver grows its ring none may go
+    // (keepalive_if_idle), so only the caller's deadline; otherwise the
+    // keepalive's due time.
+    return control_in_flight_ ? control_posted_at_ + opts_.ack_limit
+           : awaiting_ring()  ? deadline
+                              : last_post_time_ + opts_.keepalive;
+}
+
+void FrameSender::waited(const Waited& w) {
+    if (w.kind == Waited::kCompletions) {
+        const auto polled = Clock::now(); // the wait may have been long: a fresh read
+        for (std::size_t i = 0; i < w.completions; ++i) {
+            handle(wcs_[i], polled);
+        }
+    } else if (w.kind == Waited::kCmEvent) {
+        on_cm_event(w.event);
+    }
+}
+
+void FrameSender::timer_passed(Clock::time_point now) {
+    if (control_in_flight_ && now - control_posted_at_ >= opts_.ack_limit) {
+        mark_failed();
+        throw ConnectionError(fmt::format(
+            "sender: the receiver's side has not acknowledged a control message for {} ms after {} frames, "
+            "though the NIC reported no error: the receiver has stopped taking messages (its process is "
+            "stopped or stuck), or the path to it is down (link, cable, switch) or its host hangs",
+            opts_.ack_limit.count(), next_post_));
+    }
+    keepalive_if_idle(now);
 }
 
 // The one place rdma_cm events reach a sender, in any state.

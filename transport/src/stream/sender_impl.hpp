@@ -10,6 +10,7 @@
 
 #include "setup/door_impl.hpp"
 
+#include <array>
 #include <memory>
 
 namespace rdmastream {
@@ -54,6 +55,10 @@ SenderOptions sender_options(const SenderConfig& c);
 // `claim` set, any other receiver that dials is told "busy" while it streams).
 std::unique_ptr<Sender::Impl> single_sender(std::unique_ptr<FrameSender> tx, const SenderConfig& c,
                                             std::unique_ptr<DoorClaim> claim);
+// One receiver over two paths (sender_two_paths.cpp): path p's memory keys
+// are the domain's device p.
+std::unique_ptr<Sender::Impl> two_path_sender(std::array<std::unique_ptr<FrameSender>, 2> paths,
+                                              const SenderConfig& c);
 // A fan-out on the Door's listener: waits for c.receivers of them (nullptr
 // when the waker is woken first).
 std::unique_ptr<Sender::Impl> fanout_sender(std::unique_ptr<DoorClaim> claim, const std::string& where,

@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// A Sender with one receiver over two paths (docs/design/two-paths.md,
+// Decisions 4 and 5): a FrameSender per path, each with its own credits,
+// keepalives, control messages and end of stream, and a table of the
+// frames not yet done that both paths share, as the fan-out's members share
+// its frames.
+//
+// send() numbers a frame and posts it, from the caller's memory (each path
+// with its device's key: no copy), on every path that is up and has a
+// credit; a path without one owes it. A path that owes frames posts the
+// oldest first once it has a credit, and skips every frame another path
+// has delivered meanwhile (they are in the receiver's completion queue, so
+// its merge has them), so a slow path never holds the other back and owes
+// nothing that is safe. Live, a path owes only the newest frame. A frame is
+// done (on_done, once) when a path delivered it and no path still has it
+// in flight, or when no path can deliver it any more (dropped).
+//
+// A path's failure is that path's: named once in the log, the path stopped
+// (its frames in flight come back as not delivered on it, so the other path
+// owes them if they were not delivered there), and the stream goes on over
+// the other. Only the last path's failure is the stream's, thrown as one
+// path's is. A receiver that leaves ends the stream (PeerLeft, as one
+// path's).
+//
+// Per frame: one table entry written (the side data, few bytes, copied so a
+// path that posts the frame later still has it), one FrameSender::send per
+// path that posts it, no allocation, no lock. A wait for a credit or a
+// delivery is one poll(2) over both paths (PathWait).
+#include "stream/sender_impl.hpp"
+
+#include "datapath/path_wait.hpp"
+#include "rdmastream/error.hpp"
+#include "stream/peer_left.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace rdmastream {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t kPaths = 2;
+constexpr int kFlowShift = 56; // a path's cookie: the flow above, the frame number below
+constexpr std::uint64_t kNumberMask = (std::uint64_t{1} << kFlowShift) - 1;
+
+char letter(std::size_t path) { return static_cast<char>('A' + path); }
+
+class TwoPathSender final : public Sender::Impl {
+public:
+    TwoPathSender(std::array<std::unique_ptr<FrameSender>, kPaths> paths, const SenderConfig& c)
+        : on_done_(c.on_done), log_(c.log), wait_(c.poll_mode, c.waker.get()) {
+        for (std::size_t p = 0; p < kPaths; ++p) {
+            Path& path = paths_[p];
+            path.tx = std::move(paths[p]);
+            path.up = true;
+            path.tx->set_on_done([this, p](std::uint64_t cookie, FrameFate fate) { done_on(p, cookie, fate); });
+            if (path.tx->policy() == Policy::kLive) policy_ = Policy::kLive;
+        }
+        open_flow(0, kDefaultSideDataBytes);
+    }
+    ~TwoPathSender() override { stop(); }
+
+    std::shared_ptr<ibv_pd> pd() const override { return paths_[0].tx->shared_pd(); }
+    std::size_t depth(std::uint8_t flow) const noexcept override {
+        const Flow& f = flows_[flow];
+        if (f.table.empty()) return 0;
+        std::size_t slots = 0;
+        for (const Path& path : paths_) slots += path.tx->has_flow(flow) ? path.tx->ring(flow).slot_count : 0;
+        return std::min(f.table.size() - 1, slots + 1); // a stalled path may hold its slots' worth until it is lost
+    }
+    std::uint32_t max_payload(std::uint8_t flow) const noexcept override {
+        std::uint32_t m = 0;
+        for (const Path& path : paths_) {
+            if (path.up) m = m == 0 ? path.tx->max_payload(flow) : std::min(m, path.tx->max_payload(flow));
+        }
+        return m;
+    }
+
+    std::optional<std::uint64_t> send(std::span<const std::byte> payload, const FrameMemory::Impl& memory,
+                                      const FrameMeta& meta, std::uint64_t cookie,
+                                      std::chrono::milliseconds timeout) override {
+        return guarded<std::optional<std::uint64_t>>([&]() -> std::optional<std::uint64_t> {
+            check_streaming("send");
+            Flow& f = flows_[meta.flow];
+            if (f.table.empty()) {
+                throw std::logic_error(fmt::format("send: flow {} has no format announced", meta.flow));
+            }
+            const auto deadline = Clock::now() + timeout;
+            // Lossless: until a path can post it now (its older frames posted
+            // or skipped, a credit) and its table entry is free; nothing is
+            // taken before, so a wake leaves the frame the caller's.
+            for (;;) {
+                advance_all(meta.flow);
+                const Entry& e = f.table[f.next & f.mask];
+                if (e.done && (policy_ == Policy::kLive || can_post_now(meta.flow))) break;
+                if (Clock::now() >= deadline) {
+                    throw TimeoutError(fmt::format("sender: no credit on either path for {} ms after {} frames: is "
+                                                   "the receiver stuck?",
+                                                   timeout.count(), f.next));
+                }
+                ++stats_.credit_waits;
+                if (!wait_paths(deadline)) return std::nullopt;
+            }
+            Entry& e = f.table[f.next & f.mask]; // free (done): a refused frame leaves it so
+            e.meta = meta;
+            copy_side_data(e, meta);
+            const std::uint64_t n = f.next++;
+            e.payload = payload;
+            for (std::size_t p = 0; p < kPaths; ++p) e.lkey[p] = memory.lkey(p); // path p: the domain's device p
+            e.cookie = cookie;
+            e.number = n;
+            e.holds = 0;
+            e.delivered = false;
+            e.done = false;
+            ++undone_;
+            ++stats_.frames;
+            stats_.bytes += payload.size();
+            advance_all(meta.flow);
+            return n;
+        });
+    }
+
+    void set_format(const StreamFormat& format, std::chrono::milliseconds timeout) override {
+        guarded<int>([&] {
+            check_streaming("set_format");
+            catch_up(format.flow, timeout); // frames owed go in their own format
+            for_each_up([&](Path& path) { path.tx->set_format(format, timeout); });
+            if (flows_[format.flow].table.empty()) open_flow(format.flow, format.max_side_data);
+            return 0;
+        });
+    }
+    void set_clock(const ClockAnchor& anchor, std::chrono::milliseconds timeout) override {
+        guarded<int>([&] {
+            check_streaming("set_clock");
+            for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
+                if (!flows_[flow].table.empty()) catch_up(flow, timeout); // frames before it are not on it
+            }
+            for_each_up([&](Path& path) { path.tx->set_clock(anchor, timeout); });
+            return 0;
+        });
+    }
+    void progress() override {
+        guarded<int>([&] {
+            if (state_ != SenderState::kStreaming) return 0;
+            for_each_up([](Path& path) { path.tx->progress(); });
+            for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
+                if (!flows_[flow].table.empty()) advance_all(flow);
+            }
+            return 0;
+        });
+    }
+    bool takes_frame_now(std::uint8_t flow) override {
+        if (policy_ == Policy::kLossless) return true; // send() waits for a slot
+        progress();
+        if (state_ != SenderState::kStreaming) return true; // send() says why
+        return can_post_now(flow);
+    }
+    void skip_frame(std::uint8_t flow) noexcept override {
+        Flow& f = flows_[flow];
+        if (f.table.empty()) return;
+        // A dropped number every path skips (no on_done: nothing was handed over).
+        Entry& e = f.table[f.next & f.mask];
+        if (!e.done) return; // cannot happen live: an entry is free before its number is used
+        e.number = f.next++;
+        ++stats_.drops;
+    }
+    bool wait_done(std::uint64_t number, std::chrono::milliseconds timeout, std::uint8_t flow) override {
+        return guarded<bool>([&] {
+            const Flow& f = flows_[flow];
+            if (number >= f.next) {
+                throw std::logic_error(fmt::format("wait_done({}): that frame of flow {} was never sent", number, flow));
+            }
+            const auto deadline = Clock::now() + timeout;
+            while (!done(flow, number)) {
+                advance_all(flow);
+                if (done(flow, number)) break;
+                if (Clock::now() >= deadline) {
+                    throw TimeoutError(fmt::format("sender: frame {} not delivered on either path within {} ms",
+                                                   number, timeout.count()));
+                }
+                if (!wait_paths(deadline)) return false;
+            }
+            return true;
+        });
+    }
+    void finish(std::chrono::milliseconds timeout) override {
+        guarded<int>([&] {
+            if (state_ != SenderState::kStreaming) return 0;
+            const auto deadline = Clock::now() + timeout;
+            // Every frame delivered on a path (or dropped), then each path's end.
+            while (undone_ > 0) {
+                for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
+                    if (!flows_[flow].table.empty()) advance_all(flow);
+                }
+                if (undone_ == 0) break;
+                if (Clock::now() >= deadline) {
+                    throw TimeoutError(fmt::format("sender: {} frames not delivered on either path within {} ms",
+                                                   undone_, timeout.count()));
+                }
+                wait_paths(deadline); // a wake does not end a finish: its timeout does
+            }
+            for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
+                if (!flows_[flow].table.empty()) advance_all(flow); // every cursor past the last frame
+            }
+            for_each_up([&](Path& path) { path.tx->finish(timeout); });
+            state_ = SenderState::kEnded;
+            return 0;
+        });
+    }
+    void stop() noexcept override {
+        if (state_ == SenderState::kStopped) return;
+        state_ = SenderState::kStopped;
+        for (Path& path : paths_) {
+            path.up = false;
+            path.tx->stop(); // its frames in flight come back dropped on it
+        }
+        for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
+            for (Entry& e : flows_[flow].table) {
+                if (!e.done) fire(e, e.delivered ? FrameFate::kDelivered : FrameFate::kDropped);
+            }
+        }
+    }
+    StreamStats stats() const noexcept override {
+        StreamStats s = stats_;
+        for (const Path& path : paths_) { // a delivery's latency, on whichever path
+            const StreamStats& p = path.tx->stats();
+            s.latency_samples += p.latency_samples;
+            s.latency_sum += p.latency_sum;
+            s.latency_max = std::max(s.latency_max, p.latency_max);
+            s.latency_buckets += p.latency_buckets;
+        }
+        return s;
+    }
+    std::vector<ReceiverReport> receivers() const override { return {}; }
+    SenderState state() const noexcept override { return state_; }
+    std::string leaving() const override { return leaving_; }
+    Policy policy() const noexcept override { return policy_; }
+    std::string peer() const override { return paths_[0].tx->peer(); }
+    std::uint32_t ring_slots() const noexcept override { return paths_[0].tx->ring().slot_count; }
+    std::uint32_t ring_slot_size() const noexcept override { return paths_[0].tx->ring().slot_size; }
+
+private:
+    struct Entry {
+        std::span<const std::byte> payload;
+        std::array<std::uint32_t, kPaths> lkey{};
+        FrameMeta meta;
+        std::uint64_t cookie = 0;
+        std::uint64_t number = 0;
+        std::array<SideData, kMaxSideDataEntries> side{}; // meta.side_data points here, their bytes into side_bytes
+        std::uint8_t holds = 0;                            // paths with it in flight, a bit each
+        bool delivered = false;
+        bool done = true; // on_done fired, or the entry never used
+        std::vector<std::byte> side_bytes; // capacity: the flow's max_side_data, reserved once
+    };
+    struct Flow {
+        std::vector<Entry> table; // by frame number & mask; empty: no such flow yet
+        std::uint64_t mask = 0;
+        std::uint64_t next = 0; // frames numbered
+    };
+    struct Path {
+        std::unique_ptr<FrameSender> tx;
+        bool up = false;
+        std::array<std::uint64_t, kMaxFlows> cursor{}; // its next frame to post or skip, per flow
+    };
+
+    // A flow's table: room for both paths' slots and the frames a path may owe.
+    void open_flow(std::uint8_t flow, std::uint32_t max_side_data) {
+        Flow& f = flows_[flow];
+        const std::size_t size = std::bit_ceil(std::size_t{2} * kMaxSenderSlots + 2);
+        f.table.resize(size);
+        for (Entry& e : f.table) e.side_bytes.reserve(max_side_data);
+        f.mask = size - 1;
+    }
+
+    void copy_side_data(Entry& e, const FrameMeta& meta) {
+        std::size_t total = 0;
+        for (const SideData& s : meta.side_data) total += s.bytes.size();
+        if (meta.side_data.size() > kMaxSideDataEntries || total > e.side_bytes.capacity()) {
+            throw UserError(fmt::format("a frame's side data ({} entries, {} bytes) exceeds what its format declared "
+                                        "({} bytes)",
+                                        meta.side_data.size(), total, e.side_bytes.capacity()));
+        }
+        e.side_bytes.resize(total); // within the capacity reserved: no allocation
+        std::size_t at = 0;
+        for (std::size_t i = 0; i < meta.side_data.size(); ++i) {
+            const SideData& s = meta.side_data[i];
+            if (!s.bytes.empty()) std::memcpy(e.side_bytes.data() + at, s.bytes.data(), s.bytes.size());
+            e.side[i] = SideData{s.kind, std::span<const std::byte>(e.side_bytes.data() + at, s.bytes.size())};
+            at += s.bytes.size();
+        }
+        e.meta.side_data = std::span<const SideData>(e.side.data(), meta.side_data.size());
+    }
+
+    // Whether a path could post the flow's next frame now.
+    bool can_post_now(std::uint8_t flow) const noexcept {
+        for (const Path& path : paths_) {
+            if (path.up && path.cursor[flow] == flows_[flow].next && path.tx->credits_available(flow) > 0) return true;
+        }
+        return false;
+    }
+
+    // Each path up posts what it owes of the flow, oldest first, while it
+    // has credits, skipping what another path delivered (and, live, all
+    // but the newest).
+    void advance_all(std::uint8_t flow) {
+        for (std::size_t p = 0; p < kPaths; ++p) {
+            if (!paths_[p].up) continue;
+            try {
+                advance(p, flow);
+            } catch (const PeerLeft&) {
+                throw;
+            } catch (...) {
+                lose(p, std::current_exception());
+            }
+        }
+    }
+    void advance(std::size_t p, std::uint8_t flow) {
+        Path& path = paths_[p];
+        Flow& f = flows_[flow];
+        std::uint64_t& cursor = path.cursor[flow];
+        while (cursor < f.next) {
+            const std::uint64_t n = cursor;
+            Entry& e = f.table[n & f.mask];
+            const bool gone = e.number != n || e.done || e.delivered;
+            const bool stale = policy_ == Policy::kLive && n + 1 < f.next;
+            if (gone || stale) {
+                path.tx->skip_frame(flow);
+                ++cursor;
+                if (!gone) settle(e); // live: perhaps no path will post it now
+                continue;
+            }
+            if (path.tx->credits_available(flow) == 0) return; // owes it
+            const std::optional<std::uint64_t> posted = path.tx->send(e.payload, e.lkey[p], e.meta,
+                                                                      (std::uint64_t{flow} << kFlowShift) | n,
+                                                                      std::chrono::milliseconds(0));
+            if (posted != n) {
+                throw std::logic_error(fmt::format("path {} numbered frame {} of flow {} as {}", letter(p), n, flow,
+                                                   posted ? std::to_string(*posted) : "nothing"));
+            }
+            e.holds = static_cast<std::uint8_t>(e.holds | (1u << p));
+            ++cursor;
+        }
+    }
+
+    // Lossless: until every path up has posted (or skipped) each frame it
+    // owes of the flow; live: what it owes is dropped.
+    void catch_up(std::uint8_t flow, std::chrono::milliseconds timeout) {
+        const auto deadline = Clock::now() + timeout;
+        for (;;) {
+            advance_all(flow);
+            bool owed = false;
+            for (const Path& path : paths_) owed = owed || (path.up && path.cursor[flow] < flows_[flow].next);
+            if (!owed) return;
+            if (policy_ == Policy::kLive) {
+                for (Path& path : paths_) {
+                    while (path.up && path.cursor[flow] < flows_[flow].next) {
+                        path.tx->skip_frame(flow);
+                        settle(flows_[flow].table[path.cursor[flow]++ & flows_[flow].mask]);
+                    }
+                }
+                return;
+            }
+            if (Clock::now() >= deadline) {
+                throw TimeoutError(fmt::format("sender: a path still owes frames of flow {} after {} ms", flow,
+                                               timeout.count()));
+            }
+            wait_paths(deadline);
+        }
+    }
+
+    bool done(std::uint8_t flow, std::uint64_t number) const noexcept {
+        const Flow& f = flows_[flow];
+        const Entry& e = f.table[number & f.mask];
+        return e.number != number || e.done;
+    }
+
+    // A path's on_done: that path has the frame no more.
+    void done_on(std::size_t p, std::uint64_t cookie, FrameFate fate) {
+        const auto flow = static_cast<std::uint8_t>(cookie >> kFlowShift);
+        const std::uint64_t n = cookie & kNumberMask;
+        Flow& f = flows_[flow];
+        Entry& e = f.table[n & f.mask];
+        if (e.number != n || e.done) return;
+        e.holds = static_cast<std::uint8_t>(e.holds & ~(1u << p));
+        if (fate == FrameFate::kDelivered) e.delivered = true;
+        settle(e);
+    }
+
+    // on_done once no path has the frame in flight and it was delivered,
+    // or no path up can still post it.
+    void settle(Entry& e) {
+        if (e.done || e.holds != 0) return;
+        if (e.delivered) {
+            fire(e, FrameFate::kDelivered);
+            return;
+        }
+        const std::uint8_t flow = e.meta.flow;
+        for (const Path& path : paths_) {
+            if (path.up && path.cursor[flow] <= e.number) return; // it still owes it
+        }
+        ++stats_.drops;
+        fire(e, FrameFate::kDropped);
+    }
+    void fire(Entry& e, FrameFate fate) {
+        e.done = true;
+        --undone_;
+        if (on_done_) on_done_(e.cookie, fate);
+    }
+
+    // One wait over both paths (a credit, a delivery, a hang-up) until
+    // `deadline` or a path's own timer; false when the waker woke it.
+    bool wait_paths(Clock::time_point deadline) {
+        std::array<Datapath*, kPaths> datapaths{};
+        std::array<std::span<ibv_wc>, kPaths> outs{};
+        std::array<std::size_t, kPaths> which{};
+        std::size_t n = 0;
+        auto until = deadline;
+        for (std::size_t p = 0; p < kPaths; ++p) {
+            Path& path = paths_[p];
+            if (!path.up) continue;
+            datapaths[n] = &path.tx->datapath();
+            outs[n] = path.tx->completions();
+            until = std::min(until, path.tx->timer(deadline));
+            which[n++] = p;
+        }
+        const PathWait::Woke w = wait_.wait(std::span<Datapath* const>(datapaths.data(), n),
+                                            std::span<const std::span<ibv_wc>>(outs.data(), n), until);
+        if (w.kind == PathWait::Woke::kWoken) return false;
+        const auto now = Clock::now();
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t p = which[i];
+            if (!paths_[p].up) continue;
+            try {
+                if (w.failed[i]) std::rethrow_exception(w.failed[i]);
+                if (w.kind == PathWait::Woke::kPaths && w.paths[i]) paths_[p].tx->waited(*w.paths[i]);
+                paths_[p].tx->timer_passed(now); // a keepalive due, an ack overdue
+            } catch (const PeerLeft&) {
+                throw;
+            } catch (...) {
+                lose(p, std::current_exception());
+            }
+        }
+        return true;
+    }
+
+    template <typename F>
+    void for_each_up(F&& f) {
+        for (std::size_t p = 0; p < kPaths; ++p) {
+            if (!paths_[p].up) continue;
+            try {
+                f(paths_[p]);
+            } catch (const PeerLeft&) {
+                throw;
+            } catch (...) {
+                lose(p, std::current_exception());
+            }
+        }
+    }
+
+    // A path failed: stopped, named once; the last one's failure is the stream's.
+    void lose(std::size_t p, const std::exception_ptr& error) {
+        Path& path = paths_[p];
+        path.up = false;
+        std::size_t other = kPaths;
+        for (std::size_t q = 0; q < kPaths; ++q) {
+            if (q != p && paths_[q].up) other = q;
+        }
+        if (other == kPaths) {
+            state_ = SenderState::kFailed;
+            std::rethrow_exception(error);
+        }
+        std::string why;
+        try {
+            std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+            why = e.what();
+        }
+        log(fmt::format("path {} ({}) lost: {}; streaming on path {}", letter(p), path.tx->peer(), why, letter(other)));
+        path.tx->stop(); // its frames in flight: not delivered on it (done_on)
+        for (Flow& f : flows_) {
+            for (Entry& e : f.table) settle(e); // frames only it owed: the other owes them too, or they are done
+        }
+    }
+
+    void check_streaming(const char* call) const {
+        if (state_ == SenderState::kFailed) {
+            throw ConnectionError(fmt::format("sender: {}() after the stream failed on both paths", call));
+        }
+        if (state_ != SenderState::kStreaming && state_ != SenderState::kLeft) {
+            throw std::logic_error(fmt::format("sender: {}() after the stream ended", call));
+        }
+    }
+
+    // Runs a call; the receiver leaving ends the stream (kLeft, leaving()).
+    template <typename R, typename F>
+    R guarded(F&& f) {
+        if (state_ == SenderState::kLeft) return R{};
+        try {
+            return f();
+        } catch (const PeerLeft& e) {
+            leaving_ = e.what();
+            state_ = SenderState::kLeft;
+            return R{};
+        }
+    }
+
+    void log(const std::string& line) const {
+        if (log_) {
+            log_(line);
+        } else {
+            std::fprintf(stderr, "%s\n", line.c_str());
+        }
+    }
+
+    FrameDoneFn on_done_;
+    std::function<void(const std::string&)> log_;
+    PathWait wait_;
+    Policy policy_ = Policy::kLossless;
+    std::array<Path, kPaths> paths_;
+    std::array<Flow, kMaxFlows> flows_;
+    std::uint64_t undone_ = 0; // frames numbered whose on_done has not fired
+    StreamStats stats_;
+    SenderState state_ = SenderState::kStreaming;
+    std::string leaving_;
+};
+
+} // namespace
+
+std::unique_ptr<Sender::Impl> two_path_sender(std::array<std::unique_ptr<FrameSender>, 2> paths,
+                                              const SenderConfig& c) {
+    return std::make_unique<TwoPathSender>(std::move(paths), c);
+}
+
+} // namespace rdmastream
