@@ -335,6 +335,9 @@ struct MemoryFabric::State {
         std::deque<Stalled> stalled; // empty but for a receiver-not-ready: allocates only then
         // Rare.
         alignas(kCacheLine) std::atomic<bool> down{false}; // stopped, hung up, or failed: the QP is in error
+        // Stopped or hung up by its owner: it takes no more rdma_cm events.
+        // (A QP that failed still does: its peer's hang-up is still told.)
+        std::atomic<bool> stopped{false};
         std::atomic<bool> refused_request{false}; // failed on a peer's write it refused (set by the peer)
         std::atomic<bool> rnr_waiting{false};              // !stalled.empty(), for the peer's post_recv
         std::atomic<bool> sleeps{true}; // event mode (set when the end is taken): arrivals wake it
@@ -721,6 +724,7 @@ public:
     }
 
     void stop() noexcept override {
+        s_->ends[side_].stopped.store(true);
         s_->ends[side_].down.store(true, std::memory_order_seq_cst);
         s_->wait_carried(peer_); // a copy into this end's buffers under way ends first
     }
@@ -733,7 +737,7 @@ public:
         ev.type = RDMA_CM_EVENT_DISCONNECTED;
         auto& peer = s_->ends[peer_];
         std::lock_guard lock(s_->control);
-        if (!peer.down.load() && peer.events.push(std::move(ev))) {
+        if (!peer.stopped.load() && peer.events.push(std::move(ev))) {
             peer.pending_events.fetch_add(1, std::memory_order_release);
             peer.ready.wake();
         }

@@ -3,6 +3,8 @@
 
 #include "rdmastream/error.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace rdmastream {
@@ -49,7 +51,9 @@ std::unique_ptr<FrameMemory::Impl> MemoryDomain::Impl::allocate(const std::share
 std::size_t MemoryDomain::Impl::add_device(PageRegistrar registrar) {
     std::lock_guard lock(mutex_);
     if (devices_.size() == kMaxMemoryDevices) {
-        throw std::logic_error("MemoryDomain: a device past the most paths a stream has");
+        throw UserError(fmt::format("frame memory is registered on {} RDMA devices already, the most one stream "
+                                    "keeps: a path cannot come back on yet another device",
+                                    kMaxMemoryDevices));
     }
     const std::size_t d = devices_.size();
     // All or nothing: a registration that fails leaves no device half added.

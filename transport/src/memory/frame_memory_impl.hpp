@@ -18,8 +18,10 @@
 
 namespace rdmastream {
 
-// The most devices one domain registers on: one per path.
-inline constexpr std::size_t kMaxMemoryDevices = 2;
+// The most devices one domain registers on: one per path, and the devices
+// a path came back on after its own went (an rxe device removed and made
+// again is a new device).
+inline constexpr std::size_t kMaxMemoryDevices = 4;
 
 struct MemoryDomain::Impl {
     // `first`: device 0's registrar (the first path's).

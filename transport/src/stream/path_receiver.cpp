@@ -26,12 +26,44 @@ PathReceiver::PathReceiver(std::array<std::unique_ptr<FrameReceiver>, kMaxPaths>
     count_ = paths.size();
     for (std::size_t p = 0; p < count_; ++p) {
         Path& path = paths_[p];
-        path.rx = std::move(paths[p]);
+        path.range = 2 * p;
         path.up = true;
-        path.waiting.resize(base_);
-        path.held.resize(base_);
+        ranges_[path.range].rx = std::move(paths[p]);
     }
+    waiting_.resize(std::size_t{kRanges} * base_);
+    held_.resize(std::size_t{kRanges} * base_);
     winners_.resize(kMaxFlows);
+}
+
+bool PathReceiver::attach(std::size_t p, std::unique_ptr<FrameReceiver> joined) {
+    Path& path = paths_.at(p);
+    if (slot_capacity(joined->ring()) != base_) {
+        throw std::logic_error("PathReceiver::attach: a connection with another ring config");
+    }
+    const std::size_t range = path.range ^ 1; // the other of its two
+    if (ranges_[range].frames > 0) return false; // the connection before its last still has frames out
+    if (path.up && !path.ended) {
+        // Its peer dialled again before we saw the old connection go (only
+        // that peer can prove the join): the old one is over.
+        log(fmt::format("path {} ({}): its peer came back on a new connection; this one is over", letter(p),
+                        rx(p).peer()));
+        ++path.counters.downs;
+    }
+    ranges_[range].rx = std::move(joined); // the one before its last goes, if it had not
+    const std::size_t old = path.range;
+    path.range = range;
+    if (ranges_[old].frames == 0) ranges_[old].rx.reset(); // nothing of it out: the lost connection goes
+    path.up = true;
+    path.ended = false;
+    ++path.counters.ups;
+    merge_.set_up(p, true);
+    std::string others;
+    for (std::size_t q = 0; q < count_; ++q) {
+        if (paths_[q].up && !paths_[q].ended) others += others.empty() ? std::string(1, letter(q)) : fmt::format(" and {}", letter(q));
+    }
+    log(fmt::format("path {} ({}) back; streaming on path{} {}", letter(p), rx(p).peer(),
+                    others.size() > 1 ? "s" : "", others));
+    return true;
 }
 
 PathReceiver::~PathReceiver() = default;
@@ -54,8 +86,8 @@ PathReceiver::Arrival PathReceiver::wait_frame(std::chrono::milliseconds idle) {
         for (std::size_t p = 0; p < count_; ++p) {
             Path& path = paths_[p];
             if (!path.up || path.ended) continue;
-            datapaths[n] = &path.rx->datapath();
-            outs[n] = path.rx->completions();
+            datapaths[n] = &rx(p).datapath();
+            outs[n] = rx(p).completions();
             which[n++] = p;
         }
         if (n == 0) { // every path ended (or was let go after another's end), and all it brought is out
@@ -77,7 +109,7 @@ PathReceiver::Arrival PathReceiver::wait_frame(std::chrono::milliseconds idle) {
             }
             if (!w.paths[i]) continue;
             try {
-                paths_[p].rx->waited(*w.paths[i]);
+                rx(p).waited(*w.paths[i]);
             } catch (...) {
                 lose(p, std::current_exception());
             }
@@ -91,8 +123,10 @@ bool PathReceiver::take_all() {
     for (std::size_t p = 0; p < count_; ++p) {
         Path& path = paths_[p];
         if (!path.up || path.ended) continue;
+        Range& range = ranges_[path.range];
+        const auto base = static_cast<std::uint32_t>(path.range * base_);
         try {
-            while (std::optional<Arrival> a = path.rx->take()) {
+            while (std::optional<Arrival> a = range.rx->take()) {
                 any = true;
                 if (a->kind == Arrival::kEnd) {
                     path.ended = true;
@@ -103,12 +137,13 @@ bool PathReceiver::take_all() {
                 const ReceivedFrame& f = a->frame;
                 const std::uint8_t flow = f.header.flow;
                 if (!flow_seen_[flow]) { // once per flow: its queues
-                    merge_.add_flow(flow, base_);
+                    merge_.add_flow(flow, 2 * std::size_t{base_}); // a path's two connections' frames
                     flow_seen_[flow] = true;
                     flows_[flow_count_++] = flow;
                 }
-                path.waiting[f.slot] = f;
-                merge_.arrive(p, flow, f.header.sequence, f.slot, now);
+                waiting_[base + f.slot] = f;
+                ++range.frames;
+                merge_.arrive(p, flow, f.header.sequence, base + f.slot, now);
             }
         } catch (...) {
             lose(p, std::current_exception());
@@ -122,10 +157,8 @@ std::optional<ReceivedFrame> PathReceiver::merged(Clock::time_point now) {
         const std::uint8_t flow = flows_[i];
         while (std::optional<PathMerge::Out> out = merge_.next(flow, now)) {
             switch (out->kind) {
-            case PathMerge::Out::kFrame: return hand_out(out->path, static_cast<std::uint16_t>(out->handle));
-            case PathMerge::Out::kDuplicate:
-                give_back(out->path, flow, out->number, static_cast<std::uint16_t>(out->handle));
-                break;
+            case PathMerge::Out::kFrame: return hand_out(out->path, out->handle);
+            case PathMerge::Out::kDuplicate: give_back(out->path, flow, out->number, out->handle); break;
             case PathMerge::Out::kGap: stats_.drops += out->gap_end - out->number; break;
             }
         }
@@ -133,11 +166,10 @@ std::optional<ReceivedFrame> PathReceiver::merged(Clock::time_point now) {
     return std::nullopt;
 }
 
-ReceivedFrame PathReceiver::hand_out(std::size_t p, std::uint16_t slot) {
-    Path& path = paths_[p];
-    ReceivedFrame f = path.waiting[slot];
+ReceivedFrame PathReceiver::hand_out(std::size_t p, std::uint32_t slot) {
+    ReceivedFrame f = waiting_[slot];
     const std::uint8_t flow = f.header.flow;
-    path.held[slot] = f.header.sequence + 1;
+    held_[slot] = f.header.sequence + 1;
     std::uint32_t side_bytes = 0;
     for (const SideData& s : f.side_data) side_bytes += static_cast<std::uint32_t>(s.bytes.size());
     winners_[flow][f.header.sequence % kWinners] = Winner{f.header.sequence, f.header, side_bytes, p, slot};
@@ -145,7 +177,7 @@ ReceivedFrame PathReceiver::hand_out(std::size_t p, std::uint16_t slot) {
     // skipped the frame a format began with says nothing of it.
     f.format_changed = f.header.format_id != last_format_[flow];
     last_format_[flow] = f.header.format_id;
-    f.slot = static_cast<std::uint16_t>(slot + p * base_);
+    f.slot = static_cast<std::uint16_t>(slot);
     ++stats_.frames;
     stats_.bytes += f.header.payload_size;
     if (f.header.sent_at_ns != 0 && f.arrived_at_ns >= f.header.sent_at_ns) {
@@ -158,15 +190,22 @@ ReceivedFrame PathReceiver::hand_out(std::size_t p, std::uint16_t slot) {
     return f;
 }
 
-void PathReceiver::give_back(std::size_t p, std::uint8_t flow, std::uint64_t number, std::uint16_t slot) {
-    Path& path = paths_[p];
+void PathReceiver::give_back(std::size_t p, std::uint8_t flow, std::uint64_t number, std::uint32_t slot) {
     const Winner& w = winners_[flow][number % kWinners];
     if (w.number == number) {
-        compare(path.waiting[slot], p, w);
+        compare(waiting_[slot], p, w);
     } else {
-        ++path.counters.copies_unchecked; // its first copy long gone, or (live) it came after the gap
+        ++paths_[p].counters.copies_unchecked; // its first copy long gone, or (live) it came after the gap
     }
-    path.rx->release(slot);
+    release_to_ring(slot);
+}
+
+void PathReceiver::release_to_ring(std::uint32_t slot) {
+    const std::size_t r = slot / base_;
+    Range& range = ranges_[r];
+    range.rx->release(static_cast<std::uint16_t>(slot - r * base_)); // throws for a slot that holds no frame
+    --range.frames;
+    if (range.frames == 0 && paths_[r / 2].range != r) range.rx.reset(); // a connection lost and replaced
 }
 
 namespace {
@@ -205,9 +244,9 @@ void PathReceiver::compare(const ReceivedFrame& copy, std::size_t p, const Winne
     std::string what;
     if (!same_header(w.header, copy.header) || side_bytes != w.side_bytes) {
         what = "its header differs";
-    } else if (options_.compare_payloads && paths_[w.path].held[w.slot] == w.number + 1) {
+    } else if (options_.compare_payloads && held_[w.slot] == w.number + 1) {
         // The consumer still holds the first copy: its bytes are still there.
-        if (const std::optional<std::size_t> at = first_difference(paths_[w.path].waiting[w.slot], copy)) {
+        if (const std::optional<std::size_t> at = first_difference(waiting_[w.slot], copy)) {
             what = fmt::format("its bytes differ from offset {}", *at);
         }
     } else {
@@ -245,10 +284,9 @@ void PathReceiver::lose(std::size_t p, const std::exception_ptr& error) {
         why = e.what();
     }
     if (other == count_) {
-        log(fmt::format("path {} ({}) lost after the end of stream: {}", letter(p), path.rx->peer(), why));
+        log(fmt::format("path {} ({}) lost after the end of stream: {}", letter(p), rx(p).peer(), why));
     } else {
-        log(fmt::format("path {} ({}) lost: {}; streaming on path {}", letter(p), path.rx->peer(), why,
-                        letter(other)));
+        log(fmt::format("path {} ({}) lost: {}; streaming on path {}", letter(p), rx(p).peer(), why, letter(other)));
     }
 }
 
@@ -263,12 +301,12 @@ void PathReceiver::time_out(std::chrono::milliseconds idle) {
             path.up = false;
             merge_.set_up(p, false);
             log(fmt::format("path {} ({}) did not end the stream within {} ms of the other; ended", letter(p),
-                            path.rx->peer(), options_.end_grace.count()));
+                            rx(p).peer(), options_.end_grace.count()));
             continue;
         }
-        if (now < path.rx->silent_at(silence)) continue;
+        if (now < rx(p).silent_at(silence)) continue;
         try {
-            path.rx->silent(silence);
+            rx(p).silent(silence);
         } catch (...) {
             lose(p, std::current_exception());
         }
@@ -287,7 +325,7 @@ Clock::time_point PathReceiver::deadline(std::chrono::milliseconds idle) const {
     for (std::size_t p = 0; p < count_; ++p) {
         const Path& path = paths_[p];
         if (!path.up || path.ended) continue;
-        at = std::min(at, path.rx->silent_at(silence));
+        at = std::min(at, ranges_[path.range].rx->silent_at(silence));
         if (first_end_) at = std::min(at, *first_end_ + options_.end_grace);
     }
     for (std::size_t i = 0; i < flow_count_; ++i) {
@@ -297,17 +335,17 @@ Clock::time_point PathReceiver::deadline(std::chrono::milliseconds idle) const {
 }
 
 void PathReceiver::release(std::uint16_t slot) {
-    const std::size_t p = slot / base_;
-    if (p >= count_) {
-        throw std::out_of_range(fmt::format("receiver: release({}): no path has that slot", slot));
+    if (slot >= slot_numbers() || ranges_[slot / base_].rx == nullptr) {
+        throw std::out_of_range(fmt::format("receiver: release({}): no connection has that slot", slot));
     }
-    const auto s = static_cast<std::uint16_t>(slot - p * base_);
-    paths_[p].rx->release(s); // throws for a slot that holds no frame, noting nothing
-    paths_[p].held[s] = 0;
+    release_to_ring(slot); // throws for a slot that holds no frame, noting nothing
+    held_[slot] = 0;
 }
 
 void PathReceiver::leave() noexcept {
-    for (std::size_t p = 0; p < count_; ++p) paths_[p].rx->leave();
+    for (Range& r : ranges_) {
+        if (r.rx) r.rx->leave();
+    }
     state_ = ReceiverState::kLeft;
 }
 

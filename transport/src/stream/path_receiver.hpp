@@ -14,9 +14,15 @@
 // is today. The stream ends once every path that is up has ended; after the
 // first end, the others get `end_grace`.
 //
-// Slots: path A's frames keep their slot numbers; path B's are numbered from
-// slot_base() (a path's slot_capacity()), so a ReceivedFrame's 16-bit slot
-// also names its path, and release() takes it back to the right ring.
+// A path back (its peer joined again) is attach()ed: a new FrameReceiver on
+// a new connection, while frames of the old one may still be held.
+//
+// Slots: each path has two ranges of slot numbers, one per connection it
+// may have alive at once (the one up and the one before, until its last
+// frame is released): range r's frames are numbered from r * capacity (a
+// connection's slot_capacity()), so a ReceivedFrame's 16-bit slot names its
+// connection, and release() takes it back to the right ring. slot_numbers()
+// is what the caller's tables by slot need.
 //
 // Per frame: no allocation (frames waiting in the merge sit in tables sized
 // once per path, a flow's merge queues once per flow), no syscall but the
@@ -69,11 +75,18 @@ public:
         std::uint64_t copies_differ = 0;    // a second copy unlike the first (header, payload or side data)
         std::uint64_t copies_unchecked = 0; // a second copy after the first was released: headers only
         std::uint64_t downs = 0;            // times this path was lost
+        std::uint64_t ups = 0;              // times it came back (attach)
     };
 
     // Path A's receiver and path B's, each through its handshake with its
     // ring announced, made with the same RingConfig.
     PathReceiver(std::array<std::unique_ptr<FrameReceiver>, kMaxPaths> paths, const Options& options);
+    // Path `path` back, over a new connection through its handshake (made
+    // with the same RingConfig): it is up again, its frames merged from
+    // its first. A path still up is replaced (its peer is back before we saw
+    // it go). False (nothing changed) while frames of the connection before
+    // its last are still held.
+    bool attach(std::size_t path, std::unique_ptr<FrameReceiver> rx);
     PathReceiver(const PathReceiver&) = delete;
     PathReceiver& operator=(const PathReceiver&) = delete;
     ~PathReceiver();
@@ -94,22 +107,27 @@ public:
         c.merge = merge_.counters(path);
         return c;
     }
-    // Path A's receiver: the founding one (its ring, format, peer).
-    const FrameReceiver& founder() const noexcept { return *paths_[0].rx; }
-    const FrameReceiver& path(std::size_t p) const noexcept { return *paths_[p].rx; }
-    // Where path B's slot numbers start (release() takes both).
+    // A path's connection now (up or lost): its ring, format, peer.
+    const FrameReceiver& path(std::size_t p) const noexcept { return *ranges_[paths_[p].range].rx; }
+    // Slot numbers release() may be given: 0 .. slot_numbers() - 1.
+    std::uint32_t slot_numbers() const noexcept { return static_cast<std::uint32_t>(kRanges) * base_; }
+    // Where a connection's slot numbers start: range r's at r * slot_base().
     std::uint32_t slot_base() const noexcept { return base_; }
     // The longest time between two frames handed out (their arrivals).
     std::chrono::nanoseconds max_frame_gap() const noexcept { return max_gap_; }
     static char letter(std::size_t path) noexcept { return static_cast<char>('A' + path); }
 
 private:
-    struct Path {
+    // A connection and its range of slot numbers; path p has ranges 2p and 2p + 1.
+    static constexpr std::size_t kRanges = 2 * kMaxPaths;
+    struct Range {
         std::unique_ptr<FrameReceiver> rx;
+        std::size_t frames = 0; // of it in the merge or held by the consumer
+    };
+    struct Path {
+        std::size_t range = 0; // its connection now
         bool up = false;
         bool ended = false;
-        std::vector<ReceivedFrame> waiting; // by slot: frames the merge holds
-        std::vector<std::uint64_t> held;    // by slot: frame number + 1 while the consumer holds it, else 0
         Counters counters;
     };
     // The first copy of a recent frame, for comparing the second with.
@@ -118,7 +136,7 @@ private:
         FrameHeader header;
         std::uint32_t side_bytes = 0;
         std::size_t path = 0;
-        std::uint16_t slot = 0; // in its path's numbering
+        std::uint32_t slot = 0; // in our numbering
     };
     static constexpr std::size_t kWinners = 64; // per flow: copies come microseconds apart
 
@@ -126,8 +144,12 @@ private:
     bool take_all();
     // What the merge says for some flow, acted on; a frame to hand out, or nullopt.
     std::optional<ReceivedFrame> merged(std::chrono::steady_clock::time_point now);
-    ReceivedFrame hand_out(std::size_t path, std::uint16_t slot);
-    void give_back(std::size_t path, std::uint8_t flow, std::uint64_t number, std::uint16_t slot);
+    ReceivedFrame hand_out(std::size_t path, std::uint32_t slot);
+    void give_back(std::size_t path, std::uint8_t flow, std::uint64_t number, std::uint32_t slot);
+    // A slot of ours back to its connection's ring; a connection no longer
+    // a path's, with nothing of it left out, goes.
+    void release_to_ring(std::uint32_t slot);
+    FrameReceiver& rx(std::size_t path) noexcept { return *ranges_[paths_[path].range].rx; }
     void compare(const ReceivedFrame& copy, std::size_t path, const Winner& w);
     // A path failed with `error`: parked, logged; rethrown if it was the last.
     void lose(std::size_t path, const std::exception_ptr& error);
@@ -139,7 +161,10 @@ private:
     void log(const std::string& line) const;
 
     Options options_;
+    std::array<Range, kRanges> ranges_;
     std::array<Path, kMaxPaths> paths_;
+    std::vector<ReceivedFrame> waiting_; // by our slot: frames the merge holds
+    std::vector<std::uint64_t> held_;    // by our slot: frame number + 1 while the consumer holds it, else 0
     std::size_t count_ = 0; // paths this stream has
     std::uint32_t base_ = 0;
     PathMerge merge_;

@@ -59,6 +59,11 @@ std::unique_ptr<Sender::Impl> single_sender(std::unique_ptr<FrameSender> tx, con
 // are the domain's device p.
 std::unique_ptr<Sender::Impl> two_path_sender(std::array<std::unique_ptr<FrameSender>, 2> paths,
                                               const SenderConfig& c);
+// A two-path sender's lost path back over a new connection (its FrameSender,
+// through the handshake), posting with the keys of the memory domain's
+// device `device`.
+void attach_path(Sender::Impl& sender, std::size_t path, std::unique_ptr<FrameSender> tx, std::size_t device,
+                 std::chrono::milliseconds timeout);
 // A fan-out on the Door's listener: waits for c.receivers of them (nullptr
 // when the waker is woken first).
 std::unique_ptr<Sender::Impl> fanout_sender(std::unique_ptr<DoorClaim> claim, const std::string& where,

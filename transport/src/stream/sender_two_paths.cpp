@@ -58,6 +58,7 @@ public:
         for (std::size_t p = 0; p < kPaths; ++p) {
             Path& path = paths_[p];
             path.tx = std::move(paths[p]);
+            path.device = p;
             path.up = true;
             path.tx->set_on_done([this, p](std::uint64_t cookie, FrameFate fate) { done_on(p, cookie, fate); });
             if (path.tx->policy() == Policy::kLive) policy_ = Policy::kLive;
@@ -112,7 +113,7 @@ public:
             copy_side_data(e, meta);
             const std::uint64_t n = f.next++;
             e.payload = payload;
-            for (std::size_t p = 0; p < kPaths; ++p) e.lkey[p] = memory.lkey(p); // path p: the domain's device p
+            e.memory = &memory;
             e.cookie = cookie;
             e.number = n;
             e.holds = 0;
@@ -132,6 +133,7 @@ public:
             catch_up(format.flow, timeout); // frames owed go in their own format
             for_each_up([&](Path& path) { path.tx->set_format(format, timeout); });
             if (flows_[format.flow].table.empty()) open_flow(format.flow, format.max_side_data);
+            formats_[format.flow] = format; // for a path that comes back
             return 0;
         });
     }
@@ -142,6 +144,7 @@ public:
                 if (!flows_[flow].table.empty()) catch_up(flow, timeout); // frames before it are not on it
             }
             for_each_up([&](Path& path) { path.tx->set_clock(anchor, timeout); });
+            clock_ = anchor;
             return 0;
         });
     }
@@ -238,6 +241,47 @@ public:
         return s;
     }
     std::vector<ReceiverReport> receivers() const override { return {}; }
+
+    // Path `p` back over a new connection (its FrameSender through the
+    // handshake, the receiver's ring taken), posting with the keys of the
+    // memory domain's device `device`. It starts at the rejoin point: live,
+    // the next frame; lossless, the oldest frame not yet done (everything
+    // before was delivered), so frames in flight on the other path when it
+    // dies exist on this one too. Each flow's format and the clock anchor
+    // go first (waiting up to `timeout` for each).
+    void attach(std::size_t p, std::unique_ptr<FrameSender> tx, std::size_t device, std::chrono::milliseconds timeout) {
+        Path& path = paths_.at(p);
+        if (path.up) throw std::logic_error("TwoPathSender::attach: the path is up");
+        tx->set_on_done([this, p](std::uint64_t cookie, FrameFate fate) { done_on(p, cookie, fate); });
+        std::array<std::uint64_t, kMaxFlows> from{};
+        for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
+            const Flow& f = flows_[flow];
+            if (f.table.empty()) continue;
+            from[flow] = f.next;
+            if (policy_ == Policy::kLossless) {
+                for (std::uint64_t n = f.next > f.table.size() ? f.next - f.table.size() : 0; n < f.next; ++n) {
+                    const Entry& e = f.table[n & f.mask];
+                    if (e.number == n && !e.done) {
+                        from[flow] = n;
+                        break;
+                    }
+                }
+            }
+            tx->start_numbering_at(from[flow], flow);
+        }
+        for (const std::optional<StreamFormat>& format : formats_) {
+            if (format) tx->set_format(*format, timeout);
+        }
+        if (clock_) tx->set_clock(*clock_, timeout);
+        path.tx = std::move(tx); // the lost connection's goes (stopped when it was lost)
+        path.device = device;
+        path.cursor = from;
+        path.up = true;
+        log(fmt::format("path {} ({}) back; streaming on paths A and B", letter(p), path.tx->peer()));
+        for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
+            if (!flows_[flow].table.empty()) advance_all(flow);
+        }
+    }
     SenderState state() const noexcept override { return state_; }
     std::string leaving() const override { return leaving_; }
     Policy policy() const noexcept override { return policy_; }
@@ -248,7 +292,7 @@ public:
 private:
     struct Entry {
         std::span<const std::byte> payload;
-        std::array<std::uint32_t, kPaths> lkey{};
+        const FrameMemory::Impl* memory = nullptr; // each path posts with its device's key of it
         FrameMeta meta;
         std::uint64_t cookie = 0;
         std::uint64_t number = 0;
@@ -264,7 +308,8 @@ private:
         std::uint64_t next = 0; // frames numbered
     };
     struct Path {
-        std::unique_ptr<FrameSender> tx;
+        std::unique_ptr<FrameSender> tx; // lost: stopped, kept until the path is back
+        std::size_t device = 0;          // of the memory domain: the keys it posts with
         bool up = false;
         std::array<std::uint64_t, kMaxFlows> cursor{}; // its next frame to post or skip, per flow
     };
@@ -336,7 +381,7 @@ private:
                 continue;
             }
             if (path.tx->credits_available(flow) == 0) return; // owes it
-            const std::optional<std::uint64_t> posted = path.tx->send(e.payload, e.lkey[p], e.meta,
+            const std::optional<std::uint64_t> posted = path.tx->send(e.payload, e.memory->lkey(path.device), e.meta,
                                                                       (std::uint64_t{flow} << kFlowShift) | n,
                                                                       std::chrono::milliseconds(0));
             if (posted != n) {
@@ -524,6 +569,8 @@ private:
     Policy policy_ = Policy::kLossless;
     std::array<Path, kPaths> paths_;
     std::array<Flow, kMaxFlows> flows_;
+    std::array<std::optional<StreamFormat>, kMaxFlows> formats_; // each flow's in force
+    std::optional<ClockAnchor> clock_;
     std::uint64_t undone_ = 0; // frames numbered whose on_done has not fired
     StreamStats stats_;
     SenderState state_ = SenderState::kStreaming;
@@ -535,6 +582,11 @@ private:
 std::unique_ptr<Sender::Impl> two_path_sender(std::array<std::unique_ptr<FrameSender>, 2> paths,
                                               const SenderConfig& c) {
     return std::make_unique<TwoPathSender>(std::move(paths), c);
+}
+
+void attach_path(Sender::Impl& sender, std::size_t path, std::unique_ptr<FrameSender> tx, std::size_t device,
+                 std::chrono::milliseconds timeout) {
+    dynamic_cast<TwoPathSender&>(sender).attach(path, std::move(tx), device, timeout);
 }
 
 } // namespace rdmastream
