@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace rdmastream {
 
@@ -55,6 +56,9 @@ struct StreamStats {
     std::chrono::nanoseconds latency_sum{0};
     std::chrono::nanoseconds latency_max{0};
     LatencyHistogram latency_buckets; // the same samples by bucket
+    // Receiver: the longest time between the arrivals of two frames handed
+    // out one after the other (a stall the consumer saw); 0 before two.
+    std::chrono::nanoseconds max_gap{0};
 
     void add_latency(std::chrono::nanoseconds d) noexcept {
         ++latency_samples;
@@ -73,6 +77,30 @@ struct StreamStats {
     }
     double fps() const { return static_cast<double>(frames) / seconds(); }
     double gbps() const { return static_cast<double>(bytes) * 8 / seconds() / 1e9; }
+};
+
+// One path of a stream opened over two (Sender::open and Receiver::open
+// with two Doors), counted in the manner of SMPTE ST 2022-7's statistics:
+// each path's own view before the two are merged.
+struct PathReport {
+    char name = 'A';  // 'A': the first Door's path; 'B': the second's
+    std::string peer; // the peer's address on it (now, or when it was lost)
+    bool up = false;
+    // Receiver: frames handed out from this path's copy (it came first).
+    // Sender: frames this path delivered.
+    std::uint64_t frames_first = 0;
+    // Receiver: of those, frames no copy of came on the other path.
+    // Sender: frames only this path posted.
+    std::uint64_t frames_only = 0;
+    // Receiver: frames missing from this path's sequence (the other path's,
+    // or lost on both). Sender: frames this path never delivered (skipped
+    // because the other path had, or lost with it).
+    std::uint64_t frames_lost = 0;
+    // Receiver: second copies unlike the first (headers, or bytes while the
+    // first was still held): each is a fault on a path, logged once.
+    std::uint64_t copies_differ = 0;
+    std::uint64_t downs = 0; // times it was lost
+    std::uint64_t ups = 0;   // times it came back
 };
 
 } // namespace rdmastream

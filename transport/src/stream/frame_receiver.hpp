@@ -277,6 +277,7 @@ private:
     RegisteredRegion credit_out_;
     ReceiverSlots slots_;
     StreamStats stats_;
+    std::uint64_t last_arrival_ns_ = 0; // the last frame's, for stats_.max_gap
     std::array<ibv_wc, 16> wcs_{};
     std::size_t wc_next_ = 0, wc_count_ = 0;
     std::chrono::steady_clock::time_point last_heard_; // the sender's last message or frame

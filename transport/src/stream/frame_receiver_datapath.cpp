@@ -358,6 +358,10 @@ ReceivedFrame FrameReceiver::hand_out(const ibv_wc& wc) {
     if (f.header.sent_at_ns != 0 && f.arrived_at_ns >= f.header.sent_at_ns) {
         stats_.add_latency(std::chrono::nanoseconds(f.arrived_at_ns - f.header.sent_at_ns));
     }
+    if (stats_.frames != 0 && f.arrived_at_ns > last_arrival_ns_) {
+        stats_.max_gap = std::max(stats_.max_gap, std::chrono::nanoseconds(f.arrived_at_ns - last_arrival_ns_));
+    }
+    last_arrival_ns_ = f.arrived_at_ns;
     ++flow.frames;
     ++stats_.frames;
     stats_.bytes += f.header.payload_size;

@@ -184,7 +184,7 @@ ReceivedFrame PathReceiver::hand_out(std::size_t p, std::uint32_t slot) {
         stats_.add_latency(std::chrono::nanoseconds(f.arrived_at_ns - f.header.sent_at_ns));
     }
     if (last_arrival_ns_ != 0 && f.arrived_at_ns > last_arrival_ns_) {
-        max_gap_ = std::max(max_gap_, std::chrono::nanoseconds(f.arrived_at_ns - last_arrival_ns_));
+        stats_.max_gap = std::max(stats_.max_gap, std::chrono::nanoseconds(f.arrived_at_ns - last_arrival_ns_));
     }
     last_arrival_ns_ = std::max(last_arrival_ns_, f.arrived_at_ns);
     return f;
@@ -347,6 +347,28 @@ void PathReceiver::leave() noexcept {
         if (r.rx) r.rx->leave();
     }
     state_ = ReceiverState::kLeft;
+}
+
+std::vector<PathReport> PathReceiver::report() const {
+    std::vector<PathReport> out;
+    for (std::size_t p = 0; p < count_; ++p) {
+        const Counters c = counters(p);
+        PathReport r;
+        r.name = letter(p);
+        r.peer = path(p).peer();
+        r.up = paths_[p].up;
+        r.frames_first = c.merge.first;
+        // A copy the other path brought second is a frame this one did not
+        // bring alone (late copies after a live gap aside).
+        const std::uint64_t seconds = merge_.counters(1 - p).duplicates;
+        r.frames_only = c.merge.first - std::min(c.merge.first, seconds);
+        r.frames_lost = c.merge.missing;
+        r.copies_differ = c.copies_differ;
+        r.downs = c.downs;
+        r.ups = c.ups;
+        out.push_back(std::move(r));
+    }
+    return out;
 }
 
 void PathReceiver::log(const std::string& line) const {

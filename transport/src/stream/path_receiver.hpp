@@ -113,9 +113,9 @@ public:
     std::uint32_t slot_numbers() const noexcept { return static_cast<std::uint32_t>(kRanges) * base_; }
     // Where a connection's slot numbers start: range r's at r * slot_base().
     std::uint32_t slot_base() const noexcept { return base_; }
-    // The longest time between two frames handed out (their arrivals).
-    std::chrono::nanoseconds max_frame_gap() const noexcept { return max_gap_; }
     static char letter(std::size_t path) noexcept { return static_cast<char>('A' + path); }
+    // Each path's counters, as the public API reports them.
+    std::vector<PathReport> report() const;
 
 private:
     // A connection and its range of slot numbers; path p has ranges 2p and 2p + 1.
@@ -177,7 +177,6 @@ private:
     std::optional<std::chrono::steady_clock::time_point> first_end_;
     StreamStats stats_;
     std::uint64_t last_arrival_ns_ = 0;
-    std::chrono::nanoseconds max_gap_{0};
     bool logged_difference_ = false;
     ReceiverState state_ = ReceiverState::kStreaming;
 };
