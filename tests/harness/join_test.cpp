@@ -341,37 +341,43 @@ TEST(Join, TheRingAdvertNeverReachesAnUnprovenJoiner) {
 
 // The dialler checks the listener's proof too: a rogue listener on wire B
 // (it answers the join, having read the token) is refused by name, and its
-// ring advert is never taken.
+// ring advert is never taken, before a proof or after a wrong one.
 TEST(Join, ADiallerRefusesARogueListener) {
     auto a = found(nullptr, nullptr);
     ASSERT_EQ(a->tx_error, "");
-    MemoryFabric fabric;
-    RawPeer rogue(fabric.end(0));
-    std::unique_ptr<Datapath> tx_path = fabric.end(1);
-    Handshake txh(*tx_path, Role::kSender, FrameSender::kMaxSlots, nullptr,
-                  Handshake::Join{a->tx_secret, true, true, kReceiverA});
-    ASSERT_EQ(txh.hello().size(), wire::kJoinHelloSize);
-    const auto rogue_hello = wire::encode(wire::ReceiverHello{4, false, fresh_nonce(), {true, true, std::nullopt}});
-    txh.take_peer_hello(rogue_hello, kReceiverB);
-    std::string error;
-    std::thread sender([&] {
-        try {
-            txh.run(2s);
-        } catch (const std::exception& e) {
-            error = e.what();
+    for (const bool guesses : {true, false}) {
+        SCOPED_TRACE(guesses ? "a guessed proof, then a ring advert" : "a ring advert, no proof");
+        MemoryFabric fabric;
+        RawPeer rogue(fabric.end(0));
+        std::unique_ptr<Datapath> tx_path = fabric.end(1);
+        Handshake txh(*tx_path, Role::kSender, FrameSender::kMaxSlots, nullptr,
+                      Handshake::Join{a->tx_secret, true, true, kReceiverA});
+        ASSERT_EQ(txh.hello().size(), wire::kJoinHelloSize);
+        const auto rogue_hello = wire::encode(wire::ReceiverHello{4, false, fresh_nonce(), {true, true, std::nullopt}});
+        txh.take_peer_hello(rogue_hello, kReceiverB);
+        std::string error;
+        std::thread sender([&] {
+            try {
+                txh.run(2s);
+            } catch (const std::exception& e) {
+                error = e.what();
+            }
+        });
+        auto theirs = rogue.next(2s);
+        ASSERT_TRUE(theirs.has_value());
+        EXPECT_EQ(theirs->kind, wire::Control::kJoin);
+        if (guesses) { // a proof under the secret a keyless stream of other hellos has
+            const SessionSecret guess(nullptr, wire::encode(wire::SenderHello{256}),
+                                      wire::encode(wire::ReceiverHello{4}));
+            rogue.send(wire::Control::kJoin, wire::encode(guess.join_proof(Role::kReceiver, txh.hello(), rogue_hello)));
         }
-    });
-    auto theirs = rogue.next(2s);
-    ASSERT_TRUE(theirs.has_value());
-    EXPECT_EQ(theirs->kind, wire::Control::kJoin);
-    // Its guess: a proof under the secret a keyless stream of other hellos has.
-    const SessionSecret guess(nullptr, wire::encode(wire::SenderHello{256}), wire::encode(wire::ReceiverHello{4}));
-    rogue.send(wire::Control::kJoin, wire::encode(guess.join_proof(Role::kReceiver, txh.hello(), rogue_hello)));
-    rogue.send(wire::Control::kRing, wire::encode(wire::RingAdvert{4, 8192, 0x1000, 7, false}));
-    sender.join();
-    EXPECT_EQ(error, "path B: the receiver " + kReceiverB + " is not the peer of this stream's path A (" + kReceiverA +
-                         "): its join proof does not match");
-    EXPECT_THROW(txh.ring(), std::logic_error);
+        rogue.send(wire::Control::kRing, wire::encode(wire::RingAdvert{4, 8192, 0x1000, 7, false}));
+        sender.join();
+        EXPECT_EQ(error, guesses ? "path B: the receiver " + kReceiverB + " is not the peer of this stream's path A (" +
+                                       kReceiverA + "): its join proof does not match"
+                                 : "the receiver " + kReceiverB + " sent its ring advert before its join proof");
+        EXPECT_THROW(txh.ring(), std::logic_error);
+    }
 }
 
 } // namespace
