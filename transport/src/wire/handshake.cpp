@@ -272,7 +272,7 @@ void Handshake::run(std::chrono::milliseconds timeout) {
         Waited w = path_.wait(wcs_, deadline);
         switch (w.kind) {
         case Waited::kCompletions:
-            for (std::size_t i = 0; i < w.completions; ++i) handle(wcs_[i]);
+            handle_batch(w.completions);
             break;
         case Waited::kCmEvent: lost(*w.event);
         case Waited::kWoken: break; // a stream end's wake: nothing to do for it yet
@@ -294,9 +294,20 @@ void Handshake::time_out(std::chrono::milliseconds allowed) const {
 void Handshake::drain() {
     for (;;) {
         const std::size_t n = path_.poll(wcs_);
-        for (std::size_t i = 0; i < n; ++i) handle(wcs_[i]);
+        handle_batch(n);
         if (n < wcs_.size()) return;
     }
+}
+
+void Handshake::handle_batch(std::size_t n) {
+    // Our proof's acknowledgement first: the peer's proof may come before
+    // it in the same batch (the harness's fabric polls receives first), and
+    // a refusal of that proof must not then wait for an acknowledgement
+    // already taken off the queue (wait_for_our_proof).
+    for (std::size_t i = 0; i < n; ++i) {
+        if (wcs_[i].status == IBV_WC_SUCCESS && wcs_[i].wr_id == work_id(Work::kHandshakeSend)) proof_acked_ = true;
+    }
+    for (std::size_t i = 0; i < n; ++i) handle(wcs_[i]);
 }
 
 void Handshake::handle(const ibv_wc& wc) {

@@ -138,6 +138,7 @@ private:
     void post_recv(std::uint64_t buffer);
     void post_proof();
     void drain(); // every completion there is
+    void handle_batch(std::size_t n); // wcs_[0..n)
     void handle(const ibv_wc& wc);
     void take_proof(std::span<const std::byte> bytes);
     void take_ring(std::span<const std::byte> bytes);
