@@ -13,7 +13,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <thread>
 #include <vector>
 
 namespace rdmastream::harness {
@@ -92,20 +91,13 @@ TEST(Auth, AReflectedProofIsRefused) {
         std::unique_ptr<Datapath> tx_path = fabric.end(1);
         Handshake txh(*tx_path, wire::Role::kSender, FrameSender::kMaxSlots, key_of('a'));
         txh.take_peer_hello(wire::encode(wire::ReceiverHello{4, true, fresh_nonce()}), "198.18.0.1:18515");
-        std::string error;
-        std::thread sender([&] {
-            try {
-                txh.run(2s);
-            } catch (const std::exception& e) {
-                error = e.what();
-            }
-        });
+        Running sender(txh);
         auto proof = rogue.next(2s);
         ASSERT_TRUE(proof.has_value());
         ASSERT_EQ(proof->kind, wire::Control::kAuth);
         if (relabel) proof->bytes[6] = std::byte{2}; // "from the receiver": the MAC still says sender
         rogue.send(wire::Control::kAuth, proof->bytes);
-        sender.join();
+        const std::string error = sender.join();
         if (relabel) {
             EXPECT_EQ(error, "the receiver 198.18.0.1:18515's key does not match ours (key-a): give both ends the "
                              "same key file");
@@ -129,17 +121,11 @@ TEST(Auth, TheRingAdvertNeverReachesAnUnprovenSender) {
         const RingConfig ring = ring_with(key);
         auto rxh = std::make_unique<Handshake>(*rx_path, wire::Role::kReceiver, ring.slots, key);
         rxh->take_peer_hello(recorded_hello, "198.18.0.66:6666");
-        std::string error;
         std::unique_ptr<FrameReceiver> rx;
-        std::thread receiver([&] {
-            try {
-                rxh->run(2s);
-                rxh.reset();
-                rx = std::make_unique<FrameReceiver>(std::move(rx_path), ring);
-                rx->announce_ring();
-            } catch (const std::exception& e) {
-                error = e.what();
-            }
+        Running receiver(*rxh, [&] {
+            rxh.reset();
+            rx = std::make_unique<FrameReceiver>(std::move(rx_path), ring);
+            rx->announce_ring();
         });
         auto theirs = rogue.next(2s); // the receiver's proof comes first, whatever we do
         ASSERT_TRUE(theirs.has_value());
@@ -155,7 +141,7 @@ TEST(Auth, TheRingAdvertNeverReachesAnUnprovenSender) {
         } else {
             rogue.send(wire::Control::kRing, wire::encode(wire::RingAdvert{4, 8192, 0x1000, 7, false}));
         }
-        receiver.join();
+        const std::string error = receiver.join();
         EXPECT_EQ(rx, nullptr);
         EXPECT_FALSE(error.empty());
         if (what != "no proof, a ring advert of its own") {

@@ -21,6 +21,7 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -126,6 +127,36 @@ inline void stream_frames(Ends& e, int n) {
     e.tx->finish(5s);
     consumer.join();
 }
+
+// A handshake run on a thread of its own, as its end runs it (up to 2 s),
+// then `then` (the stream end made over it). join() waits for both and
+// says what either threw ("" when nothing did); going, it joins too, so a
+// failed ASSERT leaves no thread running.
+class Running {
+public:
+    explicit Running(Handshake& h, std::function<void()> then = {})
+        : thread_([this, &h, then = std::move(then)] {
+              try {
+                  h.run(std::chrono::seconds(2));
+                  if (then) then();
+              } catch (const std::exception& e) {
+                  error_ = e.what();
+              }
+          }) {}
+    ~Running() {
+        if (thread_.joinable()) thread_.join();
+    }
+    Running(const Running&) = delete;
+    Running& operator=(const Running&) = delete;
+    std::string join() {
+        if (thread_.joinable()) thread_.join();
+        return error_;
+    }
+
+private:
+    std::string error_; // before thread_, which writes it
+    std::thread thread_;
+};
 
 // A peer written by hand: posts receives, sends what it is told to, and
 // keeps every message that reaches it.

@@ -19,7 +19,6 @@
 
 #include <chrono>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace rdmastream::harness {
@@ -274,17 +273,11 @@ TEST(Join, TheRingAdvertNeverReachesAnUnprovenJoiner) {
                                                Handshake::Join{screened.secret, true, false, kSenderA});
         rxh->take_peer_hello(rogue_hello, kSenderB);
         const std::vector<std::byte> rx_hello(rxh->hello().begin(), rxh->hello().end());
-        std::string error;
         std::unique_ptr<FrameReceiver> rx;
-        std::thread receiver([&] {
-            try {
-                rxh->run(2s);
-                rxh.reset();
-                rx = std::make_unique<FrameReceiver>(std::move(rx_path), ring);
-                rx->announce_ring();
-            } catch (const std::exception& e) {
-                error = e.what();
-            }
+        Running receiver(*rxh, [&] {
+            rxh.reset();
+            rx = std::make_unique<FrameReceiver>(std::move(rx_path), ring);
+            rx->announce_ring();
         });
         auto theirs = rogue.next(2s); // the receiver's join proof comes first, whatever we do
         ASSERT_TRUE(theirs.has_value());
@@ -319,7 +312,7 @@ TEST(Join, TheRingAdvertNeverReachesAnUnprovenJoiner) {
         } else {
             rogue.send(wire::Control::kRing, wire::encode(wire::RingAdvert{4, 8192, 0x1000, 7, false}));
         }
-        receiver.join();
+        const std::string error = receiver.join();
         EXPECT_EQ(rx, nullptr);
         const std::string not_the_peer = "path B: the sender " + kSenderB +
                                          " is not the peer of this stream's path A (" + kSenderA +
@@ -355,14 +348,7 @@ TEST(Join, ADiallerRefusesARogueListener) {
         ASSERT_EQ(txh.hello().size(), wire::kJoinHelloSize);
         const auto rogue_hello = wire::encode(wire::ReceiverHello{4, false, fresh_nonce(), {true, true, std::nullopt}});
         txh.take_peer_hello(rogue_hello, kReceiverB);
-        std::string error;
-        std::thread sender([&] {
-            try {
-                txh.run(2s);
-            } catch (const std::exception& e) {
-                error = e.what();
-            }
-        });
+        Running sender(txh);
         auto theirs = rogue.next(2s);
         ASSERT_TRUE(theirs.has_value());
         EXPECT_EQ(theirs->kind, wire::Control::kJoin);
@@ -372,7 +358,7 @@ TEST(Join, ADiallerRefusesARogueListener) {
             rogue.send(wire::Control::kJoin, wire::encode(guess.join_proof(Role::kReceiver, txh.hello(), rogue_hello)));
         }
         rogue.send(wire::Control::kRing, wire::encode(wire::RingAdvert{4, 8192, 0x1000, 7, false}));
-        sender.join();
+        const std::string error = sender.join();
         EXPECT_EQ(error, guesses ? "path B: the receiver " + kReceiverB + " is not the peer of this stream's path A (" +
                                        kReceiverA + "): its join proof does not match"
                                  : "the receiver " + kReceiverB + " sent its ring advert before its join proof");

@@ -230,22 +230,33 @@ bool retried(int status) {
     return worth_retrying(CmEventError("rejected", std::optional<CmEvent>(std::move(ev))));
 }
 
-// The key proof's label, as the page gives it, checked by computing the
-// MAC the page describes and comparing it with the code's.
-std::string check_proof_label(const std::string& label) {
-    std::array<std::byte, 32> key_bytes{};
-    for (std::size_t i = 0; i < key_bytes.size(); ++i) key_bytes[i] = static_cast<std::byte>(i * 7 + 1);
-    const auto key = PresharedKey::from_bytes(key_bytes, "the test's key");
+// What the label checks compute from: test_key()'s bytes and two hellos
+// of fixed nonces.
+struct LabelInputs {
+    std::array<unsigned char, 32> key_bytes{};
+    wire::HelloBytes sender_hello, receiver_hello;
+};
+LabelInputs label_inputs() {
+    LabelInputs in;
+    for (std::size_t i = 0; i < in.key_bytes.size(); ++i) in.key_bytes[i] = static_cast<unsigned char>(i * 7 + 1);
     wire::Nonce n1{}, n2{};
     n1.fill(std::byte{0x11});
     n2.fill(std::byte{0x22});
-    const auto sender_hello = wire::encode(wire::SenderHello{256, true, n1});
-    const auto receiver_hello = wire::encode(wire::ReceiverHello{8, true, n2});
+    in.sender_hello = wire::encode(wire::SenderHello{256, true, n1});
+    in.receiver_hello = wire::encode(wire::ReceiverHello{8, true, n2});
+    return in;
+}
+
+// The key proof's label, as the page gives it, checked by computing the
+// MAC the page describes and comparing it with the code's.
+std::string check_proof_label(const std::string& label) {
+    const auto key = test_key();
+    const auto [key_bytes, sender_hello, receiver_hello] = label_inputs();
     if (sodium_init() < 0) return "sodium_init failed";
     for (const wire::Role role : {wire::Role::kSender, wire::Role::kReceiver}) {
         const wire::KeyProof code = make_key_proof(*key, role, sender_hello, receiver_hello);
         crypto_auth_hmacsha512256_state st;
-        crypto_auth_hmacsha512256_init(&st, reinterpret_cast<const unsigned char*>(key_bytes.data()), key_bytes.size());
+        crypto_auth_hmacsha512256_init(&st, key_bytes.data(), key_bytes.size());
         crypto_auth_hmacsha512256_update(&st, reinterpret_cast<const unsigned char*>(label.c_str()), label.size() + 1);
         const auto r = static_cast<unsigned char>(role);
         crypto_auth_hmacsha512256_update(&st, &r, 1);
@@ -275,13 +286,7 @@ std::string check_session_labels() {
     const std::string session = page_constant("kSessionLabel"), token_label = page_constant("kTokenLabel"),
                       join = page_constant("kJoinLabel");
     const auto key = test_key();
-    std::array<unsigned char, 32> key_bytes{};
-    for (std::size_t i = 0; i < key_bytes.size(); ++i) key_bytes[i] = static_cast<unsigned char>(i * 7 + 1);
-    wire::Nonce n1{}, n2{};
-    n1.fill(std::byte{0x11});
-    n2.fill(std::byte{0x22});
-    const auto hs = wire::encode(wire::SenderHello{256, true, n1});
-    const auto hr = wire::encode(wire::ReceiverHello{8, true, n2});
+    const auto [key_bytes, hs, hr] = label_inputs();
     if (sodium_init() < 0) return "sodium_init failed";
     const auto bytes = [](std::span<const std::byte> b) {
         const auto* p = reinterpret_cast<const unsigned char*>(b.data());
@@ -292,10 +297,7 @@ std::string check_session_labels() {
     m.push_back(0);
     for (const auto& h : {bytes(hs), bytes(hr)}) m.insert(m.end(), h.begin(), h.end());
     std::array<unsigned char, 32> secret{}, token{};
-    crypto_auth_hmacsha512256_state st;
-    crypto_auth_hmacsha512256_init(&st, key_bytes.data(), key_bytes.size());
-    crypto_auth_hmacsha512256_update(&st, m.data(), m.size());
-    crypto_auth_hmacsha512256_final(&st, secret.data());
+    crypto_auth_hmacsha512256(secret.data(), m.data(), m.size(), key_bytes.data()); // a 32-byte key
     crypto_auth_hmacsha512256(token.data(), reinterpret_cast<const unsigned char*>(token_label.c_str()),
                               token_label.size() + 1, secret.data());
     const SessionSecret code(key.get(), hs, hr);
@@ -307,8 +309,11 @@ std::string check_session_labels() {
     // A join's hellos (the dialler's with the token) and both ends' proofs.
     wire::SessionToken t{};
     std::copy_n(reinterpret_cast<const std::byte*>(token.data()), t.size(), t.begin());
-    const auto js = wire::encode(wire::SenderHello{256, true, n2, {true, true, t}});
-    const auto jr = wire::encode(wire::ReceiverHello{8, true, n1, {true, true, std::nullopt}});
+    wire::Nonce n3{}, n4{};
+    n3.fill(std::byte{0x33});
+    n4.fill(std::byte{0x44});
+    const auto js = wire::encode(wire::SenderHello{256, true, n3, {true, true, t}});
+    const auto jr = wire::encode(wire::ReceiverHello{8, true, n4, {true, true, std::nullopt}});
     for (const wire::Role role : {wire::Role::kSender, wire::Role::kReceiver}) {
         std::vector<unsigned char> jm(join.begin(), join.end());
         jm.push_back(0);
@@ -618,22 +623,26 @@ std::vector<Message> messages() {
                  {{"hello", raw({plain_part.begin(), plain_part.begin() + static_cast<long>(wire::kSenderHelloSize)})},
                   {"session_token", raw(vec(token))}}});
     EXPECT_EQ(load32(join_hello, 4) >> 16, 1u | 2u | 4u) << "a joining dialler's hello: flags key, join, path B";
+    // The key and join proofs: one layout, two magics.
+    const auto proof_message = [](const char* heading, const std::array<std::byte, wire::kKeyProofSize>& bytes,
+                                  std::uint32_t magic, wire::Role role, const std::array<std::byte, wire::kMacSize>& mac) {
+        return Message{heading,
+                       vec(bytes),
+                       wire::kKeyProofSize,
+                       {{"magic", u(magic)},
+                        {"version", u(wire::kProtocolVersion)},
+                        {"role", u(static_cast<unsigned>(role))},
+                        {"reserved@7", u(0)},
+                        {"mac", raw(vec(mac))}}};
+    };
     wire::KeyProof proof{wire::Role::kReceiver, {}};
     for (std::size_t i = 0; i < proof.mac.size(); ++i) proof.mac[i] = static_cast<std::byte>(0xc0 + i);
-    m.push_back({"### Key proof", vec(wire::encode(proof)), wire::kKeyProofSize,
-                 {{"magic", u(wire::kKeyProofMagic)},
-                  {"version", u(wire::kProtocolVersion)},
-                  {"role", u(static_cast<unsigned>(wire::Role::kReceiver))},
-                  {"reserved@7", u(0)},
-                  {"mac", raw(vec(proof.mac))}}});
+    m.push_back(proof_message("### Key proof", wire::encode(proof), wire::kKeyProofMagic, proof.role, proof.mac));
     wire::JoinProof join_proof{wire::Role::kSender, {}};
     for (std::size_t i = 0; i < join_proof.mac.size(); ++i) join_proof.mac[i] = static_cast<std::byte>(0x90 + i);
-    m.push_back({"### Join proof", vec(wire::encode(join_proof)), wire::kJoinProofSize,
-                 {{"magic", u(wire::kJoinProofMagic)},
-                  {"version", u(wire::kProtocolVersion)},
-                  {"role", u(static_cast<unsigned>(wire::Role::kSender))},
-                  {"reserved@7", u(0)},
-                  {"mac", raw(vec(join_proof.mac))}}});
+    static_assert(wire::kJoinProofSize == wire::kKeyProofSize);
+    m.push_back(proof_message("### Join proof", wire::encode(join_proof), wire::kJoinProofMagic, join_proof.role,
+                              join_proof.mac));
     const wire::RingAdvert plain{3, 0x12345, 0x1122334455667788, 0xcafef00d, true, {}};
     const wire::RingAdvert windowed{3, 0x12345, 0x1122334455667788, 0, false, {0x11111111, 0x22222222, 0x33333333}};
     const auto windowed_bytes = wire::encode(windowed);
