@@ -26,6 +26,9 @@ wire::HelloBytes our_hello(wire::Role role, std::uint32_t slots, bool has_key, c
 
 wire::HelloJoin hello_join(const std::optional<Handshake::Join>& join) {
     wire::HelloJoin j;
+    if (join && !join->secret) {
+        throw std::invalid_argument("Handshake: a join without the stream's session secret");
+    }
     if (join) {
         j.join = true;
         j.path_b = join->path_b;
@@ -36,10 +39,14 @@ wire::HelloJoin hello_join(const std::optional<Handshake::Join>& join) {
 
 const char* letter(bool path_b) noexcept { return path_b ? "B" : "A"; }
 
-std::string hex(const wire::SessionToken& token) {
-    std::string out;
-    for (const std::byte b : token) out += fmt::format("{:02x}", static_cast<unsigned>(b));
-    return out;
+// A join request whose token names no stream this end serves.
+UserError unknown_token(const std::optional<wire::SessionToken>& token, const std::string& peer_label) {
+    std::string hex;
+    for (const std::byte b : token.value_or(wire::SessionToken{})) {
+        hex += fmt::format("{:02x}", static_cast<unsigned>(b));
+    }
+    return UserError(fmt::format("no stream here has session token {}: it ended, or {} is not its peer",
+                                 token ? hex : "(none)", peer_label));
 }
 
 // The peer's hello (role: ours), decoded and checked, and its key flag
@@ -93,9 +100,6 @@ Handshake::Handshake(Datapath& path, wire::Role role, std::uint32_t slots, std::
       hello_(our_hello(role, slots, key_ != nullptr, hello_join(join_))),
       buffer_(std::max<std::size_t>(64, role == wire::Role::kSender ? wire::ring_advert_size(slots, true) : 0)),
       region_(path_.register_memory((kRecvBuffers + 1) * buffer_, IBV_ACCESS_LOCAL_WRITE)) {
-    if (join_ && !join_->secret) {
-        throw std::invalid_argument("Handshake: a join without the stream's session secret");
-    }
     // What the peer sends before we may act: its proof (a join's, or the
     // key's with a key), and for a sender the ring advert. Exactly these,
     // so none is left posted for a stream end's message to land in.
@@ -156,8 +160,7 @@ Handshake::ScreenedJoin Handshake::screen_join(wire::Role role, bool have_key,
             return out;
         }
     }
-    throw UserError(fmt::format("no stream here has session token {}: it ended, or {} is not its peer",
-                                hex(request->token), peer_label));
+    throw unknown_token(request->token, peer_label);
 }
 
 void Handshake::take_peer_hello(std::span<const std::byte> private_data, std::string peer) {
@@ -192,8 +195,7 @@ void Handshake::take_join_hello(std::span<const std::byte> private_data) {
         // never proven under another stream's secret.
         const std::optional<wire::JoinRequest> request = wire::read_join(peer_role(), private_data);
         if (!request || request->token != join_->secret->token()) {
-            throw UserError(fmt::format("no stream here has session token {}: it ended, or {} is not its peer",
-                                        request ? hex(request->token) : std::string("(none)"), peer_label()));
+            throw unknown_token(request ? std::optional(request->token) : std::nullopt, peer_label());
         }
         peer_hello_ = wire::HelloBytes(wire::kJoinHelloSize); // the dialler's, its token included
     }
