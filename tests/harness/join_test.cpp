@@ -232,6 +232,8 @@ TEST(Join, AJoinHelloWhereAStreamIsFoundedAndViceVersaAreRefused) {
                       " takes this connection for the stream's path A, this receiver for its "
                       "path B");
         EXPECT_THROW(joining.session_secret(), std::logic_error); // a join's stream has its secret
+        EXPECT_THROW(Handshake(*rx_path, Role::kReceiver, 4, nullptr, Handshake::Join{nullptr, true, true, ""}),
+                     std::invalid_argument); // a join names its stream's secret
     }
     {
         // A listener made for one stream, given another's join request
