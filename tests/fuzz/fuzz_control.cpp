@@ -25,6 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case wire::Control::kAuth:
     case wire::Control::kLeaving:
     case wire::Control::kClock:
+    case wire::Control::kJoin:
         break;
     default:
         rdmastream::fuzz::fail("decode_control returned an unknown kind", __FILE__, __LINE__);

@@ -3,6 +3,7 @@
 // project's own encoders, so every seed is a valid message of the current
 // protocol. Run after a wire change and commit the files:
 //   build-fuzz/tests/fuzz/fuzz_make_seeds tests/fuzz/corpus
+#include "fuzz_join.hpp"
 #include "wire/side_data_wire.hpp"
 #include "wire/wire.hpp"
 
@@ -96,6 +97,18 @@ void wire_seeds() {
     Bytes accept_data = bytes_of(wire::encode(wire::ReceiverHello{4096, true, nonce}));
     accept_data.resize(196); // the IB CM pads private data
     write("fuzz_receiver_hello", "max_key_padded", accept_data);
+    // Two paths: a join's echo; join requests (a role byte, then the
+    // dialler's 56-byte hello) with the token of fuzz_join.hpp's stream.
+    write("fuzz_receiver_hello", "join_echo",
+          bytes_of(wire::encode(wire::ReceiverHello{8, false, nonce, {true, true, std::nullopt}})));
+    const wire::SessionToken token = rdmastream::fuzz::join_stream()->token();
+    write("fuzz_join_hello", "sender_b",
+          cat({Bytes{std::byte{0}}, bytes_of(wire::encode(wire::SenderHello{256, false, nonce, {true, true, token}}))}));
+    write("fuzz_join_hello", "receiver_a_key",
+          cat({Bytes{std::byte{3}}, bytes_of(wire::encode(wire::ReceiverHello{8, true, nonce, {true, false, token}}))}));
+    Bytes founding = cat({Bytes{std::byte{0}}, bytes_of(wire::encode(wire::SenderHello{256, false, nonce}))});
+    founding.resize(1 + wire::kJoinHelloSize); // a connect request's padding
+    write("fuzz_join_hello", "founding_padded", founding);
     wire::KeyProof proof{wire::Role::kSender, {}};
     for (std::size_t i = 0; i < proof.mac.size(); ++i) proof.mac[i] = std::byte(static_cast<unsigned char>(255 - i));
     write("fuzz_key_proof", "sender", bytes_of(wire::encode(proof)));
@@ -124,7 +137,8 @@ void wire_seeds() {
     write("fuzz_slot_imm", "slot0", cat({le32(wire::encode(wire::SlotImm{0, 65535})), le32(1)}));
 
     for (auto kind : {wire::Control::kEndOfStream, wire::Control::kKeepalive, wire::Control::kFormat,
-                      wire::Control::kRing, wire::Control::kCredits, wire::Control::kAuth, wire::Control::kLeaving}) {
+                      wire::Control::kRing, wire::Control::kCredits, wire::Control::kAuth, wire::Control::kLeaving,
+                      wire::Control::kClock, wire::Control::kJoin}) {
         write("fuzz_control", "kind" + std::to_string(static_cast<int>(kind)), le32(wire::encode(kind)));
     }
 

@@ -6,20 +6,13 @@
 // Hand-written peers (RawPeer) play the hostile ends: one that reflects our
 // proof, one that guesses, one that replays; what they received is checked
 // for the ring's address and rkey.
-#include "memory_fabric.hpp"
+#include "handshake_ends.hpp"
 
 #include "rdmastream/error.hpp"
-#include "stream/frame_receiver.hpp"
-#include "stream/frame_sender.hpp"
-#include "wire/handshake.hpp"
 
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
-
 #include <chrono>
-#include <cstring>
-#include <thread>
 #include <vector>
 
 namespace rdmastream::harness {
@@ -27,97 +20,19 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::shared_ptr<const PresharedKey> key_of(char c) {
-    const std::vector<std::byte> bytes(32, std::byte(static_cast<unsigned char>(c)));
-    return PresharedKey::from_bytes(bytes, std::string("key-") + c);
-}
-
-RingConfig ring_with(std::shared_ptr<const PresharedKey> key) {
-    RingConfig r;
-    r.slots = 4;
-    r.slot_size = 4096 + wire::kSlotHeaderSize;
-    r.key = std::move(key);
-    r.memory_windows = true; // the window keys travel after the proofs too
-    return r;
-}
-
-SenderOptions sender_with(std::shared_ptr<const PresharedKey> key) {
-    SenderOptions o;
-    o.key = std::move(key);
-    return o;
-}
-
 // Both ends through the handshake, as connect/accept run it over rdma_cm.
-struct Joined {
-    MemoryFabric fabric;
-    std::unique_ptr<FrameReceiver> rx; // end 0
-    std::unique_ptr<FrameSender> tx;   // end 1: declared last, goes first
-    std::string rx_error, tx_error;
-};
-
-std::unique_ptr<Joined> join(const RingConfig& ring, const SenderOptions& opts) {
-    auto j = std::make_unique<Joined>();
+std::unique_ptr<Ends> shake_hands(const RingConfig& ring, const SenderOptions& opts) {
+    auto j = std::make_unique<Ends>();
     std::unique_ptr<Datapath> rx_path = j->fabric.end(0);
     std::unique_ptr<Datapath> tx_path = j->fabric.end(1);
     auto rxh = std::make_unique<Handshake>(*rx_path, wire::Role::kReceiver, ring.slots, ring.key);
     auto txh = std::make_unique<Handshake>(*tx_path, wire::Role::kSender, FrameSender::kMaxSlots, opts.key);
-    // What each end's rdma_cm message would carry (each end drops its
-    // Handshake when through, so copies).
-    const std::vector<std::byte> rx_hello(rxh->hello().begin(), rxh->hello().end());
-    const std::vector<std::byte> tx_hello(txh->hello().begin(), txh->hello().end());
-    std::thread receiver([&] {
-        try {
-            rxh->take_peer_hello(tx_hello, "198.18.0.2:40000");
-            rxh->run(2s);
-            rxh.reset();
-            j->rx = std::make_unique<FrameReceiver>(std::move(rx_path), ring);
-            j->rx->announce_ring();
-        } catch (const std::exception& e) {
-            j->rx_error = e.what();
-            rxh.reset();
-            rx_path->disconnect();
-        }
-    });
-    try {
-        txh->take_peer_hello(rx_hello, "198.18.0.1:18515");
-        txh->run(2s);
-        const wire::RingAdvert ring_got = txh->ring();
-        txh.reset();
-        j->tx = std::make_unique<FrameSender>(std::move(tx_path), ring_got, opts);
-    } catch (const std::exception& e) {
-        j->tx_error = e.what();
-        txh.reset();
-        tx_path->disconnect();
-    }
-    receiver.join();
+    run_ends(*j, std::move(rx_path), std::move(rxh), std::move(tx_path), std::move(txh), ring, opts);
     return j;
 }
 
-// Sends `n` frames and checks each arrives intact.
-void stream_frames(Joined& j, int n) {
-    RegisteredRegion mem = j.tx->register_memory(4096, 0);
-    std::thread consumer([&] {
-        for (int i = 0; i < n; ++i) {
-            auto f = j.rx->next(5s);
-            ASSERT_TRUE(f.has_value());
-            EXPECT_EQ(f->header.sequence, static_cast<std::uint64_t>(i));
-            ASSERT_EQ(f->payload.size(), 100u);
-            EXPECT_EQ(f->payload[0], std::byte(static_cast<unsigned char>(i)));
-            j.rx->release(f->slot);
-        }
-        EXPECT_FALSE(j.rx->next(5s).has_value()); // end of stream
-    });
-    for (int i = 0; i < n; ++i) {
-        mem.bytes()[0] = std::byte(static_cast<unsigned char>(i));
-        j.tx->send(mem.bytes().first(100), mem.lkey(), {}, static_cast<std::uint64_t>(i), 5s);
-        j.tx->wait_done(static_cast<std::uint64_t>(i), 5s);
-    }
-    j.tx->finish(5s);
-    consumer.join();
-}
-
 TEST(Auth, SameKeyStreams) {
-    auto j = join(ring_with(key_of('a')), sender_with(key_of('a')));
+    auto j = shake_hands(ring_with(key_of('a')), sender_with(key_of('a')));
     ASSERT_EQ(j->rx_error, "");
     ASSERT_EQ(j->tx_error, "");
     EXPECT_EQ(j->tx->ring().rkey, j->rx->ring_advert().rkey);
@@ -127,14 +42,14 @@ TEST(Auth, SameKeyStreams) {
 }
 
 TEST(Auth, NoKeyOnEitherEndStreams) {
-    auto j = join(ring_with(nullptr), sender_with(nullptr));
+    auto j = shake_hands(ring_with(nullptr), sender_with(nullptr));
     ASSERT_EQ(j->rx_error, "");
     ASSERT_EQ(j->tx_error, "");
     stream_frames(*j, 3);
 }
 
 TEST(Auth, WrongKeyIsRefusedOnBothEnds) {
-    auto j = join(ring_with(key_of('a')), sender_with(key_of('b')));
+    auto j = shake_hands(ring_with(key_of('a')), sender_with(key_of('b')));
     EXPECT_EQ(j->rx, nullptr);
     EXPECT_EQ(j->tx, nullptr);
     EXPECT_EQ(j->rx_error, "the sender 198.18.0.2:40000's key does not match ours (key-a): give both ends the same "
@@ -145,7 +60,7 @@ TEST(Auth, WrongKeyIsRefusedOnBothEnds) {
 }
 
 TEST(Auth, SenderWithoutKeyIsRefusedOnBothEnds) {
-    auto j = join(ring_with(key_of('a')), sender_with(nullptr));
+    auto j = shake_hands(ring_with(key_of('a')), sender_with(nullptr));
     EXPECT_EQ(j->rx, nullptr);
     EXPECT_EQ(j->tx, nullptr);
     EXPECT_EQ(j->rx_error, "the sender 198.18.0.2:40000 has no key but this receiver requires one: give both ends the "
@@ -156,7 +71,7 @@ TEST(Auth, SenderWithoutKeyIsRefusedOnBothEnds) {
 }
 
 TEST(Auth, ReceiverWithoutKeyIsRefusedOnBothEnds) {
-    auto j = join(ring_with(nullptr), sender_with(key_of('a')));
+    auto j = shake_hands(ring_with(nullptr), sender_with(key_of('a')));
     EXPECT_EQ(j->rx, nullptr);
     EXPECT_EQ(j->tx, nullptr);
     EXPECT_NE(j->tx_error.find("the receiver 198.18.0.1:18515 has no key but this sender requires one"),
@@ -167,59 +82,6 @@ TEST(Auth, ReceiverWithoutKeyIsRefusedOnBothEnds) {
     EXPECT_EQ(j->fabric.sends_posted(0), 0u);
 }
 
-// A peer written by hand: posts receives, sends what it is told to, and
-// keeps every message that reaches it.
-class RawPeer {
-public:
-    explicit RawPeer(std::unique_ptr<Datapath> path) : path_(std::move(path)), mem_(path_->register_memory(8192, IBV_ACCESS_LOCAL_WRITE)) {
-        for (std::uint64_t i = 0; i < 8; ++i) {
-            ibv_sge sge{mem_.addr() + i * 512, 512, mem_.lkey()};
-            ibv_recv_wr wr{};
-            wr.wr_id = i;
-            wr.sg_list = &sge;
-            wr.num_sge = 1;
-            path_->post_recv(wr, "raw peer recv");
-        }
-    }
-    void send(wire::Control kind, std::span<const std::byte> payload) {
-        std::memcpy(mem_.bytes().data() + 4096, payload.data(), payload.size());
-        ibv_sge sge{mem_.addr() + 4096, static_cast<std::uint32_t>(payload.size()), mem_.lkey()};
-        ibv_send_wr wr{};
-        wr.sg_list = &sge;
-        wr.num_sge = 1;
-        wr.opcode = IBV_WR_SEND_WITH_IMM;
-        wr.imm_data = htonl(wire::encode(kind));
-        path_->post_send(wr, "raw peer send");
-    }
-    // The next message that reaches us within `timeout`: its kind and bytes.
-    struct Message {
-        wire::Control kind;
-        std::vector<std::byte> bytes;
-    };
-    std::optional<Message> next(std::chrono::milliseconds timeout) {
-        std::array<ibv_wc, 1> wc{};
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        for (;;) {
-            Waited w = path_->wait(wc, deadline);
-            if (w.kind == Waited::kCmEvent || w.kind == Waited::kTimeout) return std::nullopt;
-            if (w.kind != Waited::kCompletions || wc[0].status != IBV_WC_SUCCESS || wc[0].opcode != IBV_WC_RECV) {
-                continue;
-            }
-            const auto at = mem_.bytes().subspan(wc[0].wr_id * 512, wc[0].byte_len);
-            received_.insert(received_.end(), at.begin(), at.end());
-            return Message{static_cast<wire::Control>(ntohl(wc[0].imm_data) >> 16), {at.begin(), at.end()}};
-        }
-    }
-    // Bytes of every message that reached us.
-    std::size_t received_bytes() const noexcept { return received_.size(); }
-    Datapath& path() { return *path_; }
-
-private:
-    std::unique_ptr<Datapath> path_;
-    RegisteredRegion mem_;
-    std::vector<std::byte> received_;
-};
-
 // A sender with our key, against a receiver that sends our own proof back
 // (as it came, and with its role byte changed): both refused.
 TEST(Auth, AReflectedProofIsRefused) {
@@ -229,20 +91,13 @@ TEST(Auth, AReflectedProofIsRefused) {
         std::unique_ptr<Datapath> tx_path = fabric.end(1);
         Handshake txh(*tx_path, wire::Role::kSender, FrameSender::kMaxSlots, key_of('a'));
         txh.take_peer_hello(wire::encode(wire::ReceiverHello{4, true, fresh_nonce()}), "198.18.0.1:18515");
-        std::string error;
-        std::thread sender([&] {
-            try {
-                txh.run(2s);
-            } catch (const std::exception& e) {
-                error = e.what();
-            }
-        });
+        Running sender(txh);
         auto proof = rogue.next(2s);
         ASSERT_TRUE(proof.has_value());
         ASSERT_EQ(proof->kind, wire::Control::kAuth);
         if (relabel) proof->bytes[6] = std::byte{2}; // "from the receiver": the MAC still says sender
         rogue.send(wire::Control::kAuth, proof->bytes);
-        sender.join();
+        const std::string error = sender.join();
         if (relabel) {
             EXPECT_EQ(error, "the receiver 198.18.0.1:18515's key does not match ours (key-a): give both ends the "
                              "same key file");
@@ -266,17 +121,11 @@ TEST(Auth, TheRingAdvertNeverReachesAnUnprovenSender) {
         const RingConfig ring = ring_with(key);
         auto rxh = std::make_unique<Handshake>(*rx_path, wire::Role::kReceiver, ring.slots, key);
         rxh->take_peer_hello(recorded_hello, "198.18.0.66:6666");
-        std::string error;
         std::unique_ptr<FrameReceiver> rx;
-        std::thread receiver([&] {
-            try {
-                rxh->run(2s);
-                rxh.reset();
-                rx = std::make_unique<FrameReceiver>(std::move(rx_path), ring);
-                rx->announce_ring();
-            } catch (const std::exception& e) {
-                error = e.what();
-            }
+        Running receiver(*rxh, [&] {
+            rxh.reset();
+            rx = std::make_unique<FrameReceiver>(std::move(rx_path), ring);
+            rx->announce_ring();
         });
         auto theirs = rogue.next(2s); // the receiver's proof comes first, whatever we do
         ASSERT_TRUE(theirs.has_value());
@@ -292,7 +141,7 @@ TEST(Auth, TheRingAdvertNeverReachesAnUnprovenSender) {
         } else {
             rogue.send(wire::Control::kRing, wire::encode(wire::RingAdvert{4, 8192, 0x1000, 7, false}));
         }
-        receiver.join();
+        const std::string error = receiver.join();
         EXPECT_EQ(rx, nullptr);
         EXPECT_FALSE(error.empty());
         if (what != "no proof, a ring advert of its own") {
@@ -307,7 +156,7 @@ TEST(Auth, TheRingAdvertNeverReachesAnUnprovenSender) {
 // A receiver whose ring goes out only after the proof: a genuine sender's
 // handshake sees the same address and rkey the rogue never saw.
 TEST(Auth, AProvenSenderGetsTheRing) {
-    auto j = join(ring_with(key_of('z')), sender_with(key_of('z')));
+    auto j = shake_hands(ring_with(key_of('z')), sender_with(key_of('z')));
     ASSERT_NE(j->tx, nullptr) << j->tx_error;
     EXPECT_EQ(j->fabric.sends_posted(0), 2u); // the receiver's proof, then its ring advert
 }

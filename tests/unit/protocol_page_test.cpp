@@ -12,7 +12,9 @@
 //     the message, and the heading's size;
 //   * the handshake's table of message sizes;
 //   * what cannot be read as a constant is measured: the key proof's label
-//     by recomputing the MAC with libsodium from the page's label, the
+//     by recomputing the MAC with libsodium from the page's label (the
+//     session secret's, token's and join proof's labels likewise, from a
+//     session token and join proofs), a hello's flag bits by encoding, the
 //     receives each end posts through a datapath that records them, the
 //     reject status that is never retried through worth_retrying.
 #include "memory_fabric.hpp"
@@ -175,12 +177,21 @@ std::shared_ptr<const PresharedKey> test_key() {
     return PresharedKey::from_bytes(bytes, "the test's key");
 }
 
-// The receives a Handshake posts when it is made.
-Posted handshake_receives(wire::Role role, std::uint32_t slots, bool with_key) {
+// The receives a Handshake posts when it is made: a founding connection's
+// with or without a key, or a joining connection's (no key).
+enum class Made { kBare, kKeyed, kJoining };
+Posted handshake_receives(wire::Role role, std::uint32_t slots, Made made) {
     harness::MemoryFabric fabric;
     auto posted = std::make_shared<Posted>();
     RecordingPath path(fabric.end(0), posted);
-    Handshake hs(path, role, slots, with_key ? test_key() : nullptr);
+    if (made == Made::kJoining) {
+        const auto hs = wire::encode(wire::SenderHello{256, false, {}});
+        const auto hr = wire::encode(wire::ReceiverHello{8, false, {}});
+        Handshake hs_join(path, role, slots, nullptr,
+                          Handshake::Join{std::make_shared<SessionSecret>(nullptr, hs, hr), true, true, ""});
+    } else {
+        Handshake hs(path, role, slots, made == Made::kKeyed ? test_key() : nullptr);
+    }
     return *posted;
 }
 
@@ -219,22 +230,33 @@ bool retried(int status) {
     return worth_retrying(CmEventError("rejected", std::optional<CmEvent>(std::move(ev))));
 }
 
-// The key proof's label, as the page gives it, checked by computing the
-// MAC the page describes and comparing it with the code's.
-std::string check_proof_label(const std::string& label) {
-    std::array<std::byte, 32> key_bytes{};
-    for (std::size_t i = 0; i < key_bytes.size(); ++i) key_bytes[i] = static_cast<std::byte>(i * 7 + 1);
-    const auto key = PresharedKey::from_bytes(key_bytes, "the test's key");
+// What the label checks compute from: test_key()'s bytes and two hellos
+// of fixed nonces.
+struct LabelInputs {
+    std::array<unsigned char, 32> key_bytes{};
+    wire::HelloBytes sender_hello, receiver_hello;
+};
+LabelInputs label_inputs() {
+    LabelInputs in;
+    for (std::size_t i = 0; i < in.key_bytes.size(); ++i) in.key_bytes[i] = static_cast<unsigned char>(i * 7 + 1);
     wire::Nonce n1{}, n2{};
     n1.fill(std::byte{0x11});
     n2.fill(std::byte{0x22});
-    const auto sender_hello = wire::encode(wire::SenderHello{256, true, n1});
-    const auto receiver_hello = wire::encode(wire::ReceiverHello{8, true, n2});
+    in.sender_hello = wire::encode(wire::SenderHello{256, true, n1});
+    in.receiver_hello = wire::encode(wire::ReceiverHello{8, true, n2});
+    return in;
+}
+
+// The key proof's label, as the page gives it, checked by computing the
+// MAC the page describes and comparing it with the code's.
+std::string check_proof_label(const std::string& label) {
+    const auto key = test_key();
+    const auto [key_bytes, sender_hello, receiver_hello] = label_inputs();
     if (sodium_init() < 0) return "sodium_init failed";
     for (const wire::Role role : {wire::Role::kSender, wire::Role::kReceiver}) {
         const wire::KeyProof code = make_key_proof(*key, role, sender_hello, receiver_hello);
         crypto_auth_hmacsha512256_state st;
-        crypto_auth_hmacsha512256_init(&st, reinterpret_cast<const unsigned char*>(key_bytes.data()), key_bytes.size());
+        crypto_auth_hmacsha512256_init(&st, key_bytes.data(), key_bytes.size());
         crypto_auth_hmacsha512256_update(&st, reinterpret_cast<const unsigned char*>(label.c_str()), label.size() + 1);
         const auto r = static_cast<unsigned char>(role);
         crypto_auth_hmacsha512256_update(&st, &r, 1);
@@ -251,6 +273,75 @@ std::string check_proof_label(const std::string& label) {
         }
     }
     return "";
+}
+
+// The value the Constants table gives `name` ("" when it has no such row).
+std::string page_constant(const std::string& name);
+
+// The session secret's, token's and join proof's labels, as the page gives
+// them: a token and join proofs computed step by step from them (the
+// derivation the page states) against the code's. One check for the three:
+// only together do they make a token.
+std::string check_session_labels() {
+    const std::string session = page_constant("kSessionLabel"), token_label = page_constant("kTokenLabel"),
+                      join = page_constant("kJoinLabel");
+    const auto key = test_key();
+    const auto [key_bytes, hs, hr] = label_inputs();
+    if (sodium_init() < 0) return "sodium_init failed";
+    const auto bytes = [](std::span<const std::byte> b) {
+        const auto* p = reinterpret_cast<const unsigned char*>(b.data());
+        return std::vector<unsigned char>(p, p + b.size());
+    };
+    // S = HMAC(K, session label NUL || sender hello || receiver hello)
+    std::vector<unsigned char> m(session.begin(), session.end());
+    m.push_back(0);
+    for (const auto& h : {bytes(hs), bytes(hr)}) m.insert(m.end(), h.begin(), h.end());
+    std::array<unsigned char, 32> secret{}, token{};
+    crypto_auth_hmacsha512256(secret.data(), m.data(), m.size(), key_bytes.data()); // a 32-byte key
+    crypto_auth_hmacsha512256(token.data(), reinterpret_cast<const unsigned char*>(token_label.c_str()),
+                              token_label.size() + 1, secret.data());
+    const SessionSecret code(key.get(), hs, hr);
+    if (std::memcmp(code.token().data(), token.data(), wire::kSessionTokenSize) != 0) {
+        return fmt::format("the token, first 8 bytes of HMAC(HMAC(key, \"{}\" NUL || hellos), \"{}\" NUL), is not "
+                           "the code's (another label, or another construction)",
+                           session, token_label);
+    }
+    // A join's hellos (the dialler's with the token) and both ends' proofs.
+    wire::SessionToken t{};
+    std::copy_n(reinterpret_cast<const std::byte*>(token.data()), t.size(), t.begin());
+    wire::Nonce n3{}, n4{};
+    n3.fill(std::byte{0x33});
+    n4.fill(std::byte{0x44});
+    const auto js = wire::encode(wire::SenderHello{256, true, n3, {true, true, t}});
+    const auto jr = wire::encode(wire::ReceiverHello{8, true, n4, {true, true, std::nullopt}});
+    for (const wire::Role role : {wire::Role::kSender, wire::Role::kReceiver}) {
+        std::vector<unsigned char> jm(join.begin(), join.end());
+        jm.push_back(0);
+        jm.push_back(static_cast<unsigned char>(role));
+        for (const auto& h : {bytes(js), bytes(jr)}) jm.insert(jm.end(), h.begin(), h.end());
+        std::array<unsigned char, 32> mac{};
+        crypto_auth_hmacsha512256(mac.data(), jm.data(), jm.size(), secret.data());
+        if (std::memcmp(code.join_proof(role, js, jr).mac.data(), mac.data(), mac.size()) != 0) {
+            return fmt::format("the join proof HMAC(S, \"{}\" NUL || role || the join's hellos) is not the code's "
+                               "for the {} (another label, or another construction)",
+                               join, wire::name(role));
+        }
+    }
+    return "";
+}
+
+// A hello's flag bits, as the encoder sets them.
+std::string hello_flags() {
+    const auto flags = [](const wire::SenderHello& h) {
+        const auto b = wire::encode(h);
+        return std::to_integer<unsigned>(b[6]) | std::to_integer<unsigned>(b[7]) << 8;
+    };
+    const unsigned none = flags(wire::SenderHello{8, false, {}});
+    const unsigned key = flags(wire::SenderHello{8, true, {}});
+    const unsigned join = flags(wire::SenderHello{8, false, {}, {true, false, std::nullopt}});
+    const unsigned path_b = flags(wire::SenderHello{8, false, {}, {true, true, std::nullopt}}) & ~join;
+    if (none != 0) return fmt::format("the code sets flags {:#06x} in a plain hello", none);
+    return fmt::format("key {:#06x}, join {:#06x}, path B {:#06x}", key, join, path_b);
 }
 
 // --------------------------------------------------------- the constants
@@ -297,6 +388,7 @@ std::map<std::string, Check> known_constants() {
     k["wire::kHelloMagic"] = is(wire_bytes(wire::kHelloMagic));
     k["wire::kReceiverHelloMagic"] = is(wire_bytes(wire::kReceiverHelloMagic));
     k["wire::kKeyProofMagic"] = is(wire_bytes(wire::kKeyProofMagic));
+    k["wire::kJoinProofMagic"] = is(wire_bytes(wire::kJoinProofMagic));
     k["wire::kAdvertMagic"] = is(wire_bytes(wire::kAdvertMagic));
     k["wire::kFormatMagic"] = is(wire_bytes(format_magic()));
     k["wire::kSlotMagic"] = is(wire_bytes(wire::kSlotMagic));
@@ -304,10 +396,17 @@ std::map<std::string, Check> known_constants() {
     k["wire::kSenderHelloSize"] = is(num(wire::kSenderHelloSize));
     k["wire::kReceiverHelloSize"] = is(num(wire::kReceiverHelloSize));
     k["wire::kNonceSize"] = is(num(wire::kNonceSize));
+    k["hello flags"] = is(hello_flags());
+    k["wire::kSessionTokenSize"] = is(num(wire::kSessionTokenSize));
+    k["wire::kJoinHelloSize"] = is(num(wire::kJoinHelloSize));
     k["IB_CM_REQ_PRIVATE_DATA_SIZE - sizeof(struct cma_hdr)"] = is(num(kReqPrivateData));
     k["wire::kKeyProofSize"] = is(num(wire::kKeyProofSize));
+    k["wire::kJoinProofSize"] = is(num(wire::kJoinProofSize));
     k["wire::kMacSize"] = is(num(wire::kMacSize));
     k["kProofLabel"] = [](const std::string& page) { return check_proof_label(page); };
+    k["kSessionLabel"] = [](const std::string&) { return check_session_labels(); };
+    k["kTokenLabel"] = [](const std::string&) { return check_session_labels(); };
+    k["kJoinLabel"] = [](const std::string&) { return check_session_labels(); };
     k["wire::Role::kSender"] = is(num(static_cast<unsigned>(wire::Role::kSender)));
     k["wire::Role::kReceiver"] = is(num(static_cast<unsigned>(wire::Role::kReceiver)));
     k["PresharedKey::kMinBytes"] = is(num(PresharedKey::kMinBytes));
@@ -356,6 +455,7 @@ std::map<std::string, Check> known_constants() {
     k["wire::Control::kAuth"] = is(num(static_cast<unsigned>(wire::Control::kAuth)));
     k["wire::Control::kLeaving"] = is(num(static_cast<unsigned>(wire::Control::kLeaving)));
     k["wire::Control::kClock"] = is(num(static_cast<unsigned>(wire::Control::kClock)));
+    k["wire::Control::kJoin"] = is(num(static_cast<unsigned>(wire::Control::kJoin)));
     k["wire::kClockMagic"] = is(wire_bytes(wire::kClockMagic));
     k["wire::kClockSize"] = is(num(wire::kClockSize));
     k["wire::kControlPayloadMax"] = is(num(wire::kControlPayloadMax));
@@ -370,18 +470,23 @@ std::map<std::string, Check> known_constants() {
     k["SideDataKind::kTimecode"] = is(num(static_cast<unsigned>(SideDataKind::kTimecode)));
     k["SideDataKind::kMasteringDisplay"] = is(num(static_cast<unsigned>(SideDataKind::kMasteringDisplay)));
     k["SideDataKind::kContentLight"] = is(num(static_cast<unsigned>(SideDataKind::kContentLight)));
-    k["Handshake: sender's receives"] = [](const std::string& page) {
-        const Posted bare = handshake_receives(wire::Role::kSender, kMaxSenderSlots, false);
-        const Posted keyed = handshake_receives(wire::Role::kSender, kMaxSenderSlots, true);
-        return is(fmt::format("{} + {} with a key, {}", bare.lengths.size(), keyed.lengths.size() - bare.lengths.size(),
-                              each(keyed)))(page);
+    // A joining connection posts what a keyed one does: its join proof's
+    // receive in the key proof's place.
+    const auto receives = [](wire::Role role, std::uint32_t slots) {
+        return [role, slots](const std::string& page) -> std::string {
+            const Posted bare = handshake_receives(role, slots, Made::kBare);
+            const Posted keyed = handshake_receives(role, slots, Made::kKeyed);
+            const Posted joining = handshake_receives(role, slots, Made::kJoining);
+            if (joining.lengths != keyed.lengths) {
+                return fmt::format("a joining {} posts {} receives, {}; a keyed one {}, {}", wire::name(role),
+                                   joining.lengths.size(), each(joining), keyed.lengths.size(), each(keyed));
+            }
+            return is(fmt::format("{} + {} with a key or joining, {}", bare.lengths.size(),
+                                  keyed.lengths.size() - bare.lengths.size(), each(keyed)))(page);
+        };
     };
-    k["Handshake: receiver's receives"] = [](const std::string& page) {
-        const Posted bare = handshake_receives(wire::Role::kReceiver, 8, false);
-        const Posted keyed = handshake_receives(wire::Role::kReceiver, 8, true);
-        return is(fmt::format("{} + {} with a key, {}", bare.lengths.size(), keyed.lengths.size() - bare.lengths.size(),
-                              each(keyed)))(page);
-    };
+    k["Handshake: sender's receives"] = receives(wire::Role::kSender, kMaxSenderSlots);
+    k["Handshake: receiver's receives"] = receives(wire::Role::kReceiver, 8);
     k["FrameReceiver: receives"] = [](const std::string& page) -> std::string {
         for (const std::uint32_t s : {1u, 4u, 8u}) {
             const Posted p = receiver_receives(s);
@@ -419,6 +524,14 @@ std::map<std::string, Check> known_constants() {
     return k;
 }
 
+std::string page_constant(const std::string& name) {
+    const auto t = table(page_lines(), "## Constants");
+    for (const auto& row : t ? t->rows : std::vector<std::vector<std::string>>{}) {
+        if (row.size() >= 2 && row[0] == name) return row[1];
+    }
+    return "";
+}
+
 TEST(ProtocolPage, ConstantsTableIsTheCode) {
     const auto lines = page_lines();
     const auto t = table(lines, "## Constants");
@@ -444,6 +557,7 @@ TEST(ProtocolPage, ConstantsTableIsTheCode) {
     }
     static_assert(wire::kSenderHelloSize <= kReqPrivateData && wire::kReceiverHelloSize <= kReqPrivateData,
                   "a hello must fit a connect request's private data");
+    static_assert(wire::kJoinHelloSize == kReqPrivateData, "a joining dialler's hello fills a connect request's");
 }
 
 // ------------------------------------------------------------ the layouts
@@ -501,14 +615,34 @@ std::vector<Message> messages() {
                   {"slot_count", u(0x0a0b)},
                   {"reserved@12", u(0)},
                   {"nonce", raw(vec(nonce_b))}}});
+    wire::SessionToken token{};
+    for (std::size_t i = 0; i < token.size(); ++i) token[i] = static_cast<std::byte>(0xe0 + i);
+    const auto join_hello = wire::encode(wire::SenderHello{0x01020304, true, nonce_a, {true, true, token}});
+    const auto plain_part = vec(join_hello);
+    m.push_back({"### A joining dialler's hello", vec(join_hello), wire::kJoinHelloSize,
+                 {{"hello", raw({plain_part.begin(), plain_part.begin() + static_cast<long>(wire::kSenderHelloSize)})},
+                  {"session_token", raw(vec(token))}}});
+    EXPECT_EQ(load32(join_hello, 4) >> 16, 1u | 2u | 4u) << "a joining dialler's hello: flags key, join, path B";
+    // The key and join proofs: one layout, two magics.
+    const auto proof_message = [](const char* heading, const std::array<std::byte, wire::kKeyProofSize>& bytes,
+                                  std::uint32_t magic, wire::Role role, const std::array<std::byte, wire::kMacSize>& mac) {
+        return Message{heading,
+                       vec(bytes),
+                       wire::kKeyProofSize,
+                       {{"magic", u(magic)},
+                        {"version", u(wire::kProtocolVersion)},
+                        {"role", u(static_cast<unsigned>(role))},
+                        {"reserved@7", u(0)},
+                        {"mac", raw(vec(mac))}}};
+    };
     wire::KeyProof proof{wire::Role::kReceiver, {}};
     for (std::size_t i = 0; i < proof.mac.size(); ++i) proof.mac[i] = static_cast<std::byte>(0xc0 + i);
-    m.push_back({"### Key proof", vec(wire::encode(proof)), wire::kKeyProofSize,
-                 {{"magic", u(wire::kKeyProofMagic)},
-                  {"version", u(wire::kProtocolVersion)},
-                  {"role", u(static_cast<unsigned>(wire::Role::kReceiver))},
-                  {"reserved@7", u(0)},
-                  {"mac", raw(vec(proof.mac))}}});
+    m.push_back(proof_message("### Key proof", wire::encode(proof), wire::kKeyProofMagic, proof.role, proof.mac));
+    wire::JoinProof join_proof{wire::Role::kSender, {}};
+    for (std::size_t i = 0; i < join_proof.mac.size(); ++i) join_proof.mac[i] = static_cast<std::byte>(0x90 + i);
+    static_assert(wire::kJoinProofSize == wire::kKeyProofSize);
+    m.push_back(proof_message("### Join proof", wire::encode(join_proof), wire::kJoinProofMagic, join_proof.role,
+                              join_proof.mac));
     const wire::RingAdvert plain{3, 0x12345, 0x1122334455667788, 0xcafef00d, true, {}};
     const wire::RingAdvert windowed{3, 0x12345, 0x1122334455667788, 0, false, {0x11111111, 0x22222222, 0x33333333}};
     const auto windowed_bytes = wire::encode(windowed);
@@ -685,6 +819,8 @@ TEST(ProtocolPage, HandshakeMessageSizes) {
     const std::map<std::string, std::size_t> want = {{"sender hello", wire::kSenderHelloSize},
                                                      {"receiver hello", wire::kReceiverHelloSize},
                                                      {"key proof", wire::kKeyProofSize},
+                                                     {"joining dialler's hello", wire::kJoinHelloSize},
+                                                     {"join proof", wire::kJoinProofSize},
                                                      {"ring advert", wire::kRingAdvertSize},
                                                      {"reject", wire::kRejectSize}};
     std::set<std::string> seen;

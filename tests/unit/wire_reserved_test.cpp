@@ -42,14 +42,18 @@ const auto hello = [](const std::vector<std::byte>& b) { return wire::decode_sen
 const auto advert = [](const std::vector<std::byte>& b) { return wire::decode_ring_advert(b); };
 const auto format = [](const std::vector<std::byte>& b) { return wire::decode_stream_format(b); };
 
-// Protocols 3 and 4: bytes 6..7 are the hello's flags (bit 0: a key; the others
-// reserved), 12..15 reserved, the nonce after them anything.
-TEST(WireReserved, SenderHelloFlagBits1To15AndBytes12To15) {
+// Protocols 3 to 7: bytes 6..7 are the hello's flags (bit 0: a key; since 7
+// bit 1 join and bit 2 path B, the others reserved), 12..15 reserved, the
+// nonce after them anything.
+TEST(WireReserved, SenderHelloFlagBits3To15AndBytes12To15) {
     const auto good = bytes_of(wire::encode(wire::SenderHello{256, true, {}}));
     EXPECT_EQ(refusal(hello, good), "");
-    EXPECT_NE(refusal(hello, flipped(good, 6, std::byte{2})).find("sender hello has unknown flags 0x0003"),
+    EXPECT_NE(refusal(hello, flipped(good, 6, std::byte{8})).find("sender hello has unknown flags 0x0009"),
               std::string::npos);
     EXPECT_NE(refusal(hello, flipped(good, 7, std::byte{0x80})).find("sender hello has unknown flags"),
+              std::string::npos);
+    EXPECT_EQ(refusal(hello, flipped(good, 6, std::byte{2})), ""); // join
+    EXPECT_NE(refusal(hello, flipped(good, 6, std::byte{4})).find("sender hello has flag path B (bit 2) without join"),
               std::string::npos);
     for (std::size_t at : {12u, 13u, 14u, 15u}) {
         EXPECT_NE(refusal(hello, flipped(good, at)).find("sender hello has reserved field reserved@12"),
@@ -61,12 +65,15 @@ TEST(WireReserved, SenderHelloFlagBits1To15AndBytes12To15) {
     }
 }
 
-TEST(WireReserved, ReceiverHelloBytes12To15) {
+TEST(WireReserved, ReceiverHelloFlagBits3To15AndBytes12To15) {
     const auto rhello = [](const std::vector<std::byte>& b) { return wire::decode_receiver_hello(b); };
     const auto good = bytes_of(wire::encode(wire::ReceiverHello{8, false, {}}));
     EXPECT_EQ(refusal(rhello, good), "");
-    EXPECT_NE(refusal(rhello, flipped(good, 6, std::byte{4})).find("receiver hello has unknown flags"),
+    EXPECT_NE(refusal(rhello, flipped(good, 6, std::byte{0x10})).find("receiver hello has unknown flags 0x0010"),
               std::string::npos);
+    EXPECT_NE(
+        refusal(rhello, flipped(good, 6, std::byte{4})).find("receiver hello has flag path B (bit 2) without join"),
+        std::string::npos);
     for (std::size_t at : {12u, 13u, 14u, 15u}) {
         EXPECT_NE(refusal(rhello, flipped(good, at)).find("receiver hello has reserved field reserved@12"),
                   std::string::npos)

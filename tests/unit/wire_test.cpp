@@ -62,7 +62,7 @@ TEST(RingAdvert, RefusesBadMagicAndVersion) {
         wire::decode_ring_advert(b);
         FAIL() << "version 1 accepted";
     } catch (const ProtocolError& e) {
-        EXPECT_NE(std::string(e.what()).find("protocol 1, this is 6: upgrade it"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("protocol 1, this is 7: upgrade it"), std::string::npos) << e.what();
     }
 }
 
@@ -210,7 +210,7 @@ TEST(Control, EndOfStreamIsNeverASlot) {
     const std::uint32_t v = wire::encode(wire::Control::kEndOfStream);
     EXPECT_EQ(wire::decode_control(v), wire::Control::kEndOfStream);
     EXPECT_THROW(wire::decode_slot_imm(v, wire::kMaxSlots), ProtocolError);
-    EXPECT_THROW(wire::decode_control(0x00090000u | wire::kControlSlot), ProtocolError); // unknown kind
+    EXPECT_THROW(wire::decode_control(0x000a0000u | wire::kControlSlot), ProtocolError); // unknown kind
     EXPECT_THROW(wire::decode_control(wire::kControlSlot), ProtocolError);                 // kind 0
     EXPECT_THROW(wire::decode_control(wire::encode(wire::SlotImm{3, 1})), ProtocolError); // a frame's imm
 }

@@ -251,6 +251,7 @@ void FrameReceiver::on_completion(const ibv_wc& wc) {
             throw ProtocolError(fmt::format("the sender sent a {} message: only receivers send those",
                                             kind == wire::Control::kRing ? "ring" : "credits"));
         case wire::Control::kAuth: throw ProtocolError("the sender sent a key proof after the handshake");
+        case wire::Control::kJoin: throw ProtocolError("the sender sent a join proof after the handshake");
         case wire::Control::kLeaving: throw ProtocolError("the sender sent a leaving message: only receivers send it");
         }
     } else if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) { // a frame

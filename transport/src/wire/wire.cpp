@@ -133,7 +133,7 @@ std::uint32_t encode(Control kind) noexcept {
 Control decode_control(std::uint32_t value) {
     const std::uint32_t kind = value >> 16;
     if ((value & 0xffffu) != kControlSlot || kind < static_cast<std::uint32_t>(Control::kEndOfStream) ||
-        kind > static_cast<std::uint32_t>(Control::kClock)) {
+        kind > static_cast<std::uint32_t>(Control::kJoin)) {
         throw ProtocolError(fmt::format("unknown control message {:#010x}", value));
     }
     return static_cast<Control>(value >> 16);

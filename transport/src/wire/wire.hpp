@@ -29,6 +29,10 @@ inline constexpr std::uint32_t kRejectMagic = 0x584d4452; // "RDMX"
 inline constexpr std::uint32_t kReceiverHelloMagic = 0x524d4452; // "RDMR"
 inline constexpr std::uint32_t kKeyProofMagic = 0x504d4452;      // "RDMP"
 inline constexpr std::uint32_t kJoinProofMagic = 0x4a4d4452;     // "RDMJ"
+// 7: two paths: a connection may join a running stream as its second
+// path (hello flags bits 1 join and 2 path B; a joining dialler's hello
+// carries the stream's session token at 48..55; a join proof, kJoin, in
+// place of the key proof).
 // 6: flows: a stream carries up to kMaxFlows flows, each with its own
 // format (its flow id at offset 6), its own range of ring slots (a ring
 // advert per flow: flow id at 28, first slot at 30) and frame numbers; the
@@ -41,7 +45,7 @@ inline constexpr std::uint32_t kJoinProofMagic = 0x4a4d4452;     // "RDMJ"
 // credits travel coalesced, as a kCredits control message
 // listing slots (version 1 sent one SEND per slot with the slot in the
 // immediate).
-inline constexpr std::uint16_t kProtocolVersion = 6;
+inline constexpr std::uint16_t kProtocolVersion = 7;
 
 // Limits a decoder enforces; a peer advertising more is refused.
 inline constexpr std::uint32_t kMaxSlots = 4096;        // slot index fits 16 bits with room
@@ -59,16 +63,65 @@ const char* name(Role role) noexcept; // "sender", "receiver"
 inline constexpr std::size_t kNonceSize = 32;
 using Nonce = std::array<std::byte, kNonceSize>;
 
+// Two paths (docs/design/two-paths.md, decision 1): the 8 bytes that name a
+// running stream to a connection joining it as its second path, derived by
+// both ends of the first path from its hellos (peer_auth.hpp:
+// SessionSecret). A joining dialler's hello carries it.
+inline constexpr std::size_t kSessionTokenSize = 8;
+using SessionToken = std::array<std::byte, kSessionTokenSize>;
+
+// What a hello says of a join (flags bit 1 join, bit 2 path B). A
+// connection that joins a running stream says so in both hellos: the
+// dialler's asks, and carries the stream's session token at bytes 48..55
+// (its hello is then 56 bytes, all a connect request carries); the
+// listener's echoes the flags (48 bytes). Without the join flag bytes
+// 48..55 are padding, as before version 7.
+struct HelloJoin {
+    bool join = false;   // flags bit 1: this connection joins a running stream
+    bool path_b = false; // flags bit 2, with join only: the dialler's second path
+    // The dialler's only; encoded at 48..55 (join required). The decoders
+    // leave it empty (they cannot tell a token from an accept's padding):
+    // a listener reads it with read_join.
+    std::optional<SessionToken> token{};
+};
+
 // Sender -> receiver, in the private data of whichever rdma_cm message the
 // sender sends (connect or accept). Fits the 56 bytes a connect request takes.
 struct SenderHello {
     std::uint32_t max_slots = 0; // the largest ring this sender's queues take
     bool has_key = false;        // this sender authenticates with a pre-shared key
     Nonce nonce{};
+    HelloJoin join{};
 };
 inline constexpr std::size_t kSenderHelloSize = 48;
-using HelloBytes = std::array<std::byte, kSenderHelloSize>;
+// A joining dialler's hello, its session token included.
+inline constexpr std::size_t kJoinHelloSize = kSenderHelloSize + kSessionTokenSize;
+
+// A hello as sent: 48 bytes, or 56 for a joining dialler's (kJoinHelloSize).
+// The proofs and the session secret cover exactly these bytes. A
+// contiguous range: it passes as a std::span of its size.
+class HelloBytes {
+public:
+    HelloBytes() = default;
+    explicit HelloBytes(std::size_t size) noexcept : size_(size <= kJoinHelloSize ? size : kJoinHelloSize) {}
+
+    std::size_t size() const noexcept { return size_; }
+    std::byte* data() noexcept { return bytes_.data(); }
+    const std::byte* data() const noexcept { return bytes_.data(); }
+    std::byte* begin() noexcept { return bytes_.data(); }
+    std::byte* end() noexcept { return bytes_.data() + size_; }
+    const std::byte* begin() const noexcept { return bytes_.data(); }
+    const std::byte* end() const noexcept { return bytes_.data() + size_; }
+    std::byte& operator[](std::size_t i) noexcept { return bytes_[i]; }
+    const std::byte& operator[](std::size_t i) const noexcept { return bytes_[i]; }
+
+private:
+    std::array<std::byte, kJoinHelloSize> bytes_{};
+    std::size_t size_ = kSenderHelloSize;
+};
+// Throws std::invalid_argument for a token or path B without join.
 HelloBytes encode(const SenderHello& hello);
+// Refuses, besides the fields' ranges, unknown flags and path B without join.
 SenderHello decode_sender_hello(std::span<const std::byte> bytes);
 
 // Receiver -> sender, the same way. Only the ring's slot count: its address
@@ -77,12 +130,26 @@ struct ReceiverHello {
     std::uint32_t slot_count = 0; // the ring's; its advert must say the same
     bool has_key = false;
     Nonce nonce{};
+    HelloJoin join{};
 };
 inline constexpr std::size_t kReceiverHelloSize = 48;
 static_assert(kReceiverHelloSize == kSenderHelloSize);
 HelloBytes encode(const ReceiverHello& hello);
 // A version 2 receiver's ring advert here is refused for its version.
 ReceiverHello decode_receiver_hello(std::span<const std::byte> bytes);
+
+// A join as a listener's screen reads it from a connect request's private
+// data, before anything is made for the request.
+struct JoinRequest {
+    SessionToken token{};
+    bool path_b = false;
+};
+// The join the dialler's hello asks for (the hello of the end in role
+// `from`: a sender's or a receiver's), nullopt when its join flag is clear.
+// The whole hello is decoded and checked as decode_sender_hello or
+// decode_receiver_hello does; a join flag in fewer than kJoinHelloSize
+// bytes (no room for the token) is refused too.
+std::optional<JoinRequest> read_join(Role from, std::span<const std::byte> private_data);
 
 // Either end, during the handshake (a kAuth control message): the MAC,
 // under the pre-shared key, of the two hellos and the role of the end that
@@ -97,14 +164,8 @@ std::array<std::byte, kKeyProofSize> encode(const KeyProof& proof);
 // Refuses a proof that claims a role other than `from` (ours, reflected).
 KeyProof decode_key_proof(std::span<const std::byte> bytes, Role from);
 
-// Two paths (docs/design/two-paths.md, decision 1; on the wire once a
-// second path joins a stream): the 8 bytes that name a running stream to a
-// connection joining it as its second path, derived by both ends of the
-// first path from its hellos (peer_auth.hpp: SessionSecret).
-inline constexpr std::size_t kSessionTokenSize = 8;
-using SessionToken = std::array<std::byte, kSessionTokenSize>;
-
-// Either end of a joining connection: the MAC, under the session secret of
+// Either end of a joining connection (a kJoin control message, in place of
+// the key proof): the MAC, under the session secret of
 // the stream it joins, of the joining connection's two hellos and the role
 // of the end that sends it. The key proof's layout with its own magic, so
 // that neither passes for the other.
@@ -198,6 +259,7 @@ enum class Control : std::uint16_t {
     kAuth = 6,        // either way, during the handshake only, payload: a KeyProof
     kLeaving = 7,     // receiver -> sender, no payload: it has every frame it wants and hangs up next
     kClock = 8,       // sender -> receiver, payload: a ClockAnchor (the instant of pts 0)
+    kJoin = 9,        // either way, during a joining connection's handshake only, payload: a JoinProof
 };
 inline constexpr std::uint16_t kControlSlot = 0xffff;
 std::uint32_t encode(Control kind) noexcept;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The handshake's messages (docs/protocol.md): the hellos in rdma_cm's
-// private data, the key proofs and the reject reason.
+// private data (with a join's flags and session token), the key and join
+// proofs and the reject reason.
 #include "wire/wire_bytes.hpp"
 
 #include <algorithm>
@@ -13,27 +14,47 @@ using namespace detail;
 namespace {
 
 
-// Hello layout (both directions): magic, version, flags, a count, reserved, nonce.
-constexpr std::size_t kHelloFlags = 6, kHelloCount = 8, kHelloReserved = 12, kHelloNonce = 16;
-constexpr std::uint16_t kHelloFlagKey = 1;
+// Hello layout (both directions): magic, version, flags, a count, reserved,
+// nonce; a joining dialler's session token after it.
+constexpr std::size_t kHelloFlags = 6, kHelloCount = 8, kHelloReserved = 12, kHelloNonce = 16,
+                      kHelloToken = 48;
+constexpr std::uint16_t kHelloFlagKey = 1, kHelloFlagJoin = 2, kHelloFlagPathB = 4;
+constexpr std::uint16_t kHelloFlagsDefined = kHelloFlagKey | kHelloFlagJoin | kHelloFlagPathB;
 static_assert(kHelloNonce + kNonceSize == kSenderHelloSize);
+static_assert(kHelloToken + kSessionTokenSize == kJoinHelloSize);
 
-HelloBytes encode_hello(std::uint32_t magic, std::uint32_t count, bool has_key, const Nonce& nonce) {
-    HelloBytes out{};
+HelloBytes encode_hello(std::uint32_t magic, std::uint32_t count, bool has_key, const Nonce& nonce,
+                        const HelloJoin& join) {
+    if ((join.path_b || join.token) && !join.join) {
+        throw std::invalid_argument("hello: a session token or path B without the join flag");
+    }
+    HelloBytes out(join.token ? kJoinHelloSize : kSenderHelloSize);
     store_le<std::uint32_t>(out, 0, magic);
     store_le<std::uint16_t>(out, 4, kProtocolVersion);
-    store_le<std::uint16_t>(out, kHelloFlags, has_key ? kHelloFlagKey : 0);
+    const auto flags = static_cast<std::uint16_t>((has_key ? kHelloFlagKey : 0) | (join.join ? kHelloFlagJoin : 0) |
+                                                  (join.path_b ? kHelloFlagPathB : 0));
+    store_le<std::uint16_t>(out, kHelloFlags, flags);
     store_le<std::uint32_t>(out, kHelloCount, count);
     std::copy(nonce.begin(), nonce.end(), out.begin() + kHelloNonce);
+    if (join.token) {
+        std::copy(join.token->begin(), join.token->end(), out.begin() + kHelloToken);
+    }
     return out;
 }
 
-// Checks the flags and reserved bytes, takes the nonce; returns whether the
-// peer has a key.
-bool decode_hello_rest(std::span<const std::byte> bytes, Nonce& nonce, const char* what) {
+// Checks the flags and reserved bytes, takes the nonce and the join flags;
+// returns whether the peer has a key.
+bool decode_hello_rest(std::span<const std::byte> bytes, Nonce& nonce, HelloJoin& join, const char* what) {
     const auto flags = load_le<std::uint16_t>(bytes, kHelloFlags);
-    if ((flags & ~kHelloFlagKey) != 0) {
+    if ((flags & ~kHelloFlagsDefined) != 0) {
         throw ProtocolError(fmt::format("{} has unknown flags {:#06x}", what, flags));
+    }
+    join.join = (flags & kHelloFlagJoin) != 0;
+    join.path_b = (flags & kHelloFlagPathB) != 0;
+    if (join.path_b && !join.join) {
+        throw ProtocolError(fmt::format("{} has flag path B (bit 2) without join (bit 1): only a joining "
+                                        "connection is a path",
+                                        what));
     }
     check_reserved(bytes, kHelloReserved, kHelloNonce, what, "reserved@12");
     std::copy(bytes.begin() + kHelloNonce, bytes.begin() + kHelloNonce + kNonceSize, nonce.begin());
@@ -49,7 +70,7 @@ static_assert(kProofMac + kMacSize == kKeyProofSize);
 const char* name(Role role) noexcept { return role == Role::kSender ? "sender" : "receiver"; }
 
 HelloBytes encode(const SenderHello& hello) {
-    return encode_hello(kHelloMagic, hello.max_slots, hello.has_key, hello.nonce);
+    return encode_hello(kHelloMagic, hello.max_slots, hello.has_key, hello.nonce, hello.join);
 }
 
 SenderHello decode_sender_hello(std::span<const std::byte> bytes) {
@@ -59,12 +80,12 @@ SenderHello decode_sender_hello(std::span<const std::byte> bytes) {
     if (h.max_slots == 0) {
         throw ProtocolError("sender hello takes no slots");
     }
-    h.has_key = decode_hello_rest(bytes, h.nonce, "sender hello");
+    h.has_key = decode_hello_rest(bytes, h.nonce, h.join, "sender hello");
     return h;
 }
 
 HelloBytes encode(const ReceiverHello& hello) {
-    return encode_hello(kReceiverHelloMagic, hello.slot_count, hello.has_key, hello.nonce);
+    return encode_hello(kReceiverHelloMagic, hello.slot_count, hello.has_key, hello.nonce, hello.join);
 }
 
 ReceiverHello decode_receiver_hello(std::span<const std::byte> bytes) {
@@ -78,8 +99,26 @@ ReceiverHello decode_receiver_hello(std::span<const std::byte> bytes) {
     if (h.slot_count == 0 || h.slot_count > kMaxSlots) {
         throw ProtocolError(fmt::format("receiver hello has {} slots (allowed 1..{})", h.slot_count, kMaxSlots));
     }
-    h.has_key = decode_hello_rest(bytes, h.nonce, "receiver hello");
+    h.has_key = decode_hello_rest(bytes, h.nonce, h.join, "receiver hello");
     return h;
+}
+
+std::optional<JoinRequest> read_join(Role from, std::span<const std::byte> private_data) {
+    const HelloJoin join = from == Role::kSender ? decode_sender_hello(private_data).join
+                                                 : decode_receiver_hello(private_data).join;
+    if (!join.join) {
+        return std::nullopt;
+    }
+    if (private_data.size() < kJoinHelloSize) {
+        throw ProtocolError(fmt::format("{} hello asks to join a stream (flags bit 1) in {} bytes: a join's hello "
+                                        "carries the stream's session token at {}..{}, {} bytes",
+                                        name(from), private_data.size(), kHelloToken, kJoinHelloSize - 1,
+                                        kJoinHelloSize));
+    }
+    JoinRequest r;
+    r.path_b = join.path_b;
+    std::copy_n(private_data.begin() + kHelloToken, kSessionTokenSize, r.token.begin());
+    return r;
 }
 
 namespace {
