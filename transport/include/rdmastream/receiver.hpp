@@ -25,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace rdmastream {
 
@@ -71,6 +72,17 @@ struct ReceiverConfig {
     // Told the receiver's one warning (windows asked for, the device has
     // none); empty: stderr.
     std::function<void(const std::string&)> warn;
+    // Two paths (open with two Doors; docs/reliability.md): path B's RDMA
+    // device (empty: the one its route picks); how long a live stream
+    // waits for a frame one path may still bring once the other brought a
+    // later one, before it is a gap; whether a frame's second copy is
+    // compared byte by byte with the first while the first is held (else
+    // by header). Each path's loss and return is one line to `log`
+    // (empty: stderr).
+    std::string device_b;
+    std::chrono::milliseconds path_skew{50};
+    bool compare_copies = true;
+    std::function<void(const std::string&)> log;
     // A stream's flows after the first (a programme's audio and data,
     // format.hpp): each gets flow_slots slots when its first format comes,
     // as large as that format's frames; a format for flow max_flows or above
@@ -92,6 +104,16 @@ public:
     // TimeoutError after open_timeout; ConnectionError, ProtocolError or
     // UserError when the peer dialled cannot be served.
     static std::unique_ptr<Receiver> open(Door& door, const ReceiverConfig& config);
+    // The same over two paths (docs/reliability.md), `a` and `b` both
+    // listening or both dialling: each frame comes over both (from one
+    // sender through two Doors), and is handed out once, in order, from
+    // whichever path brought it first. Path A founds the stream; path B
+    // joins it when it comes up, and a path that is lost (named once in
+    // config.log) is taken back when its sender dials it again (listening)
+    // or redialled in the background (dialling). Each Door keeps its own
+    // allow list and pending limits. Slot numbers then run to
+    // slot_numbers(); release() takes them as before.
+    static std::unique_ptr<Receiver> open(Door& a, Door& b, const ReceiverConfig& config);
     Receiver(const Receiver&) = delete;
     Receiver& operator=(const Receiver&) = delete;
     // Hangs up (the NIC lets go of the ring) before the ring goes.
@@ -136,6 +158,11 @@ public:
     // add a stream later (a file's header) needs. Valid until the next
     // wait_frame().
     const StreamFormat* format(std::uint8_t flow) const noexcept;
+    // Slot numbers a frame may carry (what tables by slot need): slots()'s
+    // capacity for one path, more for two.
+    std::uint32_t slot_numbers() const noexcept;
+    // Each path's counters (two paths); empty for one.
+    std::vector<PathReport> paths() const;
 
     struct Impl;
 

@@ -75,6 +75,9 @@ struct SenderConfig {
     std::chrono::milliseconds member_timeout{5000};
     // Where a fan-out's messages go (joins, receivers dropped); empty: stderr.
     std::function<void(const std::string&)> log;
+    // Two paths (open with two Doors): path B's RDMA device (empty: the one
+    // its route picks).
+    std::string device_b;
 };
 
 // One receiver of a fan-out, for reports.
@@ -93,6 +96,14 @@ public:
     // ways, the receiver's ring in hand. nullptr when the config's waker
     // interrupted the wait; TimeoutError after open_timeout.
     static std::unique_ptr<Sender> open(Door& door, const SenderConfig& config);
+    // The same over two paths to one receiver (docs/reliability.md), `a`
+    // and `b` both dialling or both listening: every frame is written over
+    // both from the same memory (no copy), and a path that is lost (named
+    // once in config.log) costs no frame; it is redialled in the background
+    // (dialling) or taken back when the receiver dials it again
+    // (listening). Path A founds the stream; path B joins it. Not with
+    // config.receivers (a fan-out).
+    static std::unique_ptr<Sender> open(Door& a, Door& b, const SenderConfig& config);
     Sender(const Sender&) = delete;
     Sender& operator=(const Sender&) = delete;
     // stop(), then the connections go.
@@ -167,6 +178,8 @@ public:
     // One entry per fan-out receiver, those dropped included; empty for a
     // single receiver (stats() is its).
     std::vector<ReceiverReport> receivers() const;
+    // Each path's counters (two paths); empty for one.
+    std::vector<PathReport> paths() const;
     // A single receiver's stream state; a fan-out's is kStreaming until
     // finish() or stop() (its receivers leave one by one: receivers()).
     SenderState state() const noexcept;

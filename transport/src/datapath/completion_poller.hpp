@@ -85,6 +85,7 @@ class CompletionPoller {
 public:
     // `waker` (may be null) interrupts wait(); it must outlive the poller.
     explicit CompletionPoller(RcConnection& conn, PollMode mode = PollMode::kEvent, Waker* waker = nullptr);
+    void set_waker(Waker* waker) noexcept { waker_ = waker; } // VerbsDatapath::set_waker
     ~CompletionPoller();
     CompletionPoller(const CompletionPoller&) = delete;
     CompletionPoller& operator=(const CompletionPoller&) = delete;

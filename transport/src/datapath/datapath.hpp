@@ -104,6 +104,10 @@ public:
 
     // Set-up only (accept, connect, private data): the connection itself.
     RcConnection& connection() noexcept { return conn_; }
+    // Who interrupts wait() from now on: a connection opened on a thread
+    // that brings a path back (woken by its owner) goes to the stream
+    // end's thread (woken by the stream's caller).
+    void set_waker(Waker* waker) noexcept { poller_.set_waker(waker); }
 
     PageRegistration register_pages(std::span<std::byte> pages, std::size_t locked, int access) override;
     std::unique_ptr<SlotRing> register_ring(std::uint32_t slot_count, std::uint32_t slot_size, bool windows) override {

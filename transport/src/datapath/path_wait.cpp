@@ -22,6 +22,7 @@ PathWait::Woke PathWait::wait(std::span<Datapath* const> paths, std::span<const 
     if (mode_ == PollMode::kBusy) return spin(paths, outs, deadline);
     for (;;) {
         if (waker_ != nullptr && waker_->take()) return {Woke::kWoken, {}, {}};
+        if (mail_ != nullptr && mail_->take()) return {Woke::kMail, {}, {}};
         Woke woke{Woke::kPaths, {}, {}};
         bool any = false;
         SleepFds fds;
@@ -45,12 +46,20 @@ PathWait::Woke PathWait::wait(std::span<Datapath* const> paths, std::span<const 
         }
         first_fd[paths.size()] = fds.n;
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(wake_at - now);
-        const bool sleep = !any && left.count() > 0 && (waker_ == nullptr || waker_->sleep_begin());
+        bool sleep = !any && left.count() > 0 && (waker_ == nullptr || waker_->sleep_begin());
+        if (sleep && mail_ != nullptr && !mail_->sleep_begin()) {
+            if (waker_ != nullptr) waker_->sleep_end(false);
+            sleep = false; // mail came meanwhile: taken at the next look
+        }
         int poll_errno = 0;
         if (sleep) {
+            const std::size_t waker_at = fds.n;
             if (waker_ != nullptr) fds.add(waker_->fd());
+            const std::size_t mail_at = fds.n;
+            if (mail_ != nullptr) fds.add(mail_->fd());
             if (::poll(fds.fds.data(), fds.n, static_cast<int>(left.count())) < 0) poll_errno = errno;
-            if (waker_ != nullptr) waker_->sleep_end((fds.fds[fds.n - 1].revents & POLLIN) != 0);
+            if (waker_ != nullptr) waker_->sleep_end((fds.fds[waker_at].revents & POLLIN) != 0);
+            if (mail_ != nullptr) mail_->sleep_end((fds.fds[mail_at].revents & POLLIN) != 0);
         }
         for (std::size_t q = 0; q < paths.size(); ++q) {
             if (!begun[q]) continue;
@@ -74,6 +83,7 @@ PathWait::Woke PathWait::spin(std::span<Datapath* const> paths, std::span<const 
     auto next_look = Clock::now();
     for (;;) {
         if (waker_ != nullptr && waker_->pending() && waker_->take()) return {Woke::kWoken, {}, {}}; // a load: no syscall
+        if (mail_ != nullptr && mail_->pending() && mail_->take()) return {Woke::kMail, {}, {}};
         Woke woke{Woke::kPaths, {}, {}};
         bool any = false;
         for (std::size_t p = 0; p < paths.size(); ++p) {

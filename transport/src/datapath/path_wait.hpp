@@ -27,7 +27,9 @@ public:
     static constexpr std::size_t kMaxPaths = 2;
 
     struct Woke {
-        enum Kind { kPaths, kWoken, kTimeout } kind = kTimeout;
+        // kMail: the mailbox waker was woken (a path that came back waits
+        // to be taken), told apart from the caller's wake.
+        enum Kind { kPaths, kWoken, kTimeout, kMail } kind = kTimeout;
         // kPaths: what each path had (completions written to its span of
         // `outs`, or a connection event); empty for a path with nothing.
         std::array<std::optional<Waited>, kMaxPaths> paths;
@@ -37,8 +39,10 @@ public:
         std::array<std::exception_ptr, kMaxPaths> failed;
     };
 
-    // `waker` (may be null): the stream end's; it must outlive this.
-    PathWait(PollMode mode, Waker* waker) noexcept : mode_(mode), waker_(waker) {}
+    // `waker` (may be null): the stream end's; `mail` (may be null): the
+    // stream end's own, rung by the threads that bring paths back. Both
+    // must outlive this.
+    PathWait(PollMode mode, Waker* waker, Waker* mail = nullptr) noexcept : mode_(mode), waker_(waker), mail_(mail) {}
 
     // Waits until a path has completions, a connection event or a failure,
     // the waker is woken (its wake taken), or `deadline`. paths[i]'s completions go
@@ -52,6 +56,7 @@ private:
 
     PollMode mode_;
     Waker* waker_;
+    Waker* mail_;
 };
 
 } // namespace rdmastream

@@ -115,7 +115,9 @@ void RcConnection::create_resources() {
     if (cqe > static_cast<std::uint32_t>(attr.max_cqe)) {
         throw UserError(fmt::format("completion queue of {} entries exceeds device max_cqe {}", cqe, attr.max_cqe));
     }
-    if (opts_.shared_pd) {
+    if (opts_.pd_for) {
+        pd_ = opts_.pd_for(ctx);
+    } else if (opts_.shared_pd) {
         if (opts_.shared_pd->context != ctx) {
             throw UserError(fmt::format("this connection is on RDMA device {}, the stream's memory on {}: all "
                                         "receivers of one sender must be reached through the same device",

@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -56,6 +57,12 @@ struct ConnectionOptions {
     // device (so one registration serves them all, as a fan-out needs);
     // empty: the connection allocates its own.
     std::shared_ptr<ibv_pd> shared_pd;
+    // Or a protection domain per device, from one source (a two-path
+    // sender's: whichever device a path's route goes through, its frame
+    // memory is registered there once, and a path redialled on it finds
+    // the same keys). Set, it takes precedence over shared_pd. Called from
+    // whichever thread opens the connection.
+    std::function<std::shared_ptr<ibv_pd>(ibv_context* device)> pd_for;
 };
 
 // A protection domain several connections can share: it lives as long as

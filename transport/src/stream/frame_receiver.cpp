@@ -98,8 +98,10 @@ void check_slots(std::uint32_t sender_max_slots, const RingConfig& ring) {
     }
 }
 
+} // namespace
+
 // How a FrameReceiver opens its connection (stream/opening.hpp).
-OpeningPlan receiver_plan(const RingConfig& ring) {
+OpeningPlan FrameReceiver::opening_plan(const RingConfig& ring) {
     OpeningPlan p;
     p.role = wire::Role::kReceiver;
     p.peer_role = "sender";
@@ -108,10 +110,15 @@ OpeningPlan receiver_plan(const RingConfig& ring) {
     p.poll_mode = ring.poll_mode;
     p.waker = ring.waker.get();
     p.queues = receiver_queues(ring);
-    p.check_slots = [&ring](std::uint32_t sender_max_slots) { check_slots(sender_max_slots, ring); };
+    p.check_slots = [ring](std::uint32_t sender_max_slots) { check_slots(sender_max_slots, ring); };
     return p;
 }
-} // namespace
+
+std::unique_ptr<FrameReceiver> FrameReceiver::over(Opening opening, const RingConfig& ring) {
+    const std::uint32_t sender_max_slots = opening.handshake->peer_slots();
+    opening.handshake.reset(); // through: none of its work requests is left
+    return over(std::move(opening.path), ring, sender_max_slots);
+}
 
 std::unique_ptr<FrameReceiver> FrameReceiver::accept(Listener& listener, const RingConfig& ring,
                                                      std::chrono::milliseconds timeout, const std::string& where) {
@@ -123,7 +130,7 @@ std::unique_ptr<FrameReceiver> FrameReceiver::accept(Listener& listener, const R
     // for a sender through its handshake.
     std::optional<Opening> o =
         accept_next_peer(listener, std::chrono::steady_clock::now() + timeout, ring.handshake_timeout,
-                         receiver_plan(ring), where.empty() ? fmt::format("port {}", listener.port()) : where);
+                         opening_plan(ring), where.empty() ? fmt::format("port {}", listener.port()) : where);
     if (!o) {
         return nullptr; // woken
     }
@@ -135,7 +142,7 @@ std::unique_ptr<FrameReceiver> FrameReceiver::accept(Listener& listener, const R
 std::unique_ptr<FrameReceiver> FrameReceiver::connect(const Endpoint& sender, const RingConfig& ring,
                                                       std::chrono::milliseconds patience) {
     check_config(ring);
-    std::optional<Opening> o = dial(sender, patience, receiver_plan(ring));
+    std::optional<Opening> o = dial(sender, patience, opening_plan(ring));
     if (!o) {
         return nullptr; // woken between two tries
     }

@@ -15,6 +15,7 @@
 #include "datapath/datapath.hpp"
 #include "rdmastream/frame.hpp"
 #include "rdmastream/receiver.hpp" // the limits' defaults
+#include "stream/opening.hpp"
 #include "wire/handshake.hpp"
 #include "wire/peer_auth.hpp"
 #include "setup/rc_connection.hpp"
@@ -104,6 +105,13 @@ public:
     // nullptr once the config's waker is woken between two tries.
     static std::unique_ptr<FrameReceiver> connect(const Endpoint& sender, const RingConfig& ring,
                                                   std::chrono::milliseconds patience);
+    // How a FrameReceiver opens a connection (stream/opening.hpp), for a
+    // caller that opens it itself (two paths: it keeps the founding
+    // connection's session secret, and joins).
+    static OpeningPlan opening_plan(const RingConfig& ring);
+    // A FrameReceiver over a connection through its handshake: the ring
+    // registered on it and announced.
+    static std::unique_ptr<FrameReceiver> over(Opening opening, const RingConfig& ring);
     // Registers the ring (flow 0's slots) on `path` (over verbs: a
     // connection through its handshake; or the tests' in-memory fabric) and
     // posts its receives. `sender_max_slots`: the most the sender takes, every

@@ -8,10 +8,13 @@
 
 namespace rdmastream {
 
-Opening make_opening(RcConnection conn, const OpeningPlan& plan) {
+Opening make_opening(RcConnection conn, const OpeningPlan& plan) { return make_opening(std::move(conn), plan, plan.join); }
+
+Opening make_opening(RcConnection conn, const OpeningPlan& plan, const std::optional<Handshake::Join>& join) {
     Opening o;
     o.path = std::make_unique<VerbsDatapath>(std::move(conn), plan.poll_mode, plan.waker);
-    o.handshake = std::make_unique<Handshake>(*o.path, plan.role, plan.slots, plan.key);
+    o.handshake = join ? std::make_unique<Handshake>(*o.path, plan.role, plan.slots, plan.key, *join)
+                       : std::make_unique<Handshake>(*o.path, plan.role, plan.slots, plan.key);
     return o;
 }
 
@@ -21,9 +24,17 @@ void take_hello(Opening& o, const OpeningPlan& plan) {
     plan.check_slots(o.handshake->peer_slots());
 }
 
-void screen_hello(std::span<const std::byte> private_data, const std::string& peer, const OpeningPlan& plan) {
-    plan.check_slots(Handshake::check_peer_hello(plan.role, plan.key != nullptr, private_data,
-                                                 std::string("the ") + plan.peer_role + " " + peer));
+std::optional<Handshake::Join> screen_hello(std::span<const std::byte> private_data, const std::string& peer,
+                                            const OpeningPlan& plan) {
+    const std::string label = std::string("the ") + plan.peer_role + " " + peer;
+    if (!plan.joins) {
+        plan.check_slots(Handshake::check_peer_hello(plan.role, plan.key != nullptr, private_data, label));
+        return std::nullopt;
+    }
+    const Handshake::ScreenedJoin j = Handshake::screen_join(plan.role, plan.key != nullptr,
+                                                             std::span(&plan.joins, 1), private_data, label);
+    plan.check_slots(j.peer_slots);
+    return Handshake::Join{j.secret, j.path_b, false, {}};
 }
 
 std::optional<Opening> dial(const Endpoint& peer, std::chrono::milliseconds patience, const OpeningPlan& plan) {

@@ -52,17 +52,27 @@ struct OpeningPlan {
     // The end's own check of the peer's slots (from its hello): throws
     // UserError when they do not go with ours.
     std::function<void(std::uint32_t peer_slots)> check_slots;
+    // Two paths (docs/design/two-paths.md): a dialler's connection that
+    // joins a running stream (its hello asks to, with the stream's token);
+    // or, listening, the stream every request must join (screened with
+    // Handshake::screen_join: a request with another token, or none, is
+    // refused). Neither: the connection founds a stream.
+    std::optional<Handshake::Join> join;
+    std::shared_ptr<const SessionSecret> joins;
 };
 
-// The datapath over `conn`, the handshake's receives posted.
+// The datapath over `conn`, the handshake's receives posted; `join`: the
+// connection joins a stream (default: plan.join's).
 Opening make_opening(RcConnection conn, const OpeningPlan& plan);
+Opening make_opening(RcConnection conn, const OpeningPlan& plan, const std::optional<Handshake::Join>& join);
 
 // The peer's hello, from its connect request or accept, taken and checked.
 void take_hello(Opening& o, const OpeningPlan& plan);
 
 // A listener's screen: a peer's hello checked before anything is made for
-// its connect request.
-void screen_hello(std::span<const std::byte> private_data, const std::string& peer, const OpeningPlan& plan);
+// its connect request. With plan.joins, the join its connection makes.
+std::optional<Handshake::Join> screen_hello(std::span<const std::byte> private_data, const std::string& peer,
+                                            const OpeningPlan& plan);
 
 // Dials `peer` until it answers or `patience` runs out (a refusal quoting
 // the peer's reason is a UserError), then takes its hello and runs the

@@ -18,16 +18,15 @@ using Clock = std::chrono::steady_clock;
 PathReceiver::PathReceiver(std::array<std::unique_ptr<FrameReceiver>, kMaxPaths> paths, const Options& options)
     : options_(options),
       merge_(kMaxPaths, options.live ? Policy::kLive : Policy::kLossless, options.skew),
-      wait_(options.poll_mode, options.waker) {
-    for (const auto& rx : paths) {
-        if (rx == nullptr) throw std::logic_error("PathReceiver: a receiver per path");
-    }
+      wait_(options.poll_mode, options.waker, options.mail) {
+    if (paths[0] == nullptr) throw std::logic_error("PathReceiver: path A's receiver founds the stream");
     base_ = slot_capacity(paths[0]->ring());
     count_ = paths.size();
     for (std::size_t p = 0; p < count_; ++p) {
         Path& path = paths_[p];
         path.range = 2 * p;
-        path.up = true;
+        path.up = paths[p] != nullptr;
+        if (!path.up) merge_.set_up(p, false); // it comes with attach()
         ranges_[path.range].rx = std::move(paths[p]);
     }
     waiting_.resize(std::size_t{kRanges} * base_);
@@ -61,7 +60,8 @@ bool PathReceiver::attach(std::size_t p, std::unique_ptr<FrameReceiver> joined) 
     for (std::size_t q = 0; q < count_; ++q) {
         if (paths_[q].up && !paths_[q].ended) others += others.empty() ? std::string(1, letter(q)) : fmt::format(" and {}", letter(q));
     }
-    log(fmt::format("path {} ({}) back; streaming on path{} {}", letter(p), rx(p).peer(),
+    log(fmt::format("path {} ({}) {}; streaming on path{} {}", letter(p), rx(p).peer(),
+                    path.counters.ups > 1 || path.counters.downs > 0 ? "back" : "up",
                     others.size() > 1 ? "s" : "", others));
     return true;
 }
@@ -97,6 +97,10 @@ PathReceiver::Arrival PathReceiver::wait_frame(std::chrono::milliseconds idle) {
         const PathWait::Woke w = wait_.wait(std::span<Datapath* const>(datapaths.data(), n),
                                             std::span<const std::span<ibv_wc>>(outs.data(), n), deadline(idle));
         if (w.kind == PathWait::Woke::kWoken) return {Arrival::kWoken, {}};
+        if (w.kind == PathWait::Woke::kMail) {
+            take_joined();
+            continue;
+        }
         if (w.kind == PathWait::Woke::kTimeout) {
             time_out(idle);
             continue;
@@ -113,6 +117,18 @@ PathReceiver::Arrival PathReceiver::wait_frame(std::chrono::milliseconds idle) {
             } catch (...) {
                 lose(p, std::current_exception());
             }
+        }
+    }
+}
+
+void PathReceiver::take_joined() {
+    if (!options_.take_joined) return;
+    std::size_t p = 0;
+    while (std::unique_ptr<FrameReceiver> joined = options_.take_joined(p)) {
+        if (!attach(p, std::move(joined))) {
+            log(fmt::format("path {}: a connection back refused: frames of its connection before last are still "
+                            "held",
+                            letter(p)));
         }
     }
 }
@@ -285,9 +301,10 @@ void PathReceiver::lose(std::size_t p, const std::exception_ptr& error) {
     }
     if (other == count_) {
         log(fmt::format("path {} ({}) lost after the end of stream: {}", letter(p), rx(p).peer(), why));
-    } else {
-        log(fmt::format("path {} ({}) lost: {}; streaming on path {}", letter(p), rx(p).peer(), why, letter(other)));
+        return;
     }
+    log(fmt::format("path {} ({}) lost: {}; streaming on path {}", letter(p), rx(p).peer(), why, letter(other)));
+    if (options_.lost) options_.lost(p);
 }
 
 void PathReceiver::time_out(std::chrono::milliseconds idle) {
@@ -355,7 +372,7 @@ std::vector<PathReport> PathReceiver::report() const {
         const Counters c = counters(p);
         PathReport r;
         r.name = letter(p);
-        r.peer = path(p).peer();
+        if (const FrameReceiver* rx = path(p)) r.peer = rx->peer();
         r.up = paths_[p].up;
         r.frames_first = c.merge.first;
         // A copy the other path brought second is a frame this one did not

@@ -68,6 +68,12 @@ public:
         Waker* waker = nullptr; // the paths' datapaths' waker; must outlive this
         // A path lost, a copy that differs: one line each. Empty: stderr.
         std::function<void(const std::string&)> log;
+        // Paths coming back (stream/path_rejoin.hpp): `mail` is rung when
+        // one waits, `take_joined` hands it over (nullptr: none), `lost`
+        // is told each loss. Any may be empty.
+        Waker* mail = nullptr;
+        std::function<std::unique_ptr<FrameReceiver>(std::size_t& path)> take_joined;
+        std::function<void(std::size_t path)> lost;
     };
 
     struct Counters {
@@ -79,7 +85,8 @@ public:
     };
 
     // Path A's receiver and path B's, each through its handshake with its
-    // ring announced, made with the same RingConfig.
+    // ring announced, made with the same RingConfig. Path B's may be null:
+    // it starts lost, and comes with attach().
     PathReceiver(std::array<std::unique_ptr<FrameReceiver>, kMaxPaths> paths, const Options& options);
     // Path `path` back, over a new connection through its handshake (made
     // with the same RingConfig): it is up again, its frames merged from
@@ -107,8 +114,8 @@ public:
         c.merge = merge_.counters(path);
         return c;
     }
-    // A path's connection now (up or lost): its ring, format, peer.
-    const FrameReceiver& path(std::size_t p) const noexcept { return *ranges_[paths_[p].range].rx; }
+    // A path's connection now (up or lost; null before its first): its ring, format, peer.
+    const FrameReceiver* path(std::size_t p) const noexcept { return ranges_[paths_[p].range].rx.get(); }
     // Slot numbers release() may be given: 0 .. slot_numbers() - 1.
     std::uint32_t slot_numbers() const noexcept { return static_cast<std::uint32_t>(kRanges) * base_; }
     // Where a connection's slot numbers start: range r's at r * slot_base().
@@ -153,6 +160,8 @@ private:
     void compare(const ReceivedFrame& copy, std::size_t path, const Winner& w);
     // A path failed with `error`: parked, logged; rethrown if it was the last.
     void lose(std::size_t path, const std::exception_ptr& error);
+    // Takes every path that came back (Options::take_joined).
+    void take_joined();
     // The wait's deadline passed: a path silent too long is lost, a path
     // that outstayed another's end is let go (a live gap is the merge's).
     void time_out(std::chrono::milliseconds idle);

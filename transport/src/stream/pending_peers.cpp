@@ -82,17 +82,18 @@ void PendingPeers::make_room(const std::string& address) {
 void PendingPeers::take_requests(std::size_t at_most, const Listener::Screen& screen) {
     for (std::size_t n = 0; n < at_most; ++n) {
         Listener::Requester who;
+        std::optional<Handshake::Join> join;
         std::optional<RcConnection> conn =
             listener_.try_request(plan_.queues, [&](std::span<const std::byte> hello, const Listener::Requester& r) {
                 if (screen) screen(hello, r);
-                screen_hello(hello, r.name, plan_);
+                join = screen_hello(hello, r.name, plan_);
                 make_room(r.address);
                 who = r;
             });
         if (!conn) {
             return; // none left: each refused one is logged
         }
-        Opening o = make_opening(std::move(*conn), plan_);
+        Opening o = make_opening(std::move(*conn), plan_, join);
         RcConnection& c = o.path->connection();
         try {
             check_or_refuse(c, [&] { take_hello(o, plan_); }); // screened already: cannot fail

@@ -9,24 +9,13 @@
 // that dials is told "busy" (BusyRefuser) until the Receiver goes.
 #include "rdmastream/receiver.hpp"
 
-#include "setup/door_impl.hpp"
+#include "stream/receiver_impl.hpp"
 
-#include "setup/busy_refuser.hpp"
 #include "rdmastream/error.hpp"
-#include "stream/frame_receiver.hpp"
 
 #include <fmt/format.h>
 
 namespace rdmastream {
-
-struct Receiver::Impl {
-    std::unique_ptr<DoorClaim> door; // listening: the listener, held while this receiver lives
-    std::unique_ptr<FrameReceiver> rx;
-    std::optional<ReceivedFrame> first; // the admitted sender's first frame, not yet handed out
-    std::optional<BusyRefuser> busy;    // last: stops before the rest goes
-};
-
-namespace {
 
 using Clock = std::chrono::steady_clock;
 
@@ -49,16 +38,12 @@ RingConfig ring_config(const ReceiverConfig& c) {
     return r;
 }
 
-// The sender on probation sends its first frame, with a format, within the
-// handshake timeout, and the caller's check passes it: the frame, held for
-// the first wait_frame(). nullopt when the waker was woken; throws (the
-// sender's refusal) otherwise.
-std::optional<ReceivedFrame> first_frame(FrameReceiver& rx, const ReceiverConfig& c) {
-    rx.first_frame_by(Clock::now() + c.handshake_timeout);
+std::optional<ReceivedFrame> first_frame(const std::function<FrameReceiver::Arrival(std::chrono::milliseconds)>& wait,
+                                         const std::string& peer, const ReceiverConfig& c) {
     // Longer than the probation: its own deadline, not the idle timeout,
     // ends a silent sender's wait (with the message that says so).
     const auto idle = 2 * c.handshake_timeout + std::chrono::seconds(1);
-    FrameReceiver::Arrival a = rx.wait_frame(idle);
+    FrameReceiver::Arrival a = wait(idle);
     if (a.kind == FrameReceiver::Arrival::kWoken) return std::nullopt;
     if (a.kind == FrameReceiver::Arrival::kEnd) {
         throw ProtocolError("it ended the stream before its first frame");
@@ -66,11 +51,9 @@ std::optional<ReceivedFrame> first_frame(FrameReceiver& rx, const ReceiverConfig
     if (a.frame.format == nullptr) {
         throw ProtocolError("it sent a frame before announcing its format");
     }
-    if (c.check_first_frame) c.check_first_frame(a.frame, rx.peer());
+    if (c.check_first_frame) c.check_first_frame(a.frame, peer);
     return std::move(a.frame);
 }
-
-} // namespace
 
 Receiver::Receiver(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
 Receiver::~Receiver() = default;
@@ -92,7 +75,9 @@ std::unique_ptr<Receiver> Receiver::open(Door& door, const ReceiverConfig& confi
         std::unique_ptr<FrameReceiver> rx = FrameReceiver::accept(listener, ring, time_left(deadline), door.describe());
         if (!rx) return nullptr; // woken
         try {
-            impl->first = first_frame(*rx, config);
+            rx->first_frame_by(Clock::now() + config.handshake_timeout);
+            impl->first = first_frame([&](std::chrono::milliseconds idle) { return rx->wait_frame(idle); }, rx->peer(),
+                                      config);
             if (!impl->first) return nullptr; // woken: the sender goes with rx
         } catch (const std::exception& e) {
             listener.log_refusal(rx->peer(), e.what());
@@ -110,7 +95,7 @@ Receiver::Arrival Receiver::wait_frame(std::chrono::milliseconds idle) {
         impl_->first.reset();
         return a;
     }
-    FrameReceiver::Arrival a = impl_->rx->wait_frame(idle);
+    FrameReceiver::Arrival a = impl_->paths ? impl_->paths->wait_frame(idle) : impl_->rx->wait_frame(idle);
     return Arrival{static_cast<Arrival::Kind>(a.kind), std::move(a.frame)};
 }
 
@@ -122,16 +107,39 @@ std::optional<ReceivedFrame> Receiver::next(std::chrono::milliseconds idle) {
     }
 }
 
-void Receiver::release(std::uint16_t slot) { impl_->rx->release(slot); }
-void Receiver::leave() noexcept { impl_->rx->leave(); }
-const StreamStats& Receiver::stats() const noexcept { return impl_->rx->stats(); }
-ReceiverState Receiver::state() const noexcept { return impl_->rx->state(); }
-std::string Receiver::peer() const { return impl_->rx->peer(); }
-std::uint32_t Receiver::slots() const noexcept { return impl_->rx->ring().slots; }
-std::uint32_t Receiver::slot_size() const noexcept { return impl_->rx->ring().slot_size; }
+// Two paths: the founding path's connection now (its ring, formats).
+const FrameReceiver& Receiver::Impl::founder() const noexcept {
+    const FrameReceiver* a = paths->path(0);
+    const FrameReceiver* b = paths->path(1);
+    return paths->up(0) || b == nullptr ? *a : *b;
+}
+
+void Receiver::release(std::uint16_t slot) {
+    if (impl_->paths) {
+        impl_->paths->release(slot);
+    } else {
+        impl_->rx->release(slot);
+    }
+}
+void Receiver::leave() noexcept {
+    if (impl_->paths) {
+        impl_->paths->leave();
+    } else {
+        impl_->rx->leave();
+    }
+}
+const StreamStats& Receiver::stats() const noexcept { return impl_->paths ? impl_->paths->stats() : impl_->rx->stats(); }
+ReceiverState Receiver::state() const noexcept { return impl_->paths ? impl_->paths->state() : impl_->rx->state(); }
+std::string Receiver::peer() const { return impl_->paths ? impl_->founder().peer() : impl_->rx->peer(); }
+std::uint32_t Receiver::slots() const noexcept { return impl_->receiver().ring().slots; }
+std::uint32_t Receiver::slot_size() const noexcept { return impl_->receiver().ring().slot_size; }
 std::uint32_t Receiver::max_payload() const noexcept { return slot_size() - std::uint32_t{wire::kSlotHeaderSize}; }
-bool Receiver::huge_pages() const noexcept { return impl_->rx->huge_pages(); }
-bool Receiver::memory_windows() const noexcept { return impl_->rx->memory_windows(); }
-const StreamFormat* Receiver::format(std::uint8_t flow) const noexcept { return impl_->rx->format(flow); }
+bool Receiver::huge_pages() const noexcept { return impl_->receiver().huge_pages(); }
+bool Receiver::memory_windows() const noexcept { return impl_->receiver().memory_windows(); }
+const StreamFormat* Receiver::format(std::uint8_t flow) const noexcept { return impl_->receiver().format(flow); }
+std::uint32_t Receiver::slot_numbers() const noexcept {
+    return impl_->paths ? impl_->paths->slot_numbers() : slot_capacity(impl_->rx->ring());
+}
+std::vector<PathReport> Receiver::paths() const { return impl_->paths ? impl_->paths->report() : std::vector<PathReport>{}; }
 
 } // namespace rdmastream

@@ -105,6 +105,7 @@ void Sender::finish(std::chrono::milliseconds timeout) { impl_->finish(timeout);
 void Sender::stop() noexcept { impl_->stop(); }
 StreamStats Sender::stats() const noexcept { return impl_->stats(); }
 std::vector<ReceiverReport> Sender::receivers() const { return impl_->receivers(); }
+std::vector<PathReport> Sender::paths() const { return impl_->paths(); }
 SenderState Sender::state() const noexcept { return impl_->state(); }
 std::string Sender::leaving() const { return impl_->leaving(); }
 Policy Sender::policy() const noexcept { return impl_->policy(); }

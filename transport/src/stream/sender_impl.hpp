@@ -11,6 +11,7 @@
 #include "setup/door_impl.hpp"
 
 #include <array>
+#include <functional>
 #include <memory>
 
 namespace rdmastream {
@@ -38,6 +39,7 @@ struct Sender::Impl {
     virtual void stop() noexcept = 0;
     virtual StreamStats stats() const noexcept = 0;
     virtual std::vector<ReceiverReport> receivers() const = 0;
+    virtual std::vector<PathReport> paths() const { return {}; } // two paths: each one's
     virtual SenderState state() const noexcept = 0;
     virtual std::string leaving() const = 0;
     virtual Policy policy() const noexcept = 0;
@@ -55,10 +57,20 @@ SenderOptions sender_options(const SenderConfig& c);
 // `claim` set, any other receiver that dials is told "busy" while it streams).
 std::unique_ptr<Sender::Impl> single_sender(std::unique_ptr<FrameSender> tx, const SenderConfig& c,
                                             std::unique_ptr<DoorClaim> claim);
+// What a two-path sender is told of paths that come back (stream/
+// path_rejoin.hpp); any may be empty.
+struct TwoPathHooks {
+    Waker* mail = nullptr; // rung when a path waits to be taken
+    // A path back: its FrameSender (nullptr: none waits), its index, and the
+    // memory domain's device it posts with.
+    std::function<std::unique_ptr<FrameSender>(std::size_t& path, std::size_t& device)> take_joined;
+    std::function<void(std::size_t path)> lost; // told each loss
+};
 // One receiver over two paths (sender_two_paths.cpp): path p's memory keys
-// are the domain's device p.
+// are the domain's device p. Path B's FrameSender may be null: it starts
+// lost and comes through the hooks.
 std::unique_ptr<Sender::Impl> two_path_sender(std::array<std::unique_ptr<FrameSender>, 2> paths,
-                                              const SenderConfig& c);
+                                              const SenderConfig& c, TwoPathHooks hooks = {});
 // A two-path sender's lost path back over a new connection (its FrameSender,
 // through the handshake), posting with the keys of the memory domain's
 // device `device`.

@@ -53,15 +53,19 @@ char letter(std::size_t path) { return static_cast<char>('A' + path); }
 
 class TwoPathSender final : public Sender::Impl {
 public:
-    TwoPathSender(std::array<std::unique_ptr<FrameSender>, kPaths> paths, const SenderConfig& c)
-        : on_done_(c.on_done), log_(c.log), wait_(c.poll_mode, c.waker.get()) {
+    TwoPathSender(std::array<std::unique_ptr<FrameSender>, kPaths> paths, const SenderConfig& c, TwoPathHooks hooks)
+        : on_done_(c.on_done), log_(c.log), hooks_(std::move(hooks)), wait_(c.poll_mode, c.waker.get(), hooks_.mail) {
+        if (paths[0] == nullptr) throw std::logic_error("TwoPathSender: path A founds the stream");
+        // Live if this sender or the receiver (path A's ring advert) asked for it.
+        policy_ = paths[0]->policy();
         for (std::size_t p = 0; p < kPaths; ++p) {
             Path& path = paths_[p];
             path.tx = std::move(paths[p]);
             path.device = p;
-            path.up = true;
-            path.tx->set_on_done([this, p](std::uint64_t cookie, FrameFate fate) { done_on(p, cookie, fate); });
-            if (path.tx->policy() == Policy::kLive) policy_ = Policy::kLive;
+            path.up = path.tx != nullptr; // path B may come later
+            if (path.up) {
+                path.tx->set_on_done([this, p](std::uint64_t cookie, FrameFate fate) { done_on(p, cookie, fate); });
+            }
         }
         open_flow(0, kDefaultSideDataBytes);
     }
@@ -72,7 +76,7 @@ public:
         const Flow& f = flows_[flow];
         if (f.table.empty()) return 0;
         std::size_t slots = 0;
-        for (const Path& path : paths_) slots += path.tx->has_flow(flow) ? path.tx->ring(flow).slot_count : 0;
+        for (const Path& path : paths_) slots += path.tx && path.tx->has_flow(flow) ? path.tx->ring(flow).slot_count : 0;
         return std::min(f.table.size() - 1, slots + 1); // a stalled path may hold its slots' worth until it is lost
     }
     std::uint32_t max_payload(std::uint8_t flow) const noexcept override {
@@ -117,6 +121,7 @@ public:
             e.cookie = cookie;
             e.number = n;
             e.holds = 0;
+            e.posted = 0;
             e.delivered = false;
             e.done = false;
             ++undone_;
@@ -151,6 +156,7 @@ public:
     void progress() override {
         guarded<int>([&] {
             if (state_ != SenderState::kStreaming) return 0;
+            if (hooks_.mail != nullptr && hooks_.mail->pending()) take_joined();
             for_each_up([](Path& path) { path.tx->progress(); });
             for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
                 if (!flows_[flow].table.empty()) advance_all(flow);
@@ -221,7 +227,7 @@ public:
         state_ = SenderState::kStopped;
         for (Path& path : paths_) {
             path.up = false;
-            path.tx->stop(); // its frames in flight come back dropped on it
+            if (path.tx) path.tx->stop(); // its frames in flight come back dropped on it
         }
         for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
             for (Entry& e : flows_[flow].table) {
@@ -232,6 +238,7 @@ public:
     StreamStats stats() const noexcept override {
         StreamStats s = stats_;
         for (const Path& path : paths_) { // a delivery's latency, on whichever path
+            if (!path.tx) continue;
             const StreamStats& p = path.tx->stats();
             s.latency_samples += p.latency_samples;
             s.latency_sum += p.latency_sum;
@@ -241,6 +248,17 @@ public:
         return s;
     }
     std::vector<ReceiverReport> receivers() const override { return {}; }
+    std::vector<PathReport> paths() const override {
+        std::vector<PathReport> out;
+        for (std::size_t p = 0; p < kPaths; ++p) {
+            PathReport r = paths_[p].report;
+            r.name = letter(p);
+            if (paths_[p].tx) r.peer = paths_[p].tx->peer();
+            r.up = paths_[p].up;
+            out.push_back(std::move(r));
+        }
+        return out;
+    }
 
     // Path `p` back over a new connection (its FrameSender through the
     // handshake, the receiver's ring taken), posting with the keys of the
@@ -273,11 +291,13 @@ public:
             if (format) tx->set_format(*format, timeout);
         }
         if (clock_) tx->set_clock(*clock_, timeout);
+        const bool back = path.tx != nullptr;
+        ++path.report.ups;
         path.tx = std::move(tx); // the lost connection's goes (stopped when it was lost)
         path.device = device;
         path.cursor = from;
         path.up = true;
-        log(fmt::format("path {} ({}) back; streaming on paths A and B", letter(p), path.tx->peer()));
+        log(fmt::format("path {} ({}) {}; streaming on paths A and B", letter(p), path.tx->peer(), back ? "back" : "up"));
         for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
             if (!flows_[flow].table.empty()) advance_all(flow);
         }
@@ -298,6 +318,7 @@ private:
         std::uint64_t number = 0;
         std::array<SideData, kMaxSideDataEntries> side{}; // meta.side_data points here, their bytes into side_bytes
         std::uint8_t holds = 0;                            // paths with it in flight, a bit each
+        std::uint8_t posted = 0;                           // paths that posted it, a bit each
         bool delivered = false;
         bool done = true; // on_done fired, or the entry never used
         std::vector<std::byte> side_bytes; // capacity: the flow's max_side_data, reserved once
@@ -308,6 +329,7 @@ private:
         std::uint64_t next = 0; // frames numbered
     };
     struct Path {
+        PathReport report;               // its counters (name, peer, up filled in by paths())
         std::unique_ptr<FrameSender> tx; // lost: stopped, kept until the path is back
         std::size_t device = 0;          // of the memory domain: the keys it posts with
         bool up = false;
@@ -377,6 +399,7 @@ private:
             if (gone || stale) {
                 path.tx->skip_frame(flow);
                 ++cursor;
+                ++path.report.frames_lost; // owed here, delivered elsewhere (or dropped)
                 if (!gone) settle(e); // live: perhaps no path will post it now
                 continue;
             }
@@ -389,6 +412,7 @@ private:
                                                    posted ? std::to_string(*posted) : "nothing"));
             }
             e.holds = static_cast<std::uint8_t>(e.holds | (1u << p));
+            e.posted = static_cast<std::uint8_t>(e.posted | (1u << p));
             ++cursor;
         }
     }
@@ -433,7 +457,12 @@ private:
         Entry& e = f.table[n & f.mask];
         if (e.number != n || e.done) return;
         e.holds = static_cast<std::uint8_t>(e.holds & ~(1u << p));
-        if (fate == FrameFate::kDelivered) e.delivered = true;
+        if (fate == FrameFate::kDelivered) {
+            if (!e.delivered) ++paths_[p].report.frames_first;
+            e.delivered = true;
+        } else {
+            ++paths_[p].report.frames_lost;
+        }
         settle(e);
     }
 
@@ -453,6 +482,9 @@ private:
         fire(e, FrameFate::kDropped);
     }
     void fire(Entry& e, FrameFate fate) {
+        if (fate == FrameFate::kDelivered && std::has_single_bit(e.posted)) {
+            ++paths_[static_cast<std::size_t>(std::countr_zero(e.posted))].report.frames_only;
+        }
         e.done = true;
         --undone_;
         if (on_done_) on_done_(e.cookie, fate);
@@ -477,6 +509,10 @@ private:
         const PathWait::Woke w = wait_.wait(std::span<Datapath* const>(datapaths.data(), n),
                                             std::span<const std::span<ibv_wc>>(outs.data(), n), until);
         if (w.kind == PathWait::Woke::kWoken) return false;
+        if (w.kind == PathWait::Woke::kMail) {
+            take_joined();
+            return true;
+        }
         const auto now = Clock::now();
         for (std::size_t i = 0; i < n; ++i) {
             const std::size_t p = which[i];
@@ -492,6 +528,33 @@ private:
             }
         }
         return true;
+    }
+
+    // Paths that came back (TwoPathHooks::take_joined), attached.
+    void take_joined() {
+        if (hooks_.mail != nullptr) hooks_.mail->take();
+        if (!hooks_.take_joined) return;
+        std::size_t p = 0, device = 0;
+        while (std::unique_ptr<FrameSender> tx = hooks_.take_joined(p, device)) {
+            try {
+                if (paths_[p].up) lose_quietly(p); // its peer came back before we saw the old connection go
+                attach(p, std::move(tx), device, kJoinTimeout);
+            } catch (const PeerLeft&) {
+                throw;
+            } catch (const std::exception& e) {
+                log(fmt::format("path {}: a connection back failed: {}", letter(p), e.what()));
+                if (hooks_.lost) hooks_.lost(p);
+            }
+        }
+    }
+    // A path replaced by a new connection: stopped without a loss line.
+    void lose_quietly(std::size_t p) {
+        Path& path = paths_[p];
+        path.up = false;
+        path.tx->stop();
+        for (Flow& f : flows_) {
+            for (Entry& e : f.table) settle(e);
+        }
     }
 
     template <typename F>
@@ -526,11 +589,13 @@ private:
         } catch (const std::exception& e) {
             why = e.what();
         }
+        ++path.report.downs;
         log(fmt::format("path {} ({}) lost: {}; streaming on path {}", letter(p), path.tx->peer(), why, letter(other)));
         path.tx->stop(); // its frames in flight: not delivered on it (done_on)
         for (Flow& f : flows_) {
             for (Entry& e : f.table) settle(e); // frames only it owed: the other owes them too, or they are done
         }
+        if (hooks_.lost) hooks_.lost(p);
     }
 
     void check_streaming(const char* call) const {
@@ -563,8 +628,10 @@ private:
         }
     }
 
+    static constexpr std::chrono::milliseconds kJoinTimeout{5000}; // a path back takes each flow's format within it
     FrameDoneFn on_done_;
     std::function<void(const std::string&)> log_;
+    TwoPathHooks hooks_;
     PathWait wait_;
     Policy policy_ = Policy::kLossless;
     std::array<Path, kPaths> paths_;
@@ -580,8 +647,8 @@ private:
 } // namespace
 
 std::unique_ptr<Sender::Impl> two_path_sender(std::array<std::unique_ptr<FrameSender>, 2> paths,
-                                              const SenderConfig& c) {
-    return std::make_unique<TwoPathSender>(std::move(paths), c);
+                                              const SenderConfig& c, TwoPathHooks hooks) {
+    return std::make_unique<TwoPathSender>(std::move(paths), c, std::move(hooks));
 }
 
 void attach_path(Sender::Impl& sender, std::size_t path, std::unique_ptr<FrameSender> tx, std::size_t device,
