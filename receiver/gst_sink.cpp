@@ -27,10 +27,11 @@ GstSink::GstSink(const std::string& pipeline, SlotReleaseQueue& released, std::u
     : description_(pipeline),
       released_(released),
       // the ring: see the member's comment; a freed buffer wakes the receive
-      // loop. The first flow's slots: the only flow it takes.
-      buffers_(released.slots(), nullptr, released.waker()),
+      // loop. By slot number: every number a frame may carry (two paths
+      // number theirs apart).
+      buffers_(released.capacity(), nullptr, released.waker()),
       copy_threshold_(copy_threshold),
-      texts_(released.slots()) {
+      texts_(released.capacity()) {
     gst_init(nullptr, nullptr);
     // An appsrc for every flow the description links from (`flowN.`).
     std::string flow_sources;

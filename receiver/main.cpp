@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
             throw rdmastream::UserError("--codec " + codec + " encodes what -o writes: add -o FILE");
         }
         // Before the sinks: they hand slots back through it until they are gone.
-        cli::SlotReleaseQueue released(o.connection.slots, cli::slot_capacity(o));
+        cli::SlotReleaseQueue released(o.connection.slots, cli::slot_numbers(o, plan));
         std::vector<std::unique_ptr<cli::FrameSink>> sinks;
         if (!framemd5.empty()) sinks.push_back(std::make_unique<cli::FrameMd5Sink>(framemd5));
         for (const std::string& file : output) {

@@ -19,6 +19,7 @@
 #include <optional>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 namespace rdmastream::cli {
 namespace {
@@ -32,11 +33,14 @@ extern "C" void on_interrupt(int) {
     if (g_waker != nullptr) g_waker->wake(); // async-signal-safe
 }
 
+void log_line(const std::string& line) { std::fprintf(stderr, "rdmarecv: %s\n", line.c_str()); }
+
 ReceiverConfig receiver_config(const ReceiveOptions& o, std::shared_ptr<Waker> waker) {
     ReceiverConfig c;
     c.slots = o.connection.slots;
     c.slot_size = o.slot_size;
-    c.device = o.connection.device;
+    c.device = o.connection.device();
+    c.device_b = o.connection.device_b();
     c.poll_mode = poll_mode(o.connection);
     c.max_frame_bytes = o.max_frame_bytes;
     c.max_ring_bytes = o.max_ring_bytes;
@@ -46,6 +50,7 @@ ReceiverConfig receiver_config(const ReceiveOptions& o, std::shared_ptr<Waker> w
     c.live = o.connection.policy == "live"; // the sender drops frames rather than wait for us
     c.waker = std::move(waker);
     c.key = load_key(o.connection, "rdmarecv");
+    c.log = log_line; // each path's loss and return
     c.open_timeout = to_ms(o.connection.connect_timeout);
     c.handshake_timeout = to_ms(o.connection.handshake_timeout);
     // A listener's new sender is on probation until its first frame, which
@@ -60,16 +65,22 @@ ReceiverConfig receiver_config(const ReceiveOptions& o, std::shared_ptr<Waker> w
 }
 
 // Where the sender is met: dialled, or listened for (refusals logged as
-// rdmarecv's lines).
-Door open_door(const ReceiveOptions& o, const ConnectionPlan& plan) {
-    if (!plan.listen) return Door::dial(plan.endpoint);
-    Door door = Door::listen(plan.endpoint, allow_list(o.connection, plan),
-                             [](const std::string& line) { std::fprintf(stderr, "rdmarecv: %s\n", line.c_str()); },
-                             plan.pending);
-    std::fprintf(stderr, "rdmarecv: listening on %s, %u slots of %u bytes%s%s\n", door.describe().c_str(),
-                 o.connection.slots, o.slot_size, door.allow().empty() ? "" : "; allowed: ",
-                 door.allow().empty() ? "" : door.allow().describe().c_str());
-    return door;
+// rdmarecv's lines); two Doors for two paths.
+std::vector<Door> open_doors(const ReceiveOptions& o, const ConnectionPlan& plan) {
+    std::vector<Door> doors;
+    if (!plan.listen) {
+        doors.push_back(Door::dial(plan.endpoint));
+        if (plan.endpoint_b) doors.push_back(Door::dial(*plan.endpoint_b));
+        return doors;
+    }
+    const AllowList allow = allow_list(o.connection, plan);
+    doors.push_back(Door::listen(plan.endpoint, allow, log_line, plan.pending));
+    if (plan.endpoint_b) doors.push_back(Door::listen(*plan.endpoint_b, allow, log_line, plan.pending));
+    std::fprintf(stderr, "rdmarecv: listening on %s%s%s, %u slots of %u bytes%s%s\n", doors[0].describe().c_str(),
+                 doors.size() > 1 ? " (path A) and " : "", doors.size() > 1 ? (doors[1].describe() + " (path B)").c_str() : "",
+                 o.connection.slots, o.slot_size, allow.empty() ? "" : "; allowed: ",
+                 allow.empty() ? "" : allow.describe().c_str());
+    return doors;
 }
 
 // Who still holds each slot: the sinks that kept its frame. A slot's credit
@@ -173,7 +184,8 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
         metrics = std::make_unique<MetricsExporter>(*o.metrics, MetricsIdentity{"rdmarecv", kLatencyIs});
         std::fprintf(stderr, "rdmarecv: metrics at %s\n", metrics->url().c_str());
     }
-    require_rdma_device(o.connection.device);
+    require_rdma_device(o.connection.device());
+    require_rdma_device(o.connection.device_b());
     g_waker = released.waker().get();
     const auto old = std::signal(SIGINT, on_interrupt); // also while waiting for a sender worth serving
     // GStreamer reads every stream's caps (FrameLayout, also without --gst):
@@ -181,12 +193,14 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
     // plugin scan (seconds in a fresh guest) kept rdmarecv from its CQ so
     // long that a fast sender's keepalives found no receive posted (RNR).
     if (!gst_is_initialized()) gst_init(nullptr, nullptr);
-    Door door = open_door(o, plan);
+    std::vector<Door> doors = open_doors(o, plan);
     // Probation, busy refusals and the wait for a sender worth serving
     // (--connect-timeout in all) are the library's; Ctrl-C ends the wait.
     const ReceiverConfig config = receiver_config(o, released.waker());
     std::unique_ptr<Receiver> rx;
-    while (!rx && !g_stop) rx = Receiver::open(door, config); // nullptr: woken (Ctrl-C, or a stray wake)
+    while (!rx && !g_stop) { // nullptr: woken (Ctrl-C, or a stray wake)
+        rx = doors.size() > 1 ? Receiver::open(doors[0], doors[1], config) : Receiver::open(doors[0], config);
+    }
     if (!rx) { // Ctrl-C before any sender was admitted
         std::signal(SIGINT, old);
         g_waker = nullptr;
@@ -199,7 +213,12 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
     SlotHolds holds(*rx, released);
     std::fprintf(stderr, "rdmarecv: sender connected%s, from %s\n", rx->huge_pages() ? " (ring on huge pages)" : "",
                  rx->peer().c_str());
+    if (rx->slot_numbers() > released.capacity()) { // sized before the sender came (slot_numbers)
+        throw std::logic_error(fmt::format("rdmarecv: the receiver numbers {} slots, its tables {}",
+                                           rx->slot_numbers(), released.capacity()));
+    }
     StatsReport report("rdmarecv", !o.quiet, kLatencyIs, metrics != nullptr);
+    if (plan.endpoint_b) report.set_paths([&rx] { return rx->paths(); });
     FrameCounters counters;
     counters.path = "ring slot -> outputs in place";
     // The loop counts every frame zero-copy as it arrives and the outputs'

@@ -39,6 +39,13 @@ struct ReceiveOptions {
 inline std::uint32_t slot_capacity(const ReceiveOptions& o) noexcept {
     return o.connection.slots + (o.max_flows - 1) * o.flow_slots;
 }
+// Slot numbers the Receiver's frames may carry (Receiver::slot_numbers):
+// with two paths, each path's connection and the one before it (a path
+// that came back while frames of its last connection were still held)
+// number their slots apart.
+inline std::uint32_t slot_numbers(const ReceiveOptions& o, const ConnectionPlan& plan) noexcept {
+    return plan.endpoint_b ? 4 * slot_capacity(o) : slot_capacity(o);
+}
 
 // `released` is where the sinks hand back slots they kept; it must outlive
 // them (their buffers may be freed while they are torn down). The sinks are

@@ -57,10 +57,30 @@ std::unique_ptr<Sender> open_fanout(Door& door, const SenderConfig& config) {
     return tx;
 }
 
+// Two paths: both dialled, or both listened on (each Door with --allow).
+std::unique_ptr<Sender> open_two_paths(const ConnectionPlan& plan, const AllowList& allow, const SenderConfig& config) {
+    if (config.receivers > 0) {
+        throw UserError("--receivers with two paths (--listen twice) is not built yet: give one --listen");
+    }
+    if (!plan.listen) {
+        Door a = Door::dial(plan.endpoint);
+        Door b = Door::dial(*plan.endpoint_b);
+        std::fprintf(stderr, "rdmasend: two paths: A to %s, B to %s\n", a.describe().c_str(), b.describe().c_str());
+        return say_connected(Sender::open(a, b, config));
+    }
+    Door a = Door::listen(plan.endpoint, allow, log_line, plan.pending);
+    Door b = Door::listen(*plan.endpoint_b, allow, log_line, plan.pending);
+    std::fprintf(stderr, "rdmasend: listening for a receiver on two paths: A on %s, B on %s%s%s\n",
+                 a.describe().c_str(), b.describe().c_str(), allow.empty() ? "" : "; allowed: ",
+                 allow.empty() ? "" : allow.describe().c_str());
+    return say_connected(Sender::open(a, b, config));
+}
+
 } // namespace
 
 std::unique_ptr<Sender> open_sender(const ConnectionPlan& plan, AllowList allow, SenderConfig config) {
-    config.log = log_line; // a fan-out's joins and the receivers it drops
+    config.log = log_line; // a fan-out's joins and the receivers it drops; each path's loss and return
+    if (plan.endpoint_b) return open_two_paths(plan, allow, config);
     if (!plan.listen) {
         Door door = Door::dial(plan.endpoint);
         return say_connected(Sender::open(door, config));

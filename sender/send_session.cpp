@@ -73,7 +73,8 @@ public:
             }
         }
         if (!any_video) refuse_video_flags();
-        require_rdma_device(o.connection.device);
+        require_rdma_device(o.connection.device());
+        require_rdma_device(o.connection.device_b());
         for (std::size_t i = 0; i < source_->count(); ++i) {
             std::fprintf(stderr, "rdmasend: %s%s\n", source_->count() > 1 ? fmt::format("flow {}: ", i).c_str() : "",
                          source_->stream(i).describe().c_str());
@@ -255,7 +256,8 @@ private:
     void connect(const ConnectionPlan& plan) {
         SenderConfig c;
         c.policy = o_.connection.policy == "live" ? Policy::kLive : Policy::kLossless;
-        c.device = o_.connection.device;
+        c.device = o_.connection.device();
+        c.device_b = o_.connection.device_b();
         c.poll_mode = poll_mode(o_.connection);
         c.key = load_key(o_.connection, "rdmasend");
         c.on_done = [this](std::uint64_t cookie, FrameFate) { frames_of(FlowFrames::flow_of(cookie)).done(cookie); };
@@ -267,6 +269,7 @@ private:
         c.member_timeout = to_ms(o_.member_timeout);
         tx_ = open_sender(plan, allow_list(o_.connection, plan), c);
         if (!tx_) return; // interrupted: run() says so
+        if (plan.endpoint_b) report_.set_paths([this] { return tx_->paths(); });
         ctx_.emplace(SendContext{*tx_, idle(), o_.receivers > 0, counters_});
         bool pool_given = false; // the input gave the pool to its first video stream's decoder
         for (std::size_t i = 0; i < source_->count(); ++i) {

@@ -14,17 +14,27 @@ void add_connection_flags(CLI::App& app, ConnectionFlags& f, bool listens_by_def
     const std::string port = std::to_string(kDefaultPort);
     app.add_option("--listen", f.listen,
                    fmt::format("wait for the peer to connect, on ADDR (default: every address) and PORT (default "
-                               "{}){}. Write --listen=:PORT when a positional argument follows",
+                               "{}){}. Write --listen=:PORT when a positional argument follows. Twice: two paths, "
+                               "the second on path B's address (each frame over both; a path that dies costs no "
+                               "frame)",
                                port, listens_by_default ? "; the default" : ""))
         ->expected(0, 1)
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->default_str("")
         ->type_name("[ADDR][:PORT]");
     app.add_option("--connect", f.connect,
-                   fmt::format("connect to a listening peer at ADDR, port PORT (default {}){}", port,
-                               listens_by_default ? "" : "; the default side, but ADDR is needed"))
+                   fmt::format("connect to a listening peer at ADDR, port PORT (default {}){}. Twice: two paths, "
+                               "the second to the peer's path B address",
+                               port, listens_by_default ? "" : "; the default side, but ADDR is needed"))
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->type_name("ADDR[:PORT]");
-    app.add_option("-d,--device", f.device,
+    app.add_option("-d,--device", f.devices,
                    "RDMA device that must carry the stream (e.g. rxe0, mlx5_0); default: whichever the route "
-                   "to the peer uses");
+                   "to the peer uses. With two paths, a second -d is path B's")
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     app.add_option("--policy", f.policy,
                    "lossless: the sender waits for a free slot; live: the newest frame wins and older ones are "
                    "dropped when the receiver falls behind")
@@ -118,18 +128,43 @@ ConnectionPlan connection_plan(const CLI::App& app, const ConnectionFlags& f, bo
                                     f.max_pending_per_address, f.max_pending));
     }
     plan.pending = PendingLimits{f.max_pending, f.max_pending_per_address};
+    const char* side = plan.listen ? "--listen" : "--connect";
+    const std::vector<std::string>& given = plan.listen ? f.listen : f.connect;
+    if (given.size() > 2) {
+        throw UserError(fmt::format("{} given {} times: once per path, and a stream has two at most (path A, then "
+                                    "path B)",
+                                    side, given.size()));
+    }
+    if (f.devices.size() > 2 || (f.devices.size() == 2 && given.size() < 2)) {
+        throw UserError(fmt::format("-d given {} times: once per path, the second for path B, and this stream has {} "
+                                    "(give {} twice for two paths)",
+                                    f.devices.size(), std::max<std::size_t>(given.size(), 1), side));
+    }
+    std::vector<Endpoint> endpoints;
     if (plan.listen) {
-        plan.endpoint = parse_endpoint(f.listen);
+        endpoints.push_back(parse_endpoint(given.empty() ? std::string{} : given[0]));
+        if (given.size() > 1) endpoints.push_back(parse_endpoint(given[1]));
     } else {
-        if (f.connect.empty()) {
+        if (given.empty()) {
             throw UserError("nothing to connect to: give --connect ADDR[:PORT] (the address of the listening peer), "
                             "or --listen to wait for the peer instead");
         }
-        plan.endpoint = parse_endpoint(f.connect);
-        if (plan.endpoint.host.empty()) {
-            throw UserError(fmt::format("--connect {}: the address is missing (e.g. --connect 192.0.2.1:{})",
-                                        f.connect, kDefaultPort));
+        for (const std::string& g : given) {
+            endpoints.push_back(parse_endpoint(g));
+            if (endpoints.back().host.empty()) {
+                throw UserError(fmt::format("--connect {}: the address is missing (e.g. --connect 192.0.2.1:{})", g,
+                                            kDefaultPort));
+            }
         }
+    }
+    plan.endpoint = endpoints[0];
+    if (endpoints.size() == 2) {
+        if (endpoints[1].host == endpoints[0].host && endpoints[1].port == endpoints[0].port) {
+            throw UserError(fmt::format("{} {} twice: path B needs an address of its own (its own network, or at "
+                                        "least its own port)",
+                                        side, given[1]));
+        }
+        plan.endpoint_b = endpoints[1];
     }
     return plan;
 }

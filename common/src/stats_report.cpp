@@ -43,13 +43,20 @@ bool StatsReport::tick(const StreamStats& s, const FrameCounters& c) {
     last_latency_sum_ = s.latency_sum;
     std::string of = c.target_fps > 0 ? fmt::format(" of {:g}", c.target_fps) : std::string{};
     if (c.programme()) of += fmt::format(" ({})", c.flows[0].kind);
+    std::string paths;
+    if (paths_) { // two paths: "; A up 640 first, B down 560 first" (once a second)
+        for (const PathReport& p : paths_()) {
+            paths += fmt::format("{}{} {} {} first", paths.empty() ? "; " : ", ", p.name, p.up ? "up" : "down",
+                                 p.frames_first);
+        }
+    }
     std::fprintf(stderr,
-                 "%s: %llu frames, %.1f frames/s%s, %.3f Gb/s%s, %llu copied, %llu dropped, %llu credit waits%s\n",
+                 "%s: %llu frames, %.1f frames/s%s, %.3f Gb/s%s, %llu copied, %llu dropped, %llu credit waits%s%s\n",
                  program_.c_str(), static_cast<unsigned long long>(s.frames), fps, of.c_str(), s.gbps(),
                  latency.c_str(),
                  static_cast<unsigned long long>(c.copied),
                  static_cast<unsigned long long>(s.drops + c.gaps), static_cast<unsigned long long>(s.credit_waits),
-                 progress.c_str());
+                 progress.c_str(), paths.c_str());
     return true;
 }
 
@@ -91,6 +98,16 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
                      // streamed: not one that left mid-stream. The log line says which.
                      !p.left ? "" : p.stats.frames == 0 ? "; gone before its first frame" : "; gone mid-stream");
     }
+    const std::vector<PathReport> paths = paths_ ? paths_() : std::vector<PathReport>{};
+    for (const PathReport& p : paths) {
+        std::fprintf(stderr,
+                     "%s: path %c (%s): %s; %llu frames first, %llu only on it, %llu lost on it, %llu copies that "
+                     "differed; lost %llu times, back %llu\n",
+                     program_.c_str(), p.name, p.peer.c_str(), p.up ? "up" : "down",
+                     static_cast<unsigned long long>(p.frames_first), static_cast<unsigned long long>(p.frames_only),
+                     static_cast<unsigned long long>(p.frames_lost), static_cast<unsigned long long>(p.copies_differ),
+                     static_cast<unsigned long long>(p.downs), static_cast<unsigned long long>(p.ups));
+    }
     if (json_path.empty()) return;
     nlohmann::json j = {
         {"program", program_},
@@ -110,7 +127,23 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
         {"latency_mean_us", s.latency_mean_us()},
         {"latency_max_us", s.latency_max_us()},
         {"path", c.path},
+        // The longest time between two frames' arrivals (a receiver's stall).
+        {"max_frame_gap_ms", static_cast<double>(s.max_gap.count()) / 1e6},
     };
+    if (!paths.empty()) {
+        nlohmann::json& list = j["paths"] = nlohmann::json::array();
+        for (const PathReport& p : paths) {
+            list.push_back({{"path", std::string(1, p.name)},
+                            {"peer", p.peer},
+                            {"up", p.up},
+                            {"frames_first", p.frames_first},
+                            {"frames_only", p.frames_only},
+                            {"frames_lost", p.frames_lost},
+                            {"copies_differ", p.copies_differ},
+                            {"downs", p.downs},
+                            {"ups", p.ups}});
+        }
+    }
     if (c.stream_seconds > 0) {
         // The rate while frames flowed, without the wait for the first one
         // or the outputs' drain after the last (which `fps` includes).

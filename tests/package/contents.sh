@@ -90,7 +90,8 @@ for prog in rdmasend rdmarecv; do
   zcat "$page" | grep -Eq "^\.TH ${prog^^} \"1\" .*\"$prog $version\"" ||
     fail "$prog.1's title does not name $prog $version: $(zcat "$page" | grep -m1 '^\.TH')"
   # an option entry of the OPTIONS section, as help2man writes it
-  zcat "$page" | grep -Fqx -- '\fB\-\-connect\fR ADDR[:PORT]' || fail "$prog.1 has no entry for --connect"
+  # (repeatable: a second one is path B, and --help marks it so with "...")
+  zcat "$page" | grep -Fqx -- '\fB\-\-connect\fR ADDR[:PORT] ...' || fail "$prog.1 has no entry for --connect"
 done
 for elf in /usr/bin/rdmasend /usr/bin/rdmarecv "$plugindir/libgstrdma.so" "$libdir/librdmastream.so.3"; do
   [ -f "$work$elf" ] || continue

@@ -13,15 +13,20 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace rdmastream::cli {
 
 struct ConnectionFlags {
-    std::string listen;  // "[ADDR][:PORT]"; given when listen_given
-    std::string connect; // "ADDR[:PORT]"
-    std::string device;  // -d: must exist; empty: any
+    // Each "[ADDR][:PORT]" (--listen) or "ADDR[:PORT]" (--connect); a
+    // second one is path B (two paths: docs/reliability.md).
+    std::vector<std::string> listen;
+    std::vector<std::string> connect;
+    std::vector<std::string> devices; // -d: each must exist; a second is path B's
+    std::string device() const { return devices.empty() ? std::string{} : devices[0]; }
+    std::string device_b() const { return devices.size() > 1 ? devices[1] : std::string{}; }
     std::string policy = "lossless";
     std::string poll = "event"; // completion handling: "event" (low CPU) or "busy" (lowest latency)
     std::uint32_t slots = 8;
@@ -43,6 +48,7 @@ struct ConnectionFlags {
 struct ConnectionPlan {
     bool listen = false;
     Endpoint endpoint;
+    std::optional<Endpoint> endpoint_b; // two paths: path B's
     PendingLimits pending; // listening: --max-pending, --max-pending-per-address
 };
 

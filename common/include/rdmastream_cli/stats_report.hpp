@@ -9,8 +9,10 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace rdmastream::cli {
 
@@ -66,6 +68,10 @@ public:
     // `peers`: a line each, and a "receivers" array in the JSON.
     void finish(const StreamStats& s, const FrameCounters& c, const std::string& json_path,
                 std::span<const PeerReport> peers = {}) const;
+    // Two paths: where each path's counters come from (asked once a second
+    // and at the end): the running line says each path's state and first
+    // copies, the summary a line each, the JSON a "paths" array.
+    void set_paths(std::function<std::vector<PathReport>()> paths) { paths_ = std::move(paths); }
 
 private:
     std::string program_;
@@ -77,6 +83,7 @@ private:
     std::uint64_t last_latency_samples_ = 0; // for the last second's mean latency
     std::chrono::nanoseconds last_latency_sum_{0};
     std::chrono::steady_clock::time_point last_time_;
+    std::function<std::vector<PathReport>()> paths_;
 };
 
 } // namespace rdmastream::cli
