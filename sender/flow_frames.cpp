@@ -22,9 +22,24 @@ void FlowFrames::wait_done(std::uint64_t number, std::chrono::milliseconds idle)
 }
 
 std::size_t FlowFrames::take_entry(std::chrono::milliseconds idle) {
-    const std::size_t i = offered_ % entries_.size();
-    if (entries_[i].busy) wait_done(entries_[i].number, idle);
-    return i;
+    // The next free entry in turn, not the next in turn once it is free:
+    // over two paths, a frame whose path died keeps its entry until that
+    // path's retries run out (seconds), and must not hold back the entries
+    // the other path has delivered since.
+    const std::size_t n = entries_.size();
+    for (int look = 0; look < 2; ++look) {
+        for (std::size_t k = 0; k < n; ++k) {
+            const std::size_t i = (offered_ + k) % n;
+            if (!entries_[i].busy) return i;
+        }
+        if (look == 0) tx_.progress(); // deliveries not yet seen free entries
+    }
+    std::size_t oldest = offered_ % n; // none free: wait for the oldest
+    for (std::size_t i = 0; i < n; ++i) {
+        if (entries_[i].number < entries_[oldest].number) oldest = i;
+    }
+    wait_done(entries_[oldest].number, idle);
+    return oldest;
 }
 
 void FlowFrames::wait_all_done(std::chrono::milliseconds idle) {

@@ -44,8 +44,9 @@ public:
     bool sized() const noexcept { return !entries_.empty(); }
     std::size_t size() const noexcept { return entries_.size(); }
 
-    // A free entry for the next frame: the oldest one, once the transport
-    // is done with it (NotTaken on Ctrl-C or when the receiver left).
+    // A free entry for the next frame: the next free one in turn, or else
+    // the oldest once the transport is done with it (NotTaken on Ctrl-C or
+    // when the receiver left).
     std::size_t take_entry(std::chrono::milliseconds idle);
     InFlight& entry(std::size_t i) noexcept { return entries_[i]; }
     // The cookie a send of entry `i` carries: on_done finds the flow and

@@ -102,7 +102,7 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
     for (const PathReport& p : paths) {
         std::fprintf(stderr,
                      "%s: path %c (%s): %s; %llu frames first, %llu only on it, %llu lost on it, %llu copies that "
-                     "differed; lost %llu times, back %llu\n",
+                     "differed; lost %llu times, joined %llu times\n",
                      program_.c_str(), p.name, p.peer.c_str(), p.up ? "up" : "down",
                      static_cast<unsigned long long>(p.frames_first), static_cast<unsigned long long>(p.frames_only),
                      static_cast<unsigned long long>(p.frames_lost), static_cast<unsigned long long>(p.copies_differ),

@@ -86,6 +86,10 @@ struct RingConfig {
     // queues and buffers are sized for every flow at once (slot_capacity).
     std::uint32_t flow_slots = 16;
     std::uint32_t max_flows = 8;
+    // How long a failed completion waits for the rdma_cm event that may
+    // explain it (the sender hung up) before it is reported; 0 for one path
+    // of two, whose wait would hold the other path's frames.
+    std::chrono::milliseconds hang_up_wait{200};
 };
 
 // Slots a receiver with `config` may have in all, every flow's together:

@@ -186,7 +186,8 @@ void FrameReceiver::failed(const ibv_wc& wc, Work work) {
     // A sender that dies makes our next credit SEND fail (remote operation
     // error, retries exceeded) as its kernel tears the QP down, often just
     // before its disconnect arrives: the disconnect says what happened.
-    if (std::optional<CmEvent> ev = path_->wait_event(std::chrono::milliseconds(200))) {
+    if (std::optional<CmEvent> ev = config_.hang_up_wait.count() > 0 ? path_->wait_event(config_.hang_up_wait)
+                                                                    : path_->next_event()) {
         lost(*ev);
     }
     mark_failed();

@@ -53,6 +53,10 @@ struct SenderOptions {
     Policy policy = Policy::kLossless;
     FrameDoneFn on_done;                         // may be empty
     std::chrono::milliseconds keepalive{1000};   // idle time before a keepalive goes out
+    // How long a failed completion waits for the rdma_cm event that may
+    // explain it (the receiver hung up) before it is reported; 0 for one
+    // path of two, whose wait would hold the other path's frames.
+    std::chrono::milliseconds hang_up_wait{200};
     // A control message (keepalive, format, end of stream) the receiver's
     // NIC has not acknowledged within this means the receiver stopped taking
     // messages (its NIC retries a receiver-not-ready forever: rnr_retry 7)

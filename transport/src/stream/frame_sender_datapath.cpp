@@ -159,7 +159,8 @@ void FrameSender::failed(const ibv_wc& wc, Work work) {
     // access error as its ring is deregistered) about when its disconnect
     // arrives: the disconnect says what happened, and the completion how
     // it met us (a NAK's kind: what a receiver that did not die did).
-    if (std::optional<CmEvent> ev = path_->wait_event(std::chrono::milliseconds(200))) {
+    if (std::optional<CmEvent> ev = opts_.hang_up_wait.count() > 0 ? path_->wait_event(opts_.hang_up_wait)
+                                                                  : path_->next_event()) {
         try {
             on_cm_event(ev);
         } catch (const ConnectionError& e) {

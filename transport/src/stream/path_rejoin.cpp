@@ -24,13 +24,14 @@ constexpr std::chrono::milliseconds kMaxBackoff = 5s;
 
 PathRejoin::PathRejoin(std::array<Door, kPaths> doors, std::array<OpeningPlan, kPaths> plans,
                        std::shared_ptr<const SessionSecret> secret, std::string stream_peer,
-                       std::chrono::milliseconds handshake_timeout, LogFn log)
+                       std::chrono::milliseconds handshake_timeout, LogFn log, Prepare prepare)
     : doors_(std::move(doors)),
       plans_(std::move(plans)),
       secret_(std::move(secret)),
       stream_peer_(std::move(stream_peer)),
       handshake_timeout_(handshake_timeout),
-      log_(std::move(log)) {
+      log_(std::move(log)),
+      prepare_(std::move(prepare)) {
     for (std::size_t p = 0; p < kPaths; ++p) {
         if (doors_[p].listen != nullptr) threads_[p] = std::thread([this, p] { listen_loop(p); });
     }
@@ -55,8 +56,7 @@ std::optional<PathRejoin::Joined> PathRejoin::take() {
     const std::lock_guard lock(mutex_);
     for (std::size_t p = 0; p < kPaths; ++p) {
         if (box_[p]) {
-            std::optional<Joined> j;
-            j.emplace(Joined{p, std::move(*box_[p])});
+            std::optional<Joined> j = std::move(box_[p]);
             box_[p].reset();
             return j;
         }
@@ -64,13 +64,24 @@ std::optional<PathRejoin::Joined> PathRejoin::take() {
     return std::nullopt;
 }
 
-void PathRejoin::put(std::size_t path, Opening opening) {
+bool PathRejoin::put(std::size_t path, Opening opening) {
+    std::optional<Joined> j;
+    j.emplace(Joined{path, std::move(opening), nullptr});
+    if (prepare_) {
+        try {
+            prepare_(*j);
+        } catch (const std::exception& e) {
+            log_(fmt::format("path {}: its connection came back but failed: {}", letter(path), e.what()));
+            return false;
+        }
+    }
     {
         const std::lock_guard lock(mutex_);
         box_[path].reset(); // one not taken yet: the newer connection wins
-        box_[path].emplace(std::move(opening));
+        box_[path].emplace(std::move(*j));
     }
     mail_.wake();
+    return true;
 }
 
 bool PathRejoin::pause(std::size_t path, std::chrono::milliseconds d) {
@@ -88,8 +99,7 @@ void PathRejoin::dial_loop(std::size_t path) {
         try {
             std::optional<Opening> o = dial(peer, kDialPatience, plan);
             if (!o) return; // stopped
-            put(path, std::move(*o));
-            return;
+            if (put(path, std::move(*o))) return;
         } catch (const UserError& e) {
             // Refused for a reason a retry does not change: the stream ended
             // there, or that peer is not this stream's.

@@ -23,6 +23,7 @@
 #include "rdmastream/endpoint.hpp"
 #include "rdmastream/waker.hpp"
 #include "setup/listener.hpp"
+#include "stream/frame_receiver.hpp"
 #include "stream/opening.hpp"
 #include "wire/peer_auth.hpp"
 
@@ -53,7 +54,15 @@ public:
     struct Joined {
         std::size_t path = 0;
         Opening opening; // through its handshake; its datapath's waker is ours: set the stream's
+        // What `prepare` made of the opening on the thread (a receiver's
+        // FrameReceiver: its ring registered there, not on the stream's
+        // thread, where pinning a ring stalls the frames of the other path).
+        std::unique_ptr<FrameReceiver> receiver;
     };
+    // Runs on the thread that brought the connection, before it is handed
+    // over (may throw: that connection is then dropped, logged, and the
+    // path dialled again or awaited).
+    using Prepare = std::function<void(Joined&)>;
 
     // `plans`: how this end opens each path's connection (their wakers are
     // replaced by this object's own); `secret`: the stream's, from its
@@ -61,7 +70,7 @@ public:
     // messages.
     PathRejoin(std::array<Door, kPaths> doors, std::array<OpeningPlan, kPaths> plans,
                std::shared_ptr<const SessionSecret> secret, std::string stream_peer,
-               std::chrono::milliseconds handshake_timeout, LogFn log);
+               std::chrono::milliseconds handshake_timeout, LogFn log, Prepare prepare = {});
     ~PathRejoin(); // stops and joins every thread; what waits in the mailbox goes
     PathRejoin(const PathRejoin&) = delete;
     PathRejoin& operator=(const PathRejoin&) = delete;
@@ -77,7 +86,9 @@ public:
 private:
     void dial_loop(std::size_t path);
     void listen_loop(std::size_t path);
-    void put(std::size_t path, Opening opening);
+    // Prepares the connection, then leaves it in the mailbox; false when
+    // preparing it failed (logged).
+    bool put(std::size_t path, Opening opening);
     // Sleeps `d` or until stopped; false when stopped.
     bool pause(std::size_t path, std::chrono::milliseconds d);
 
@@ -91,7 +102,8 @@ private:
     std::array<Waker, kPaths> stop_; // each thread's: interrupts its dial or its wait
     std::atomic<bool> stopping_{false};
     std::mutex mutex_; // box_
-    std::array<std::optional<Opening>, kPaths> box_;
+    Prepare prepare_;
+    std::array<std::optional<Joined>, kPaths> box_;
     std::array<std::thread, kPaths> threads_; // last: they read everything above
 };
 

@@ -20,7 +20,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-PathReceiver::Options path_options(const ReceiverConfig& c, PathRejoin& rejoin, std::array<RingConfig, 2> rings,
+PathReceiver::Options path_options(const ReceiverConfig& c, PathRejoin& rejoin,
                                    const std::function<void(const std::string&)>& log) {
     PathReceiver::Options o;
     o.live = c.live;
@@ -31,21 +31,22 @@ PathReceiver::Options path_options(const ReceiverConfig& c, PathRejoin& rejoin, 
     o.log = log;
     o.mail = &rejoin.mail();
     o.lost = [&rejoin](std::size_t p) { rejoin.lost(p); };
-    o.take_joined = [&rejoin, rings, log](std::size_t& path) -> std::unique_ptr<FrameReceiver> {
-        while (std::optional<PathRejoin::Joined> j = rejoin.take()) {
-            path = j->path;
-            try {
-                j->opening.path->set_waker(rings[path].waker.get()); // the stream end's thread waits on it now
-                return FrameReceiver::over(std::move(j->opening), rings[path]);
-            } catch (const std::exception& e) {
-                log(fmt::format("path {}: its connection came back but failed: {}", static_cast<char>('A' + path),
-                                e.what()));
-                rejoin.lost(path);
-            }
-        }
-        return nullptr;
+    o.take_joined = [&rejoin](std::size_t& path) -> std::unique_ptr<FrameReceiver> {
+        std::optional<PathRejoin::Joined> j = rejoin.take();
+        if (!j) return nullptr;
+        path = j->path;
+        return std::move(j->receiver); // made on the rejoin's thread (prepare)
     };
     return o;
+}
+
+// On the thread that brought a path back: its ring registered and
+// announced there, so that pinning it never stalls the other path's frames.
+PathRejoin::Prepare prepare(std::array<RingConfig, 2> rings) {
+    return [rings](PathRejoin::Joined& j) {
+        j.opening.path->set_waker(rings[j.path].waker.get()); // the stream end's thread waits on it once taken
+        j.receiver = FrameReceiver::over(std::move(j.opening), rings[j.path]);
+    };
 }
 
 std::function<void(const std::string&)> log_of(const ReceiverConfig& c) {
@@ -64,6 +65,7 @@ std::unique_ptr<Receiver> Receiver::open(Door& a, Door& b, const ReceiverConfig&
     }
     std::array<RingConfig, 2> rings{ring_config(config), ring_config(config)};
     rings[1].device = config.device_b;
+    for (RingConfig& r : rings) r.hang_up_wait = std::chrono::milliseconds(0); // one path's failure holds no frame
     const std::array<OpeningPlan, 2> plans{FrameReceiver::opening_plan(rings[0]),
                                            FrameReceiver::opening_plan(rings[1])};
     const auto log = log_of(config);
@@ -77,9 +79,9 @@ std::unique_ptr<Receiver> Receiver::open(Door& a, Door& b, const ReceiverConfig&
         std::unique_ptr<FrameReceiver> rx = FrameReceiver::over(std::move(*o), rings[0]);
         impl->rejoin = std::make_unique<PathRejoin>(
             std::array<PathRejoin::Door, 2>{PathRejoin::Door{da.endpoint, nullptr}, PathRejoin::Door{db.endpoint, nullptr}},
-            plans, secret, peer, config.handshake_timeout, log);
+            plans, secret, peer, config.handshake_timeout, log, prepare(rings));
         impl->paths = std::make_unique<PathReceiver>(std::array<std::unique_ptr<FrameReceiver>, 2>{std::move(rx), nullptr},
-                                                     path_options(config, *impl->rejoin, rings, log));
+                                                     path_options(config, *impl->rejoin, log));
         impl->rejoin->lost(1);
         return std::unique_ptr<Receiver>(new Receiver(std::move(impl)));
     }
@@ -101,9 +103,9 @@ std::unique_ptr<Receiver> Receiver::open(Door& a, Door& b, const ReceiverConfig&
         impl->rejoin = std::make_unique<PathRejoin>(
             std::array<PathRejoin::Door, 2>{PathRejoin::Door{std::nullopt, &listener},
                                             PathRejoin::Door{std::nullopt, &impl->door_b->listener()}},
-            plans, secret, peer, config.handshake_timeout, log);
+            plans, secret, peer, config.handshake_timeout, log, prepare(rings));
         impl->paths = std::make_unique<PathReceiver>(std::array<std::unique_ptr<FrameReceiver>, 2>{std::move(rx), nullptr},
-                                                     path_options(config, *impl->rejoin, rings, log));
+                                                     path_options(config, *impl->rejoin, log));
         try {
             impl->first =
                 first_frame([&](std::chrono::milliseconds idle) { return impl->paths->wait_frame(idle); }, peer, config);

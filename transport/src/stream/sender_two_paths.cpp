@@ -54,7 +54,8 @@ char letter(std::size_t path) { return static_cast<char>('A' + path); }
 class TwoPathSender final : public Sender::Impl {
 public:
     TwoPathSender(std::array<std::unique_ptr<FrameSender>, kPaths> paths, const SenderConfig& c, TwoPathHooks hooks)
-        : on_done_(c.on_done), log_(c.log), hooks_(std::move(hooks)), wait_(c.poll_mode, c.waker.get(), hooks_.mail) {
+        : on_done_(c.on_done), log_(c.log), hooks_(std::move(hooks)), wait_(c.poll_mode, c.waker.get(), hooks_.mail),
+          max_in_flight_(c.max_in_flight) {
         if (paths[0] == nullptr) throw std::logic_error("TwoPathSender: path A founds the stream");
         // Live if this sender or the receiver (path A's ring advert) asked for it.
         policy_ = paths[0]->policy();
@@ -72,12 +73,19 @@ public:
     ~TwoPathSender() override { stop(); }
 
     std::shared_ptr<ibv_pd> pd() const override { return paths_[0].tx->shared_pd(); }
+    // Every path's slots (a path not up yet counts as one up: the same
+    // receiver's ring), plus one: a path whose wire died holds its slots'
+    // worth of frames in flight until its RC retries run out (about 2 s),
+    // and the other path must not run out of the caller's buffers meanwhile.
     std::size_t depth(std::uint8_t flow) const noexcept override {
         const Flow& f = flows_[flow];
         if (f.table.empty()) return 0;
         std::size_t slots = 0;
-        for (const Path& path : paths_) slots += path.tx && path.tx->has_flow(flow) ? path.tx->ring(flow).slot_count : 0;
-        return std::min(f.table.size() - 1, slots + 1); // a stalled path may hold its slots' worth until it is lost
+        for (const Path& path : paths_) {
+            if (path.tx && path.tx->has_flow(flow)) slots = std::max<std::size_t>(slots, path.tx->ring(flow).slot_count);
+        }
+        if (max_in_flight_ > 0) slots = std::min<std::size_t>(slots, max_in_flight_);
+        return std::min(f.table.size() - 1, kPaths * slots + 1);
     }
     std::uint32_t max_payload(std::uint8_t flow) const noexcept override {
         std::uint32_t m = 0;
@@ -633,6 +641,7 @@ private:
     std::function<void(const std::string&)> log_;
     TwoPathHooks hooks_;
     PathWait wait_;
+    std::uint32_t max_in_flight_; // SenderConfig::max_in_flight: per path
     Policy policy_ = Policy::kLossless;
     std::array<Path, kPaths> paths_;
     std::array<Flow, kMaxFlows> flows_;

@@ -91,6 +91,7 @@ std::unique_ptr<Sender> Sender::open(Door& a, Door& b, const SenderConfig& confi
     auto state = std::make_shared<TwoPathState>();
     state->options = {sender_options(config), sender_options(config)};
     state->options[1].device = config.device_b;
+    for (SenderOptions& o : state->options) o.hang_up_wait = std::chrono::milliseconds(0); // one path's failure holds no frame
     std::array<OpeningPlan, 2> plans{FrameSender::opening_plan(state->options[0]),
                                      FrameSender::opening_plan(state->options[1])};
     for (OpeningPlan& plan : plans) {
