@@ -48,7 +48,7 @@ not_root=$(awk '$2 != "root/root"' <<<"$listing")
 plugindir=$(pkg-config --variable=pluginsdir gstreamer-1.0)
 libdir=/usr/lib/$multiarch
 expected=(/usr/bin/rdmasend /usr/bin/rdmarecv "$plugindir/libgstrdma.so"
-  "$libdir/librdmastream.so.3" "$libdir/librdmastream.so" "$libdir/pkgconfig/rdmastream.pc"
+  "$libdir/librdmastream.so.4" "$libdir/librdmastream.so" "$libdir/pkgconfig/rdmastream.pc"
   /usr/share/man/man1/rdmasend.1.gz /usr/share/man/man1/rdmarecv.1.gz
   /usr/share/doc/rdmastream/README.md /usr/share/doc/rdmastream/copyright /usr/share/doc/rdmastream/LICENSE
   /usr/share/doc/rdmastream/docs/cli.md /usr/share/doc/rdmastream/docs/gstreamer.md)
@@ -93,14 +93,14 @@ for prog in rdmasend rdmarecv; do
   # (repeatable: a second one is path B, and --help marks it so with "...")
   zcat "$page" | grep -Fqx -- '\fB\-\-connect\fR ADDR[:PORT] ...' || fail "$prog.1 has no entry for --connect"
 done
-for elf in /usr/bin/rdmasend /usr/bin/rdmarecv "$plugindir/libgstrdma.so" "$libdir/librdmastream.so.3"; do
+for elf in /usr/bin/rdmasend /usr/bin/rdmarecv "$plugindir/libgstrdma.so" "$libdir/librdmastream.so.4"; do
   [ -f "$work$elf" ] || continue
   if readelf -S "$work$elf" 2>/dev/null | grep -q '\.debug_info'; then fail "$elf is not stripped"; fi
   if readelf -d "$work$elf" 2>/dev/null | grep -Eq 'RPATH|RUNPATH'; then fail "$elf has an RPATH/RUNPATH"; fi
 done
 # The shared library says which ABI it is (transport/CMakeLists.txt's SOVERSION).
-soname=$(readelf -d "$work$libdir/librdmastream.so.3" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
-[ "$soname" = librdmastream.so.3 ] || fail "librdmastream.so.3's SONAME is '$soname', not librdmastream.so.3"
+soname=$(readelf -d "$work$libdir/librdmastream.so.4" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[ "$soname" = librdmastream.so.4 ] || fail "librdmastream.so.4's SONAME is '$soname', not librdmastream.so.4"
 
 if [ "$failures" -gt 0 ]; then
   echo "package contents: $failures problem(s)" >&2

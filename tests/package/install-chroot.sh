@@ -38,7 +38,7 @@ libs=$(fresh pkg-config --libs rdmastream 2>&1) || fail "pkg-config --libs rdmas
 grep -q -- '-lrdmastream' <<<"$libs" || fail "pkg-config --libs rdmastream: $libs"
 [ "$(fresh pkg-config --modversion rdmastream)" = "$version" ] || fail "pkg-config --modversion rdmastream is not $version"
 # The headers and library as a user's program uses them, linked the way
-# pkg-config says (the shared library, librdmastream.so.3).
+# pkg-config says (the shared library, librdmastream.so.4).
 mkdir -p /tmp/user && cd /tmp/user
 cat >user.cpp <<'CPP'
 #include <rdmastream/allow_list.hpp>
