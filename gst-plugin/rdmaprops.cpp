@@ -7,7 +7,7 @@ namespace rdmastream::gst {
 namespace {
 
 using C = ConnectionSettings;
-constexpr std::array<Field<C>, 12> kSharedFields = {
+constexpr std::array<Field<C>, 15> kSharedFields = {
     field<&C::host>(PROP_HOST),
     field<&C::port>(PROP_PORT),
     field<&C::role>(PROP_ROLE),
@@ -20,6 +20,9 @@ constexpr std::array<Field<C>, 12> kSharedFields = {
     field<&C::max_pending>(PROP_MAX_PENDING),
     field<&C::max_pending_per_address>(PROP_MAX_PENDING_PER_ADDRESS),
     field<&C::stats_interval_ms>(PROP_STATS_INTERVAL),
+    field<&C::host_b>(PROP_HOST_B),
+    field<&C::port_b>(PROP_PORT_B),
+    field<&C::device_b>(PROP_DEVICE_B),
 };
 
 void install(GObjectClass* klass, guint id, GParamSpec* spec) {
@@ -42,6 +45,19 @@ void install_shared_properties(GObjectClass* klass, const SharedPropertyTexts& t
                                 "RDMA device to use (e.g. mlx5_0, rxe0), checked against the route to the peer; "
                                 "empty: the device the route to host goes through",
                                 d.device.c_str(), rw));
+    install(klass, PROP_HOST_B,
+            g_param_spec_string("host-b", "Host of path B",
+                                "Two paths: path B's address (role=connect: the peer's on the second network; "
+                                "role=listen: ours there). Every frame goes over both paths, and a path that dies "
+                                "costs no frame. Empty: one path",
+                                d.host_b.c_str(), rw));
+    install(klass, PROP_PORT_B,
+            g_param_spec_uint("port-b", "Port of path B", "Two paths: path B's rdma_cm port; 0: the port property's",
+                              0, 65535, d.port_b, rw));
+    install(klass, PROP_DEVICE_B,
+            g_param_spec_string("device-b", "Device of path B",
+                                "Two paths: the RDMA device path B must use; empty: the one its route goes through",
+                                d.device_b.c_str(), rw));
     install(klass, PROP_POLL_MODE,
             g_param_spec_enum("poll-mode", "Poll mode",
                               "How to wait for the NIC: event sleeps until a completion arrives, busy spins on the "

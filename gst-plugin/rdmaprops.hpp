@@ -34,6 +34,9 @@ enum SharedProperty : guint {
     PROP_MAX_PENDING,
     PROP_MAX_PENDING_PER_ADDRESS,
     PROP_STATS_INTERVAL,
+    PROP_HOST_B, // two paths: path B's address (empty: one path)
+    PROP_PORT_B,
+    PROP_DEVICE_B,
     PROP_STATS, // read only, from the element's counters
     PROP_URI,   // sets and reads the others
     kFirstOwnProperty,
@@ -61,6 +64,12 @@ struct ConnectionSettings {
     guint max_pending = static_cast<guint>(PendingLimits{}.total);
     guint max_pending_per_address = static_cast<guint>(PendingLimits{}.per_address);
     guint stats_interval_ms = 0; // 0: no stats messages
+    // Two paths (docs/gstreamer.md): path B's host, port (0: `port`) and
+    // device; an empty host_b: one path.
+    std::string host_b;
+    guint port_b = 0;
+    std::string device_b;
+    guint path_b_port() const noexcept { return port_b != 0 ? port_b : port; }
 };
 
 // What the two elements say differently of a shared property: the peer is

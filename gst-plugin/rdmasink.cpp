@@ -146,7 +146,11 @@ static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
     SenderConfig config;
     config.policy = s.policy == SendPolicy::kLive ? Policy::kLive : Policy::kLossless;
     config.device = s.device;
+    config.device_b = s.device_b;
     config.poll_mode = s.poll_mode;
+    config.log = [self](const std::string& line) { // each path's loss and return
+        GST_ELEMENT_WARNING(self, RESOURCE, WRITE, ("%s", line.c_str()), (nullptr));
+    };
     config.waker = self->m.waker; // unlock() ends the wait for the receiver too
     config.open_timeout = std::chrono::milliseconds(s.connect_timeout_ms);
     // A copied frame waits for its staging chunk's last frame (take_staging):
@@ -161,6 +165,7 @@ static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
     state->in_flight->reserve(kMaxSenderSlots + kStagingBuffers + 2);
     config.on_done = [out = state->in_flight](std::uint64_t cookie, FrameFate) { release_frame(*out, cookie); };
     const Endpoint ep{s.host, static_cast<std::uint16_t>(s.port)};
+    const Endpoint ep_b{s.host_b, static_cast<std::uint16_t>(s.path_b_port())};
     try {
         config.key = load_key_file(GST_ELEMENT(self), s.key_file);
         if (s.role == Role::kConnect) {
@@ -169,17 +174,28 @@ static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
             }
             GST_INFO_OBJECT(self, "connecting to %s:%u (for up to %u ms)", s.host.c_str(), s.port, s.connect_timeout_ms);
             Door door = Door::dial(ep);
-            state->sender = Sender::open(door, config);
+            if (s.host_b.empty()) {
+                state->sender = Sender::open(door, config);
+            } else {
+                Door door_b = Door::dial(ep_b);
+                state->sender = Sender::open(door, door_b, config);
+            }
         } else {
             AllowList allow;
             allow.add(s.allow);
             // One warning per refused receiver; the wait goes on for a good one.
-            Door door = Door::listen(ep, std::move(allow), [self](const std::string& line) {
+            const auto warn = [self](const std::string& line) {
                 GST_ELEMENT_WARNING(self, RESOURCE, WRITE, ("%s", line.c_str()), (nullptr));
-            }, pending_limits(s));
+            };
+            Door door = Door::listen(ep, allow, warn, pending_limits(s));
             GST_INFO_OBJECT(self, "waiting for a receiver on %s (for up to %u ms)", door.describe().c_str(),
                             s.connect_timeout_ms);
-            state->sender = Sender::open(door, config); // keeps the listener: later receivers hear "busy"
+            if (s.host_b.empty()) {
+                state->sender = Sender::open(door, config); // keeps the listener: later receivers hear "busy"
+            } else {
+                Door door_b = Door::listen(ep_b, allow, warn, pending_limits(s));
+                state->sender = Sender::open(door, door_b, config);
+            }
         }
     } catch (const std::exception& e) {
         GST_ELEMENT_ERROR(self, RESOURCE, OPEN_WRITE,

@@ -133,16 +133,24 @@ static gboolean gst_rdma_src_start(GstBaseSrc* bsrc) {
             AllowList allow;
             allow.add(s.allow);
             // One warning per refused sender; the element goes on listening.
-            st->door.emplace(Door::listen(Endpoint{s.host, static_cast<std::uint16_t>(s.port)}, std::move(allow),
-                                          [self](const std::string& line) {
-                                              GST_ELEMENT_WARNING(self, RESOURCE, READ, ("%s", line.c_str()), (nullptr));
-                                          },
+            const auto warn = [self](const std::string& line) {
+                GST_ELEMENT_WARNING(self, RESOURCE, READ, ("%s", line.c_str()), (nullptr));
+            };
+            st->door.emplace(Door::listen(Endpoint{s.host, static_cast<std::uint16_t>(s.port)}, allow, warn,
                                           pending_limits(s)));
-            GST_INFO_OBJECT(self, "listening on %s", st->door->describe().c_str());
+            if (!s.host_b.empty()) {
+                st->door_b.emplace(Door::listen(Endpoint{s.host_b, static_cast<std::uint16_t>(s.path_b_port())}, allow,
+                                                warn, pending_limits(s)));
+            }
+            GST_INFO_OBJECT(self, "listening on %s%s%s", st->door->describe().c_str(), st->door_b ? " and " : "",
+                            st->door_b ? st->door_b->describe().c_str() : "");
         } else if (s.host.empty()) {
             throw UserError("role=connect needs the sender's address: set the host property");
         } else {
             st->door.emplace(Door::dial(Endpoint{s.host, static_cast<std::uint16_t>(s.port)}));
+            if (!s.host_b.empty()) {
+                st->door_b.emplace(Door::dial(Endpoint{s.host_b, static_cast<std::uint16_t>(s.path_b_port())}));
+            }
         }
     } catch (const std::exception& e) {
         GST_ELEMENT_ERROR(self, RESOURCE, OPEN_READ,

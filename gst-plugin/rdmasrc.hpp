@@ -74,6 +74,7 @@ struct SrcState {
     // address fails early. While a sender streams, the library tells
     // others "busy".
     std::optional<Door> door;
+    std::optional<Door> door_b; // two paths (host-b): path B's
     // The buffers that wrap the ring; they own the receiver (via its ring),
     // so it outlives stop() while buffers are still downstream.
     std::optional<SlotBuffers> buffers;

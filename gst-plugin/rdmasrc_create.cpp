@@ -48,6 +48,10 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
     c.slot_size = s.slot_size;
     c.poll_mode = s.poll_mode;
     c.device = s.device;
+    c.device_b = s.device_b;
+    c.log = [self](const std::string& line) { // each path's loss and return
+        GST_ELEMENT_WARNING(self, RESOURCE, READ, ("%s", line.c_str()), (nullptr));
+    };
     c.max_frame_bytes = s.max_frame_bytes;
     c.max_ring_bytes = s.max_ring_bytes;
     // A programme's other flows (rdmasend's sound) go out of pads of their
@@ -74,7 +78,8 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
             return false;
         }
         try {
-            r = Receiver::open(*st.door, c); // nullptr: woken (unlock, or a stray wake)
+            // nullptr: woken (unlock, or a stray wake)
+            r = st.door_b ? Receiver::open(*st.door, *st.door_b, c) : Receiver::open(*st.door, c);
         } catch (const TimeoutError&) {
             if (!listening) throw;
         }
@@ -83,7 +88,8 @@ bool connect(GstRdmaSrc* self, SrcState& st) {
                     r->slot_size(), r->huge_pages() ? " (huge pages)" : "");
     auto receiver = std::shared_ptr<Receiver>(std::move(r));
     st.receiver = receiver.get();
-    const std::uint32_t slots = receiver->slots();
+    // By slot number: every number a frame may carry (two paths number theirs apart).
+    const std::uint32_t slots = receiver->slot_numbers();
     st.buffers.emplace(slots, std::move(receiver), c.waker); // a freed slot wakes create()
     return true;
 }

@@ -66,6 +66,11 @@ int main(int argc, char** argv) {
                    "copies), not a stalled stream. At most --slots - 1 take effect; 0: never copy")
         ->capture_default_str();
     app.add_flag("--null", null_output, "take the frames of every flow and drop them (measures the transport)");
+    app.add_option("--path-skew", o.path_skew_ms,
+                   "two paths, live policy: milliseconds to wait for a frame one path may still bring once the "
+                   "other brought a later one, before it counts as missing (ST 2022-7's skew between paths)")
+        ->check(CLI::Range(1.0, 60000.0))
+        ->capture_default_str();
     app.add_option("--frames", o.frames,
                    "stop after N frames of the first flow (the video; 0: until the sender ends the stream)")
         ->capture_default_str();

@@ -48,6 +48,7 @@ ReceiverConfig receiver_config(const ReceiveOptions& o, std::shared_ptr<Waker> w
     c.flow_slots = o.flow_slots;
     c.memory_windows = o.memory_windows;
     c.live = o.connection.policy == "live"; // the sender drops frames rather than wait for us
+    c.path_skew = std::chrono::milliseconds(static_cast<long long>(o.path_skew_ms));
     c.waker = std::move(waker);
     c.key = load_key(o.connection, "rdmarecv");
     c.log = log_line; // each path's loss and return

@@ -26,6 +26,7 @@ struct ReceiveOptions {
     std::uint32_t max_frame_bytes = kDefaultMaxFrameBytes; // what a sender may make us pin
     std::uint64_t max_ring_bytes = kDefaultMaxRingBytes;
     bool memory_windows = false; // RingConfig::memory_windows (--memory-windows)
+    double path_skew_ms = 50;    // two paths, live: ReceiverConfig::path_skew (--path-skew)
     std::uint32_t max_flows = 8;   // ReceiverConfig::max_flows: a programme's video, audio, data
     std::uint32_t flow_slots = 16; // ReceiverConfig::flow_slots: slots of each flow after the first
     std::uint64_t frames = 0;           // 0: until end of stream

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# two-paths.sh recv|send: rdmasink -> rdmasrc over two paths between two
+# guests joined by two wires (rdmabed --topology two --wires 2): rdmasrc
+# listens on both (host, host-b), rdmasink dials both, a live
+# videotestsrc at 25 frames/s. Mid-stream, the sender's node cuts wire B,
+# heals it once rdmasink names B lost, and cuts wire A once B is back; each
+# step waits for rdmasink's warning, not a clock. The receiver's digest of
+# every frame (caps, timestamps, flags, bytes) must equal the same source's
+# without RDMA: every frame, in order, none missing. Needs GST_RDMA_CHECK
+# (the gst-rdma-check binary).
+set -uo pipefail
+role=$1
+out=$RDMABED_OUT
+frames=600
+source="videotestsrc is-live=true num-buffers=$frames pattern=ball ! video/x-raw,format=I420,width=160,height=120,framerate=25/1"
+fault=$(dirname "$0")/../rdma/fabric-fault.sh
+port=18660
+failures=0
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+case $role in
+recv)
+  "$GST_RDMA_CHECK" --digest "$out/gtp.rdma" \
+    "rdmasrc name=rdma role=listen host=$RDMABED_SERVER_ADDR host-b=$RDMABED_SERVER_ADDR_B port=$port ! fakesink name=digest" \
+    >"$out/gtp-recv.log" 2>&1 || { fail "rdmasrc's pipeline exited $?"; cat "$out/gtp-recv.log"; }
+  "$GST_RDMA_CHECK" --digest "$out/gtp.ref" "$source ! fakesink name=digest" >/dev/null 2>&1 || fail "the reference pipeline failed"
+  n=$(grep -c '^pts' "$out/gtp.ref")
+  if diff -u "$out/gtp.ref" "$out/gtp.rdma" >"$out/gtp.diff"; then
+    echo "two-paths (gst): $n frames through rdmasink -> rdmasrc identical to the pipeline without RDMA, through B cut, B back, A cut"
+  else
+    fail "what came over two paths differs from the pipeline without RDMA:"
+    head -20 "$out/gtp.diff"
+  fi
+  grep -E 'path [AB] ' "$out/gtp-recv.log" | sed 's/^/two-paths (gst): rdmasrc: /'
+  ;;
+send)
+  modprobe sch_netem || { echo "FAIL: no sch_netem module"; exit 1; }
+  log=$out/gtp-send.log
+  gst-launch-1.0 $source ! rdmasink host="$RDMABED_SERVER_ADDR" host-b="$RDMABED_SERVER_ADDR_B" port=$port \
+    connect-timeout=120000 >"$log" 2>&1 &
+  pid=$!
+  after() { # PATTERN SECONDS FAULT DEVICE, as in tests/cli/two-paths.sh
+    local i
+    for i in $(seq 600); do
+      grep -Eq -- "$1" "$log" && break
+      kill -0 "$pid" 2>/dev/null || { fail "rdmasink's pipeline ended before it said '$1'"; return 1; }
+      sleep 0.1
+    done
+    grep -Eq -- "$1" "$log" || { fail "rdmasink never said '$1'"; return 1; }
+    "$fault" "$2" "$3" "$4" || { fail "$3 $4 after '$1'"; return 1; }
+  }
+  after 'path B \(.*\) up' 1 partition "$RDMABED_DEVICE_B" &&
+    after 'path B \(.*\) lost' 1 heal "$RDMABED_DEVICE_B" &&
+    after 'path B \(.*\) back' 1 partition "$RDMABED_DEVICE" &&
+    after 'path A \(.*\) lost' 3 heal "$RDMABED_DEVICE"
+  wait "$pid" || { fail "rdmasink's pipeline exited $?"; cat "$log"; }
+  grep -E 'path [AB] ' "$log" | sed 's/^/two-paths (gst): rdmasink: /'
+  ;;
+*)
+  echo "role must be recv or send, not '$role'"
+  exit 2
+  ;;
+esac
+[ $failures = 0 ]
