@@ -15,6 +15,9 @@
 #   perftest  ib_write_bw -R -s BYTES (the ceiling)
 #   bench     rdmastream-bench (the transport alone, bench/frame_bench.cpp)
 #   cli       rdmasend CLIP.y4m --loop -> rdmarecv --null
+#   cli2      the same over two paths (every frame over both): on two
+#             guests with rdmabed --wires 2, each path its own wire and rxe
+#             device; else both paths on the one device, two ports
 #   gst       videotestsrc ! rdmasink -> rdmasrc ! fakesink
 #   tcp       videotestsrc ! tcpclientsink -> tcpserversrc ! fakesink
 # Raw outputs go to $RDMABED_OUT/raw/SIZE.PATH.N.rROUND.nodeK.{log,time,json,rate};
@@ -31,6 +34,7 @@ IFS=, read -r -a paths <<<"$5"
 shift 5
 node=${RDMABED_NODE:?run by scripts/softroce/rdmabed}
 addr=${RDMABED_SERVER_ADDR:?}
+addr_b=${RDMABED_SERVER_ADDR_B:-$addr} # cli2: path B on the second wire (rdmabed --wires 2), else the same
 dev=${RDMABED_DEVICE:-}
 raw=${RDMABED_OUT:?}/raw
 mkdir -p "$raw"
@@ -90,6 +94,15 @@ for spec in "$@"; do
           cli.1)
             run_or_fail "$p" "rdmasend" "$build/sender/rdmasend" "/tmp/bench-$name.y4m" --loop --frames "$n" \
               --connect "$addr:$port" -q --poll "$poll" --connect-timeout 90 --stats-json "$p.json"
+            ;;
+          cli2.0)
+            run_or_fail "$p" "rdmarecv (two paths)" "$build/receiver/rdmarecv" --listen "$addr:$port" \
+              --listen "$addr_b:$((port + 500))" --null -q --poll "$poll" --connect-timeout 90 --stats-json "$p.json"
+            ;;
+          cli2.1)
+            run_or_fail "$p" "rdmasend (two paths)" "$build/sender/rdmasend" "/tmp/bench-$name.y4m" --loop --frames "$n" \
+              --connect "$addr:$port" --connect "$addr_b:$((port + 500))" -q --poll "$poll" --connect-timeout 90 \
+              --stats-json "$p.json"
             ;;
           gst.0)
             BENCHRATE_OUT=$p.rate GST_TRACERS=benchrate run_or_fail "$p" "rdmasrc pipeline" \

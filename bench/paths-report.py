@@ -22,10 +22,11 @@ import sys
 SIZES = {"64k": 65536, "1080p": 3110400, "4k": 12441600}
 LABELS = {"64k": "65,536 (64 KiB; GRAY8 256x256 for GStreamer and the CLIs)",
           "1080p": "3,110,400 (1080p I420)", "4k": "12,441,600 (4K I420)"}
-PATHS = ["perftest", "bench", "cli", "gst", "tcp"]
+PATHS = ["perftest", "bench", "cli", "cli2", "gst", "tcp"]
 NAMES = {"perftest": "ib_write_bw -R (ceiling)",
          "bench": "rdmastream-bench (transport)",
          "cli": "rdmasend -> rdmarecv --null",
+         "cli2": "rdmasend -> rdmarecv --null, two paths (each frame over both)",
          "gst": "videotestsrc ! rdmasink -> rdmasrc ! fakesink",
          "tcp": "videotestsrc ! tcpclientsink -> tcpserversrc ! fakesink"}
 
@@ -70,7 +71,7 @@ def gbps_of(raw, name, path, n, r):
     if path == "bench":
         lines = [l for l in open(f"{base}.node1.log") if l.startswith("{")]
         return json.loads(lines[-1])["gbps"] if lines else None
-    if path == "cli":
+    if path in ("cli", "cli2"):
         return json.load(open(f"{base}.node0.json"))["gbps"]
     rate = pathlib.Path(f"{base}.node0.rate")
     return json.loads(rate.read_text().splitlines()[-1])["gbps"] if rate.exists() else None
@@ -138,9 +139,9 @@ def main():
                 row[f"{side}_cpu_s"] = round(median(total), 3)
                 pf = median(per_frame)
                 row[f"{side}_cpu_ms_per_frame"] = round(pf, 3) if pf is not None else None
-            if path == "cli":
-                s = [json.load(open(raw / f"{name}.cli.{n2}.r{r}.node1.json")) for r in rounds]
-                v = [json.load(open(raw / f"{name}.cli.{n2}.r{r}.node0.json")) for r in rounds]
+            if path in ("cli", "cli2"):
+                s = [json.load(open(raw / f"{name}.{path}.{n2}.r{r}.node1.json")) for r in rounds]
+                v = [json.load(open(raw / f"{name}.{path}.{n2}.r{r}.node0.json")) for r in rounds]
                 row["send_copies"] = max(x.get("copies", 0) for x in s)
                 row["send_zero_copy_frames"] = max(x.get("zero_copy_frames", 0) for x in s)
                 row["send_path"] = s[-1].get("path")
@@ -172,7 +173,7 @@ def main():
           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for row in rows:
         copies = ""
-        if row["path"] == "cli":
+        if row["path"] in ("cli", "cli2"):
             copies = f"{row['send_copies']} of {row['frames'][1]} (no DR1), {row['recv_copies']}"
         elif row["path"] == "gst":
             copies = "0, 0 (pool)"

@@ -4,7 +4,7 @@
 # device's ceiling (ib_write_bw) and GStreamer's TCP path, at 64 KiB, 1080p
 # I420 and 4K I420, with each side's CPU. Not a test: it asserts nothing.
 #
-# Usage: bench/paths.sh [--topology one|two] [--mtu BYTES] [--poll event|busy]
+# Usage: bench/paths.sh [--topology one|two] [--wires 1|2] [--mtu BYTES] [--poll event|busy]
 #                       [--mb MB] [--rounds R] [--sizes "64k 1080p 4k"]
 #                       [--paths "perftest bench cli gst tcp"]
 #                       [--mode auto|host|guest] [--out DIR]
@@ -17,7 +17,9 @@
 #   --rounds    how often each path runs, interleaved with the others
 #               (default 2); the report gives each figure's median (of 2: the mean)
 #   --paths     which paths to run (default all; the ratios need perftest,
-#               the CPU ratio tcp)
+#               the CPU ratio tcp; cli2 is cli over two paths)
+#   --wires     2 (with --topology two): cli2's second path on the bed's
+#               second wire (rdmabed --wires 2); default 1 (both paths on one device)
 #   --out       folder for the results (default BUILD/bench-paths-TOPOLOGY)
 # Writes DIR/paths.jsonl (one JSON object per size and path), DIR/paths.md
 # (the table), DIR/paths.png (throughput against frame size) and DIR/raw/
@@ -25,7 +27,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-topology=one mtu='' poll=event mb='' rounds=2 sizes="64k 1080p 4k" paths="perftest bench cli gst tcp" mode=auto out=''
+topology=one mtu='' poll=event mb='' rounds=2 sizes="64k 1080p 4k" paths="perftest bench cli cli2 gst tcp" wires=1 mode=auto out=''
 while (($#)); do
   case $1 in
     --topology) topology=${2:?}; shift 2 ;;
@@ -35,6 +37,7 @@ while (($#)); do
     --rounds) rounds=${2:?}; shift 2 ;;
     --sizes) sizes=${2:?}; shift 2 ;;
     --paths) paths=${2:?}; shift 2 ;;
+    --wires) wires=${2:?}; shift 2 ;;
     --mode) mode=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
     -h | --help) awk 'NR > 1 && /^# SPDX-/ { next } NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
@@ -44,7 +47,7 @@ done
 [[ $topology =~ ^(one|two)$ ]] || { echo "paths: --topology must be one or two" >&2; exit 2; }
 [[ $poll =~ ^(event|busy)$ ]] || { echo "paths: --poll must be event or busy" >&2; exit 2; }
 for p in $paths; do
-  [[ $p =~ ^(perftest|bench|cli|gst|tcp)$ ]] || { echo "paths: unknown path '$p' (perftest bench cli gst tcp)" >&2; exit 2; }
+  [[ $p =~ ^(perftest|bench|cli|cli2|gst|tcp)$ ]] || { echo "paths: unknown path '$p' (perftest bench cli cli2 gst tcp)" >&2; exit 2; }
 done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "paths: --rounds must be a positive number" >&2; exit 2; }
 [[ -z $mb || $mb =~ ^[1-9][0-9]*$ ]] || { echo "paths: --mb must be a number of megabytes" >&2; exit 2; }
@@ -87,6 +90,7 @@ echo "paths: topology $topology, poll $poll, $rounds rounds of ${specs[*]} (size
 
 bed=(scripts/softroce/rdmabed --mode "$mode" --topology "$topology" --timeout 1500 --out "$out")
 [[ -n $mtu ]] && bed+=(--mtu "$mtu")
+[[ $wires == 2 ]] && bed+=(--wires 2)
 node="$root/bench/paths-node.sh $build $build/bench-clips $poll $rounds ${paths// /,} ${specs[*]}"
 started=$SECONDS
 # This machine may be shared: what else ran shows in its load around the run.

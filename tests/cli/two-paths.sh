@@ -22,6 +22,7 @@ out=$RDMABED_OUT
 src='testsrc2=size=320x240:rate=25'
 interval_ms=40
 fault=$(dirname "$0")/../rdma/fabric-fault.sh
+fault_after=$(dirname "$0")/../rdma/fault-after-line.sh
 failures=0
 fail() {
   echo "FAIL: $*"
@@ -57,18 +58,8 @@ send)
       2>"$log" &
     pid=$!
     # after PATTERN SECONDS FAULT DEVICE: FAULT on this node, SECONDS of
-    # streaming after the sender's log shows PATTERN (looked for ten times
-    # a second, at most 60 s, and only while the sender runs).
-    after() {
-      local i
-      for i in $(seq 600); do
-        grep -Eq -- "$1" "$log" && break
-        kill -0 "$pid" 2>/dev/null || { fail "$policy: rdmasend ended before its log said '$1'"; return 1; }
-        sleep 0.1
-      done
-      grep -Eq -- "$1" "$log" || { fail "$policy: the sender's log never said '$1'"; return 1; }
-      "$fault" "$2" "$3" "$4" || { fail "$policy: $3 $4 after '$1'"; return 1; }
-    }
+    # streaming after the sender's log shows PATTERN (fault-after-line.sh).
+    after() { "$fault_after" "$log" "$pid" "$@" || { fail "$policy: $3 $4 after '$1'"; return 1; }; }
     after 'path B \(.*\) up' 1 partition "$RDMABED_DEVICE_B" &&
       after 'path B \(.*\) lost' 1 heal "$RDMABED_DEVICE_B" &&
       after 'path B \(.*\) back' 1 partition "$RDMABED_DEVICE" &&

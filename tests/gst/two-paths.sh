@@ -16,7 +16,7 @@ frames=600
 source="videotestsrc num-buffers=$frames pattern=ball ! video/x-raw,format=I420,width=160,height=120,framerate=25/1"
 # The sender's pace: the clock's (identity sync), the buffers untouched.
 paced="$source ! identity sync=true"
-fault=$(dirname "$0")/../rdma/fabric-fault.sh
+fault_after=$(dirname "$0")/../rdma/fault-after-line.sh
 port=18660
 failures=0
 fail() {
@@ -48,16 +48,7 @@ send)
   gst-launch-1.0 $paced ! rdmasink host="$RDMABED_SERVER_ADDR" host-b="$RDMABED_SERVER_ADDR_B" port=$port \
     connect-timeout=120000 >"$log" 2>&1 &
   pid=$!
-  after() { # PATTERN SECONDS FAULT DEVICE, as in tests/cli/two-paths.sh
-    local i
-    for i in $(seq 600); do
-      grep -Eq -- "$1" "$log" && break
-      kill -0 "$pid" 2>/dev/null || { fail "rdmasink's pipeline ended before it said '$1'"; return 1; }
-      sleep 0.1
-    done
-    grep -Eq -- "$1" "$log" || { fail "rdmasink never said '$1'"; return 1; }
-    "$fault" "$2" "$3" "$4" || { fail "$3 $4 after '$1'"; return 1; }
-  }
+  after() { "$fault_after" "$log" "$pid" "$@" || { fail "$3 $4 after '$1'"; return 1; }; }
   after 'path B \(.*\) up' 1 partition "$RDMABED_DEVICE_B" &&
     after 'path B \(.*\) lost' 1 heal "$RDMABED_DEVICE_B" &&
     after 'path B \(.*\) back' 1 partition "$RDMABED_DEVICE" &&

@@ -467,6 +467,26 @@ void await_line(TwoPathLink& link, const std::string& a, const std::string& b) {
     }
 }
 
+// Streams frames 0..frames-1 lossless to the receiving thread, calling
+// `at(n)` before frame n is sent (the faults), each frame's buffer reused
+// once the transport is done with it; then ends the stream. What arrived.
+std::vector<std::uint64_t> stream_lossless(TwoPathLink& link, std::uint64_t frames,
+                                           const std::function<void(std::uint64_t)>& at) {
+    std::vector<std::uint64_t> got;
+    std::atomic<std::uint64_t> seen{0};
+    std::thread receiver = receiver_thread(link, got, seen);
+    for (std::uint64_t n = 0; n < frames && !::testing::Test::HasFatalFailure(); ++n) {
+        if (n >= TwoPathLink::kBuffers) {
+            EXPECT_TRUE(link.tx->wait_done(n - TwoPathLink::kBuffers, 5s, 0));
+        }
+        at(n);
+        link.send(n);
+    }
+    link.tx->finish(5s);
+    receiver.join();
+    return got;
+}
+
 // Lossless: path B's wire cut mid-stream; every frame arrives, bit-exact and
 // in order, each end names B's loss once, and every frame's memory comes
 // back delivered.
@@ -476,19 +496,10 @@ TEST(TwoPaths, LosslessStreamLosesNoFrameWhenAPathIsCut) {
     ro.end_grace = 100ms; // a cut path the receiver had not noticed by the end
     TwoPathLink link(Policy::kLossless, ro);
     constexpr std::uint64_t kFrames = 200;
-    std::vector<std::uint64_t> got;
-    std::atomic<std::uint64_t> seen{0};
-    std::thread receiver = receiver_thread(link, got, seen);
-    for (std::uint64_t n = 0; n < kFrames; ++n) {
-        if (n >= TwoPathLink::kBuffers) {
-            ASSERT_TRUE(link.tx->wait_done(n - TwoPathLink::kBuffers, 5s, 0));
-        }
+    const std::vector<std::uint64_t> got = stream_lossless(link, kFrames, [&](std::uint64_t n) {
         if (n == 70) link.fabric[1].cut();
         if (n == 80) await_line(link, "receiver: path B", "lost");
-        link.send(n);
-    }
-    link.tx->finish(5s);
-    receiver.join();
+    });
     EXPECT_EQ(got, up_to(kFrames));
     EXPECT_EQ(link.delivered, kFrames);
     EXPECT_EQ(link.dropped, 0u);
@@ -508,18 +519,9 @@ TEST(TwoPaths, LosslessStreamLosesNoFrameWhenTheFirstPathIsCut) {
     ro.end_grace = 100ms; // a cut path the receiver had not noticed by the end
     TwoPathLink link(Policy::kLossless, ro);
     constexpr std::uint64_t kFrames = 120;
-    std::vector<std::uint64_t> got;
-    std::atomic<std::uint64_t> seen{0};
-    std::thread receiver = receiver_thread(link, got, seen);
-    for (std::uint64_t n = 0; n < kFrames; ++n) {
-        if (n >= TwoPathLink::kBuffers) {
-            ASSERT_TRUE(link.tx->wait_done(n - TwoPathLink::kBuffers, 5s, 0));
-        }
+    const std::vector<std::uint64_t> got = stream_lossless(link, kFrames, [&](std::uint64_t n) {
         if (n == 33) link.fabric[0].cut();
-        link.send(n);
-    }
-    link.tx->finish(5s);
-    receiver.join();
+    });
     EXPECT_EQ(got, up_to(kFrames));
     EXPECT_EQ(link.delivered, kFrames);
     EXPECT_FALSE(link.rx->up(0));
@@ -535,13 +537,7 @@ TEST(TwoPaths, LosslessStreamLivesThroughBCutBBackThenACut) {
     ro.end_grace = 100ms; // a cut path the receiver had not noticed by the end
     TwoPathLink link(Policy::kLossless, ro);
     constexpr std::uint64_t kFrames = 300;
-    std::vector<std::uint64_t> got;
-    std::atomic<std::uint64_t> seen{0};
-    std::thread receiver = receiver_thread(link, got, seen);
-    for (std::uint64_t n = 0; n < kFrames; ++n) {
-        if (n >= TwoPathLink::kBuffers) {
-            ASSERT_TRUE(link.tx->wait_done(n - TwoPathLink::kBuffers, 5s, 0));
-        }
+    const std::vector<std::uint64_t> got = stream_lossless(link, kFrames, [&](std::uint64_t n) {
         if (n == 60) link.fabric[1].cut();
         if (n == 140) { // both ends noticed, then the path comes back
             await_line(link, "receiver: path B", "lost");
@@ -550,10 +546,7 @@ TEST(TwoPaths, LosslessStreamLivesThroughBCutBBackThenACut) {
         }
         if (n == 220) link.fabric[0].cut();
         if (n == 230) await_line(link, "receiver: path A", "lost"); // streaming on B until then
-        link.send(n);
-    }
-    link.tx->finish(5s);
-    receiver.join();
+    });
     EXPECT_EQ(got, up_to(kFrames));
     EXPECT_EQ(link.delivered, kFrames);
     EXPECT_EQ(link.dropped, 0u);
