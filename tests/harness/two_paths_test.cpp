@@ -111,6 +111,16 @@ std::vector<std::uint64_t> receive_all(TwoPathStream& s, std::vector<std::uint16
     }
 }
 
+// Where `got` first leaves 0, 1, 2, ...: the numbers around it, for a failure's message.
+std::string first_difference(const std::vector<std::uint64_t>& got) {
+    std::size_t i = 0;
+    while (i < got.size() && got[i] == i) ++i;
+    if (i == got.size()) return "none";
+    std::string around;
+    for (std::size_t k = i > 3 ? i - 3 : 0; k < std::min(got.size(), i + 4); ++k) around += std::to_string(got[k]) + " ";
+    return "at index " + std::to_string(i) + " of " + std::to_string(got.size()) + ": " + around;
+}
+
 std::vector<std::uint64_t> up_to(std::uint64_t n) {
     std::vector<std::uint64_t> v(n);
     for (std::uint64_t i = 0; i < n; ++i) v[i] = i;
@@ -547,7 +557,7 @@ TEST(TwoPaths, LosslessStreamLivesThroughBCutBBackThenACut) {
         if (n == 220) link.fabric[0].cut();
         if (n == 230) await_line(link, "receiver: path A", "lost"); // streaming on B until then
     });
-    EXPECT_EQ(got, up_to(kFrames));
+    EXPECT_EQ(got, up_to(kFrames)) << first_difference(got) << "\n" << ::testing::PrintToString(link.lines());
     EXPECT_EQ(link.delivered, kFrames);
     EXPECT_EQ(link.dropped, 0u);
     EXPECT_TRUE(link.rx->up(1));

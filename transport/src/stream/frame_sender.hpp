@@ -225,6 +225,10 @@ public:
     std::chrono::steady_clock::time_point timer(std::chrono::steady_clock::time_point deadline) const noexcept;
     void waited(const Waited& w);
     void timer_passed(std::chrono::steady_clock::time_point now);
+    // Credit messages taken from the receiver: one means its stream end
+    // is taking this connection's frames (a two-path sender trusts a path
+    // that came back only from then on).
+    std::uint64_t credit_messages() const noexcept { return credit_messages_; }
     // Where on_done goes from now on (a two-path sender's own bookkeeping,
     // set before the first send).
     void set_on_done(FrameDoneFn on_done) { opts_.on_done = std::move(on_done); }
@@ -396,6 +400,7 @@ private:
     std::chrono::steady_clock::time_point last_post_time_ = std::chrono::steady_clock::now();
     StreamStats stats_;
     std::array<ibv_wc, 16> wcs_{};
+    std::uint64_t credit_messages_ = 0; // credit_messages()
 };
 
 } // namespace rdmastream

@@ -268,6 +268,7 @@ void FrameSender::handle_one(const ibv_wc& wc, TimePoint now) {
 
 void FrameSender::take_credits(std::span<const std::byte> bytes, TimePoint now) {
     const std::size_t n = wire::decode_credits(bytes, total_slots_, credits_in_);
+    ++credit_messages_;
     std::uint64_t seen_before = retired_before_;
     for (std::size_t i = 0; i < n; ++i) {
         const wire::Credit& c = credits_in_[i];

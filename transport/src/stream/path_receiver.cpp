@@ -127,8 +127,9 @@ void PathReceiver::take_joined() {
     while (std::unique_ptr<FrameReceiver> joined = options_.take_joined(p)) {
         if (!attach(p, std::move(joined))) {
             log(fmt::format("path {}: a connection back refused: frames of its connection before last are still "
-                            "held",
+                            "held; it is dialled again",
                             letter(p)));
+            if (options_.lost) options_.lost(p); // a dialling end tries again, with its backoff
         }
     }
 }

@@ -64,6 +64,7 @@ public:
             path.tx = std::move(paths[p]);
             path.device = p;
             path.up = path.tx != nullptr; // path B may come later
+            path.adopted = path.up;       // the receiver's stream end was made with it
             if (path.up) {
                 path.tx->set_on_done([this, p](std::uint64_t cookie, FrameFate fate) { done_on(p, cookie, fate); });
             }
@@ -131,6 +132,7 @@ public:
             e.holds = 0;
             e.posted = 0;
             e.delivered = false;
+            e.delivered_unadopted = false;
             e.done = false;
             ++undone_;
             ++stats_.frames;
@@ -304,6 +306,7 @@ public:
         path.tx = std::move(tx); // the lost connection's goes (stopped when it was lost)
         path.device = device;
         path.cursor = from;
+        path.adopted = false; // a new connection: trusted from its first credit
         path.up = true;
         log(fmt::format("path {} ({}) {}; streaming on paths A and B", letter(p), path.tx->peer(), back ? "back" : "up"));
         for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
@@ -327,7 +330,8 @@ private:
         std::array<SideData, kMaxSideDataEntries> side{}; // meta.side_data points here, their bytes into side_bytes
         std::uint8_t holds = 0;                            // paths with it in flight, a bit each
         std::uint8_t posted = 0;                           // paths that posted it, a bit each
-        bool delivered = false;
+        bool delivered = false;           // on a path the receiver takes: no other path owes it
+        bool delivered_unadopted = false; // only on a path not yet taken up (adopted())
         bool done = true; // on_done fired, or the entry never used
         std::vector<std::byte> side_bytes; // capacity: the flow's max_side_data, reserved once
     };
@@ -342,6 +346,7 @@ private:
         std::size_t device = 0;          // of the memory domain: the keys it posts with
         bool up = false;
         std::array<std::uint64_t, kMaxFlows> cursor{}; // its next frame to post or skip, per flow
+        bool adopted = false; // its connection's frames are taken by the receiver (adopted())
     };
 
     // A flow's table: room for both paths' slots and the frames a path may owe.
@@ -465,13 +470,29 @@ private:
         Entry& e = f.table[n & f.mask];
         if (e.number != n || e.done) return;
         e.holds = static_cast<std::uint8_t>(e.holds & ~(1u << p));
-        if (fate == FrameFate::kDelivered) {
+        if (fate == FrameFate::kDelivered && adopted(p)) {
             if (!e.delivered) ++paths_[p].report.frames_first;
             e.delivered = true;
+        } else if (fate == FrameFate::kDelivered) {
+            e.delivered_unadopted = true;
         } else {
             ++paths_[p].report.frames_lost;
         }
+        // Delivered on a path the receiver has not taken up yet: in its ring,
+        // but its stream end may give the frame up before it attaches the
+        // connection (it sees that path down), so the other path still owes it.
         settle(e);
+    }
+
+    // Whether the receiver takes path p's frames: its stream end returned a
+    // credit on this connection. Until then, a frame delivered only there
+    // lets no other path skip it. (A path of the opening is one too: the
+    // first path's frames count from its first credit, as path A carries
+    // everything until then anyway.)
+    bool adopted(std::size_t p) {
+        Path& path = paths_[p];
+        if (!path.adopted && path.tx->credit_messages() > 0) path.adopted = true;
+        return path.adopted;
     }
 
     // on_done once no path has the frame in flight and it was delivered,
@@ -485,6 +506,10 @@ private:
         const std::uint8_t flow = e.meta.flow;
         for (const Path& path : paths_) {
             if (path.up && path.cursor[flow] <= e.number) return; // it still owes it
+        }
+        if (e.delivered_unadopted) { // in the ring of a path not yet taken up: the best there is
+            fire(e, FrameFate::kDelivered);
+            return;
         }
         ++stats_.drops;
         fire(e, FrameFate::kDropped);
