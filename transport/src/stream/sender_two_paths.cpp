@@ -11,7 +11,9 @@
 // oldest first once it has a credit, and skips every frame another path
 // has delivered meanwhile (they are in the receiver's completion queue, so
 // its merge has them), so a slow path never holds the other back and owes
-// nothing that is safe. Live, a path owes only the newest frame. A frame is
+// nothing that is safe; a path that came back counts as delivering only
+// once the receiver took it up (adopted()). Live, a path owes only the
+// newest frame. A frame is
 // done (on_done, once) when a path delivered it and no path still has it
 // in flight, or when no path can deliver it any more (dropped).
 //
