@@ -3,11 +3,11 @@
 #include "stream/path_receiver.hpp"
 
 #include "rdmastream/error.hpp"
+#include "stream/log_or_stderr.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -17,6 +17,7 @@ using Clock = std::chrono::steady_clock;
 
 PathReceiver::PathReceiver(std::array<std::unique_ptr<FrameReceiver>, kMaxPaths> paths, const Options& options)
     : options_(options),
+      log_(log_or_stderr(options.log)),
       merge_(kMaxPaths, options.live ? Policy::kLive : Policy::kLossless, options.skew),
       wait_(options.poll_mode, options.waker, options.mail) {
     if (paths[0] == nullptr) throw std::logic_error("PathReceiver: path A's receiver founds the stream");
@@ -44,7 +45,7 @@ bool PathReceiver::attach(std::size_t p, std::unique_ptr<FrameReceiver> joined) 
     if (path.up && !path.ended) {
         // Its peer dialled again before we saw the old connection go (only
         // that peer can prove the join): the old one is over.
-        log(fmt::format("path {} ({}): its peer came back on a new connection; this one is over", letter(p),
+        log_(fmt::format("path {} ({}): its peer came back on a new connection; this one is over", letter(p),
                         rx(p).peer()));
         ++path.counters.downs;
     }
@@ -60,7 +61,7 @@ bool PathReceiver::attach(std::size_t p, std::unique_ptr<FrameReceiver> joined) 
     for (std::size_t q = 0; q < count_; ++q) {
         if (paths_[q].up && !paths_[q].ended) others += others.empty() ? std::string(1, letter(q)) : fmt::format(" and {}", letter(q));
     }
-    log(fmt::format("path {} ({}) {}; streaming on path{} {}", letter(p), rx(p).peer(),
+    log_(fmt::format("path {} ({}) {}; streaming on path{} {}", letter(p), rx(p).peer(),
                     path.counters.ups > 1 || path.counters.downs > 0 ? "back" : "up",
                     others.size() > 1 ? "s" : "", others));
     return true;
@@ -126,7 +127,7 @@ void PathReceiver::take_joined() {
     std::size_t p = 0;
     while (std::unique_ptr<FrameReceiver> joined = options_.take_joined(p)) {
         if (!attach(p, std::move(joined))) {
-            log(fmt::format("path {}: a connection back refused: frames of its connection before last are still "
+            log_(fmt::format("path {}: a connection back refused: frames of its connection before last are still "
                             "held; it is dialled again",
                             letter(p)));
             if (options_.lost) options_.lost(p); // a dialling end tries again, with its backoff
@@ -274,7 +275,7 @@ void PathReceiver::compare(const ReceivedFrame& copy, std::size_t p, const Winne
     ++path.counters.copies_differ;
     if (logged_difference_) return;
     logged_difference_ = true;
-    log(fmt::format("frame {} of flow {} came on paths {} and {}, and {} (the first copy was handed out; "
+    log_(fmt::format("frame {} of flow {} came on paths {} and {}, and {} (the first copy was handed out; "
                     "counted as copies_differ, logged once)",
                     w.number, copy.header.flow, letter(w.path), letter(p), what));
 }
@@ -301,10 +302,10 @@ void PathReceiver::lose(std::size_t p, const std::exception_ptr& error) {
         why = e.what();
     }
     if (other == count_) {
-        log(fmt::format("path {} ({}) lost after the end of stream: {}", letter(p), rx(p).peer(), why));
+        log_(fmt::format("path {} ({}) lost after the end of stream: {}", letter(p), rx(p).peer(), why));
         return;
     }
-    log(fmt::format("path {} ({}) lost: {}; streaming on path {}", letter(p), rx(p).peer(), why, letter(other)));
+    log_(fmt::format("path {} ({}) lost: {}; streaming on path {}", letter(p), rx(p).peer(), why, letter(other)));
     if (options_.lost) options_.lost(p);
 }
 
@@ -318,7 +319,7 @@ void PathReceiver::time_out(std::chrono::milliseconds idle) {
             // Another path ended the stream a while ago: this one brings nothing we need.
             path.up = false;
             merge_.set_up(p, false);
-            log(fmt::format("path {} ({}) did not end the stream within {} ms of the other; ended", letter(p),
+            log_(fmt::format("path {} ({}) did not end the stream within {} ms of the other; ended", letter(p),
                             rx(p).peer(), options_.end_grace.count()));
             continue;
         }
@@ -387,14 +388,6 @@ std::vector<PathReport> PathReceiver::report() const {
         out.push_back(std::move(r));
     }
     return out;
-}
-
-void PathReceiver::log(const std::string& line) const {
-    if (options_.log) {
-        options_.log(line);
-    } else {
-        std::fprintf(stderr, "%s\n", line.c_str());
-    }
 }
 
 } // namespace rdmastream

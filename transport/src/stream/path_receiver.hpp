@@ -167,9 +167,9 @@ private:
     void time_out(std::chrono::milliseconds idle);
     std::size_t paths_up() const noexcept;
     std::chrono::steady_clock::time_point deadline(std::chrono::milliseconds idle) const;
-    void log(const std::string& line) const;
 
     Options options_;
+    std::function<void(const std::string&)> log_; // options_.log, or stderr
     std::array<Range, kRanges> ranges_;
     std::array<Path, kMaxPaths> paths_;
     std::vector<ReceivedFrame> waiting_; // by our slot: frames the merge holds

@@ -10,10 +10,10 @@
 #include "stream/receiver_impl.hpp"
 
 #include "rdmastream/error.hpp"
+#include "stream/log_or_stderr.hpp"
 
 #include <fmt/format.h>
 
-#include <cstdio>
 
 namespace rdmastream {
 namespace {
@@ -49,11 +49,6 @@ PathRejoin::Prepare prepare(std::array<RingConfig, 2> rings) {
     };
 }
 
-std::function<void(const std::string&)> log_of(const ReceiverConfig& c) {
-    if (c.log) return c.log;
-    return [](const std::string& line) { std::fprintf(stderr, "rdmastream: %s\n", line.c_str()); };
-}
-
 } // namespace
 
 std::unique_ptr<Receiver> Receiver::open(Door& a, Door& b, const ReceiverConfig& config) {
@@ -68,7 +63,7 @@ std::unique_ptr<Receiver> Receiver::open(Door& a, Door& b, const ReceiverConfig&
     for (RingConfig& r : rings) r.hang_up_wait = std::chrono::milliseconds(0); // one path's failure holds no frame
     const std::array<OpeningPlan, 2> plans{FrameReceiver::opening_plan(rings[0]),
                                            FrameReceiver::opening_plan(rings[1])};
-    const auto log = log_of(config);
+    const LogFn log = log_or_stderr(config.log);
     auto impl = std::make_unique<Impl>();
     if (!da.listener) {
         // Path A founds the stream; path B is dialled in the background at once.

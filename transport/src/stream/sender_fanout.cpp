@@ -5,12 +5,13 @@
 // frames in flight itself.
 #include "stream/sender_impl.hpp"
 
+#include "stream/log_or_stderr.hpp"
+
 #include "rdmastream/error.hpp"
 #include "stream/fanout_sender.hpp"
 
 #include <fmt/format.h>
 
-#include <cstdio>
 
 namespace rdmastream {
 namespace {
@@ -26,7 +27,7 @@ public:
           where_(where),
           policy_(c.policy),
           claim_(std::move(claim)),
-          fan_(claim_->listener(), member_options(c, depth_), log_of(c)) {
+          fan_(claim_->listener(), member_options(c, depth_), log_or_stderr(c.log)) {
         fan_.set_max_receivers(c.max_receivers);
         fan_.set_member_timeout(c.member_timeout);
     }
@@ -100,10 +101,6 @@ private:
         SenderOptions o = sender_options(c);
         o.caller_depth = static_cast<std::uint32_t>(depth - 1); // the live pending frame is never posted
         return o;
-    }
-    static FanoutSender::LogFn log_of(const SenderConfig& c) {
-        if (c.log) return c.log;
-        return [](const std::string& line) { std::fprintf(stderr, "rdmastream: %s\n", line.c_str()); };
     }
 
     std::size_t depth_;

@@ -32,6 +32,7 @@
 
 #include "datapath/path_wait.hpp"
 #include "rdmastream/error.hpp"
+#include "stream/log_or_stderr.hpp"
 #include "stream/peer_left.hpp"
 
 #include <fmt/format.h>
@@ -39,7 +40,6 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -56,7 +56,7 @@ char letter(std::size_t path) { return static_cast<char>('A' + path); }
 class TwoPathSender final : public Sender::Impl {
 public:
     TwoPathSender(std::array<std::unique_ptr<FrameSender>, kPaths> paths, const SenderConfig& c, TwoPathHooks hooks)
-        : on_done_(c.on_done), log_(c.log), hooks_(std::move(hooks)), wait_(c.poll_mode, c.waker.get(), hooks_.mail),
+        : on_done_(c.on_done), log_(log_or_stderr(c.log)), hooks_(std::move(hooks)), wait_(c.poll_mode, c.waker.get(), hooks_.mail),
           max_in_flight_(c.max_in_flight) {
         if (paths[0] == nullptr) throw std::logic_error("TwoPathSender: path A founds the stream");
         // Live if this sender or the receiver (path A's ring advert) asked for it.
@@ -310,7 +310,7 @@ public:
         path.cursor = from;
         path.adopted = false; // a new connection: trusted from its first credit
         path.up = true;
-        log(fmt::format("path {} ({}) {}; streaming on paths A and B", letter(p), path.tx->peer(), back ? "back" : "up"));
+        log_(fmt::format("path {} ({}) {}; streaming on paths A and B", letter(p), path.tx->peer(), back ? "back" : "up"));
         for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
             if (!flows_[flow].table.empty()) advance_all(flow);
         }
@@ -572,18 +572,20 @@ private:
         std::size_t p = 0, device = 0;
         while (std::unique_ptr<FrameSender> tx = hooks_.take_joined(p, device)) {
             try {
-                if (paths_[p].up) lose_quietly(p); // its peer came back before we saw the old connection go
+                if (paths_[p].up) park(p); // its peer came back before we saw the old connection go: no loss line
                 attach(p, std::move(tx), device, kJoinTimeout);
             } catch (const PeerLeft&) {
                 throw;
             } catch (const std::exception& e) {
-                log(fmt::format("path {}: a connection back failed: {}", letter(p), e.what()));
+                log_(fmt::format("path {}: a connection back failed: {}", letter(p), e.what()));
                 if (hooks_.lost) hooks_.lost(p);
             }
         }
     }
-    // A path replaced by a new connection: stopped without a loss line.
-    void lose_quietly(std::size_t p) {
+    // A path down: stopped (its frames in flight come back as not
+    // delivered on it, done_on), and the frames only it owed settled (the
+    // other path owes them too, or they are done).
+    void park(std::size_t p) {
         Path& path = paths_[p];
         path.up = false;
         path.tx->stop();
@@ -625,11 +627,8 @@ private:
             why = e.what();
         }
         ++path.report.downs;
-        log(fmt::format("path {} ({}) lost: {}; streaming on path {}", letter(p), path.tx->peer(), why, letter(other)));
-        path.tx->stop(); // its frames in flight: not delivered on it (done_on)
-        for (Flow& f : flows_) {
-            for (Entry& e : f.table) settle(e); // frames only it owed: the other owes them too, or they are done
-        }
+        log_(fmt::format("path {} ({}) lost: {}; streaming on path {}", letter(p), path.tx->peer(), why, letter(other)));
+        park(p);
         if (hooks_.lost) hooks_.lost(p);
     }
 
@@ -652,14 +651,6 @@ private:
             leaving_ = e.what();
             state_ = SenderState::kLeft;
             return R{};
-        }
-    }
-
-    void log(const std::string& line) const {
-        if (log_) {
-            log_(line);
-        } else {
-            std::fprintf(stderr, "%s\n", line.c_str());
         }
     }
 

@@ -13,12 +13,12 @@
 #include "stream/sender_impl.hpp"
 
 #include "rdmastream/error.hpp"
+#include "stream/log_or_stderr.hpp"
 #include "stream/path_rejoin.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <mutex>
 #include <vector>
 
@@ -71,11 +71,6 @@ struct TwoPathState {
     }
 };
 
-std::function<void(const std::string&)> log_of(const SenderConfig& c) {
-    if (c.log) return c.log;
-    return [](const std::string& line) { std::fprintf(stderr, "rdmastream: %s\n", line.c_str()); };
-}
-
 } // namespace
 
 std::unique_ptr<Sender> Sender::open(Door& a, Door& b, const SenderConfig& config) {
@@ -97,7 +92,7 @@ std::unique_ptr<Sender> Sender::open(Door& a, Door& b, const SenderConfig& confi
     for (OpeningPlan& plan : plans) {
         plan.queues.pd_for = [pds = state->pds](ibv_context* device) { return pds->for_device(device); };
     }
-    const auto log = log_of(config);
+    const LogFn log = log_or_stderr(config.log);
     std::array<PathRejoin::Door, 2> doors{};
     if (!da.listener) {
         if (!config.device.empty()) check_device_exists(config.device);
