@@ -58,6 +58,14 @@ mistaken recv_pending_without_listen rdmarecv '--max-pending and --max-pending-p
   "$recv" --null --connect 192.0.2.1 --max-pending 3
 mistaken send_pending_per_address_above_total rdmasend '--max-pending-per-address 40 is more than --max-pending 32' \
   "$send" clip.mp4 --listen --max-pending-per-address 40
+# Two paths: --listen / --connect once per path (two at most), -d as often,
+# and path B at an address of its own.
+mistaken recv_three_paths rdmarecv '--listen given 3 times: once per path, and a stream has two at most' \
+  "$recv" --null --listen 192.0.2.1 --listen 192.0.2.2 --listen 192.0.2.3
+mistaken send_device_b_one_path rdmasend '-d given 2 times: once per path, the second for path B, and this stream has 1' \
+  "$send" clip.mp4 --connect 192.0.2.1 -d rxe0 -d rxe1
+mistaken send_path_b_same_address rdmasend '--connect 192.0.2.1 twice: path B needs an address of its own' \
+  "$send" clip.mp4 --connect 192.0.2.1 --connect 192.0.2.1
 # --map: one stream of input 0, by FFmpeg's specifier syntax; lavfi inputs
 # (libavdevice) stand in for files. Checked before any RDMA.
 mistaken send_map_other_input rdmasend '--map 1:a:0: rdmasend reads one input, input 0: write 0:SPEC' \
