@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# two-paths.sh recv|send|check BINDIR: one stream over two paths between two
+# two-paths.sh recv|send|check BINDIR [wire|device]: one stream over two paths between two
 # guests joined by two wires (rdmabed --topology two --wires 2), what a
 # facility's stream lives through (issue 25's "done when"): node 0 runs
 # rdmarecv listening on both wires, node 1 rdmasend dialling both, at the
@@ -10,6 +10,10 @@
 # (Ctrl-C: a clean end of stream) once its sender names A lost and B has
 # carried the stream alone a while. Each step waits for the sender's log
 # line, not a clock. A lossless stream, then a live one, each on its port.
+# `device` instead of `wire` (the default): the cut deletes node 1's rxe
+# device of that path (`rdma link delete`) and the way back adds it again,
+# so the sender must let go of everything it held on it (issue 25's "done
+# when": removing one guest's rxe device for one path does the same).
 #   check (on the host, after the job): every frame the sender sent arrived,
 #   bit-exact and in order (framemd5 against ffmpeg's own decode of the
 #   source), none missing lossless and live but what a live sender dropped
@@ -17,7 +21,7 @@
 #   and A's loss; the longest gap between two frames (max_frame_gap_ms) is
 #   printed against the frame interval.
 set -uo pipefail
-role=$1 bin=$2
+role=$1 bin=$2 kind=${3:-wire}
 out=$RDMABED_OUT
 src='testsrc2=size=320x240:rate=25'
 interval_ms=40
@@ -30,8 +34,19 @@ fail() {
 }
 
 # policy port: the runs, in order (both nodes read the same list)
-runs='lossless 18650
+case $kind in
+wire)
+  runs='lossless 18650
 live 18651'
+  cut=partition back=heal ;;
+device)
+  runs='lossless 18660
+live 18661'
+  cut=remove-device back=device-back ;;
+*)
+  echo "the fault kind must be wire or device, not '$kind'"
+  exit 2 ;;
+esac
 # The baseline, in the same job: one path, no fault, for the gap's measure
 # (on the bed's emulated CPUs a frame may wait hundreds of ms for nothing
 # but the host's scheduling).
@@ -45,6 +60,7 @@ recv)
       --framemd5 "$out/tp-$policy.md5" --stats-json "$out/tp-$policy-recv.json" -q --connect-timeout 120 \
       --idle-timeout 20 2>"$out/tp-$policy-recv.log" || { fail "$policy: rdmarecv exited $?"; cat "$out/tp-$policy-recv.log"; }
   done <<<"$runs"
+  [ $kind = wire ] || exit $((failures > 0))
   "$bin/rdmarecv" --listen "$RDMABED_SERVER_ADDR:$baseline_port" --framemd5 "$out/tp-baseline.md5" \
     --stats-json "$out/tp-baseline-recv.json" -q --connect-timeout 120 2>"$out/tp-baseline-recv.log" ||
     { fail "baseline: rdmarecv exited $?"; cat "$out/tp-baseline-recv.log"; }
@@ -60,18 +76,26 @@ send)
     # after PATTERN SECONDS FAULT DEVICE: FAULT on this node, SECONDS of
     # streaming after the sender's log shows PATTERN (fault-after-line.sh).
     after() { "$fault_after" "$log" "$pid" "$@" || { fail "$policy: $3 $4 after '$1'"; return 1; }; }
-    after 'path B \(.*\) up' 1 partition "$RDMABED_DEVICE_B" &&
-      after 'path B \(.*\) lost' 1 heal "$RDMABED_DEVICE_B" &&
-      after 'path B \(.*\) back' 1 partition "$RDMABED_DEVICE" &&
+    after 'path B \(.*\) up' 1 $cut "$RDMABED_DEVICE_B" &&
+      after 'path B \(.*\) lost' 1 $back "$RDMABED_DEVICE_B" &&
+      after 'path B \(.*\) back' 1 $cut "$RDMABED_DEVICE" &&
       # B alone for longer than the receiver's silence limit (3 s), so that
       # it too has named A lost before the end.
-      after 'path A \(.*\) lost' 3 heal "$RDMABED_DEVICE"
+      after 'path A \(.*\) lost' 3 $back "$RDMABED_DEVICE"
     kill -INT "$pid" 2>/dev/null
     wait "$pid"
     status=$?
     [ $status = 130 ] || { fail "$policy: rdmasend exited $status, not 130 (interrupted, clean end)"; cat "$log"; }
-    "$fault" 0 heal "$RDMABED_DEVICE_B" >/dev/null 2>&1 || true
+    # Whatever a failed step left broken, the next run starts whole.
+    for dev in "$RDMABED_DEVICE" "$RDMABED_DEVICE_B"; do
+      if [ $kind = wire ]; then
+        "$fault" 0 heal "$dev" >/dev/null 2>&1 || true
+      else
+        rdma link show "$dev/1" >/dev/null 2>&1 || "$fault" 0 device-back "$dev" >/dev/null 2>&1 || true
+      fi
+    done
   done <<<"$runs"
+  [ $kind = wire ] || exit $((failures > 0))
   "$bin/rdmasend" "lavfi:$src" --connect "$RDMABED_SERVER_ADDR:$baseline_port" --realtime --frames $baseline_frames -q \
     --connect-timeout 120 2>"$out/tp-baseline-send.log" || { fail "baseline: rdmasend exited $?"; cat "$out/tp-baseline-send.log"; }
   ;;
@@ -106,10 +130,12 @@ check)
     # (about 1.9 s on the bed) or a blocking wait on it would show here.
     python3 -c "import sys; sys.exit(float(sys.argv[1]) >= 1000)" "$gap_ms" ||
       fail "$policy: a gap of $gap_ms ms between two frames: a frame waited for the dead path"
-    echo "two-paths: $policy: $got frames bit-exact and in order through B cut, B back, A cut ($dropped dropped by the sender for want of a credit); longest gap between two frames $gap_ms ms (frame interval $interval_ms ms)"
+    echo "two-paths: $policy: $got frames bit-exact and in order through B cut, B back, A cut ($kind) ($dropped dropped by the sender for want of a credit); longest gap between two frames $gap_ms ms (frame interval $interval_ms ms)"
     grep -hE 'path [AB] ' "$out/tp-$policy-recv.log" "$out/tp-$policy-send.log" | sed "s/^/two-paths: $policy: /"
   done <<<"$runs"
-  if [ -s "$out/tp-baseline-recv.json" ]; then
+  if [ $kind = device ]; then
+    : # no baseline: the wire job's stands for both
+  elif [ -s "$out/tp-baseline-recv.json" ]; then
     base_ms=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['max_frame_gap_ms'])" "$out/tp-baseline-recv.json")
     echo "two-paths: baseline (one path, no fault, same job): longest gap between two frames $base_ms ms"
   else

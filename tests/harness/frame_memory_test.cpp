@@ -50,7 +50,6 @@ TEST(FrameMemory, OneMappingWrittenOverTwoDevicesWithEachDevicesKey) {
     std::unique_ptr<FrameMemory::Impl> early = domain->allocate(domain, 2 * kFrame);
     ASSERT_EQ(domain->add_device(registrar(*b.tx)), 1u);
     std::unique_ptr<FrameMemory::Impl> late = domain->allocate(domain, 2 * kFrame);
-    EXPECT_EQ(domain->devices(), 2u);
 
     const std::uint64_t copied_a = a.fabric.copied_bytes(), copied_b = b.fabric.copied_bytes();
     std::vector<std::span<const std::byte>> frames{fill(*early, 0, 1), fill(*early, 1, 2), fill(*late, 0, 3),
@@ -108,6 +107,47 @@ TEST(FrameMemory, GoneMemoryLeavesTheDomainBeforeAnotherDeviceComes) {
     } catch (const UserError& e) {
         EXPECT_NE(std::string(e.what()).find("cannot come back on yet another device"), std::string::npos) << e.what();
     }
+}
+
+// A path's device went away (rxe removed): every registration on it goes,
+// and its registrar (which holds the device's PD), so that the kernel can
+// take the device; the index serves the device that comes back.
+TEST(FrameMemory, ARemovedDeviceLetsGoOfEveryRegistrationAndItsIndexServesTheNext) {
+    SenderOptions o;
+    StreamPair a = connect_pair(ring(4), o);
+    StreamPair b = connect_pair(ring(4), o);
+    auto domain = std::make_shared<MemoryDomain::Impl>(registrar(*a.tx));
+    auto live_on_b = std::make_shared<int>(0); // registrations on B not yet deregistered
+    auto counted = [&](std::span<std::byte> pages, std::size_t locked) {
+        PageRegistration r = b.tx->register_pages(pages, locked, 0);
+        ++*live_on_b;
+        r.keep = std::shared_ptr<void>(nullptr, [live_on_b, keep = r.keep](void*) { --*live_on_b; });
+        return r;
+    };
+    auto m1 = domain->allocate(domain, kFrame);
+    auto token = std::make_shared<int>(); // lives as long as B's registrar (as its PD would)
+    const std::weak_ptr<int> registrar_alive = token;
+    ASSERT_EQ(domain->add_device([counted, token = std::move(token)](std::span<std::byte> p, std::size_t l) {
+        return counted(p, l);
+    }),
+              1u);
+    auto m2 = domain->allocate(domain, kFrame);
+    EXPECT_EQ(*live_on_b, 2);
+
+    domain->remove_device(1);
+    EXPECT_EQ(*live_on_b, 0);
+    EXPECT_TRUE(registrar_alive.expired());
+    EXPECT_EQ(m1->lkey(1), 0u);
+    auto m3 = domain->allocate(domain, kFrame); // registered on A only now
+    EXPECT_EQ(*live_on_b, 0);
+
+    // B back, on the freed index: every live memory registered there again.
+    ASSERT_EQ(domain->add_device(registrar(*b.tx)), 1u);
+    for (const auto* m : {m1.get(), m2.get(), m3.get()}) EXPECT_NE(m->lkey(1), 0u);
+    ASSERT_EQ(b.tx->send(fill(*m3, 0, 5), m3->lkey(1), {}, 0, 5s), 0u);
+    expect_frame(*b.rx, fill(*m3, 0, 5));
+    b.tx->finish(5s);
+    a.tx->finish(5s);
 }
 
 } // namespace

@@ -42,7 +42,7 @@ std::unique_ptr<FrameMemory::Impl> MemoryDomain::Impl::allocate(const std::share
     // Registered on every device under the lock, so that a device added
     // meanwhile either sees this memory live or registers it here.
     for (std::size_t d = 0; d < devices_.size(); ++d) {
-        memory->registrations[d] = devices_[d](memory->pages.bytes(), memory->pages.length());
+        if (devices_[d]) memory->registrations[d] = devices_[d](memory->pages.bytes(), memory->pages.length());
     }
     live_.push_back(memory.get());
     return memory;
@@ -50,24 +50,28 @@ std::unique_ptr<FrameMemory::Impl> MemoryDomain::Impl::allocate(const std::share
 
 std::size_t MemoryDomain::Impl::add_device(PageRegistrar registrar) {
     std::lock_guard lock(mutex_);
-    if (devices_.size() == kMaxMemoryDevices) {
+    const auto free = std::find_if(devices_.begin(), devices_.end(), [](const PageRegistrar& r) { return !r; });
+    if (free == devices_.end() && devices_.size() == kMaxMemoryDevices) {
         throw UserError(fmt::format("frame memory is registered on {} RDMA devices already, the most one stream "
                                     "keeps: a path cannot come back on yet another device",
                                     kMaxMemoryDevices));
     }
-    const std::size_t d = devices_.size();
+    const auto d = static_cast<std::size_t>(free - devices_.begin());
     // All or nothing: a registration that fails leaves no device half added.
     std::vector<PageRegistration> made;
     made.reserve(live_.size());
     for (FrameMemory::Impl* m : live_) made.push_back(registrar(m->pages.bytes(), m->pages.length()));
     for (std::size_t i = 0; i < live_.size(); ++i) live_[i]->registrations[d] = std::move(made[i]);
-    devices_.push_back(std::move(registrar));
+    if (d == devices_.size()) devices_.emplace_back();
+    devices_[d] = std::move(registrar);
     return d;
 }
 
-std::size_t MemoryDomain::Impl::devices() const {
+void MemoryDomain::Impl::remove_device(std::size_t device) noexcept {
     std::lock_guard lock(mutex_);
-    return devices_.size();
+    if (device >= devices_.size()) return;
+    for (FrameMemory::Impl* m : live_) m->registrations[device] = {};
+    devices_[device] = nullptr;
 }
 
 } // namespace rdmastream

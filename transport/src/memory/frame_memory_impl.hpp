@@ -34,12 +34,16 @@ struct MemoryDomain::Impl {
     // thread that sends (it writes keys that thread reads without a lock);
     // memory may be allocated on any other meanwhile.
     std::size_t add_device(PageRegistrar registrar);
-    std::size_t devices() const;
+    // Deregisters every memory on device `device` and lets go of its
+    // registrar (and so of its protection domain): the device is going
+    // away. Its index is free for a device added later. Same thread rule as
+    // add_device: no send may post with its keys any more.
+    void remove_device(std::size_t device) noexcept;
 
 private:
     friend struct FrameMemory::Impl;
     mutable std::mutex mutex_; // devices_, live_
-    std::vector<PageRegistrar> devices_;
+    std::vector<PageRegistrar> devices_; // empty: removed, its index free
     std::vector<FrameMemory::Impl*> live_;
 };
 

@@ -101,4 +101,10 @@ ibv_context* find_cm_device(const std::string& name) {
     return pick; // rdma_free_devices frees the list only: librdmacm keeps the contexts open
 }
 
+void close_removed_cm_devices() noexcept {
+    // rdma_get_devices re-reads the device list, marking the ones gone; the
+    // free drops its hold, and librdmacm closes a gone one nobody holds.
+    if (ibv_context** list = rdma_get_devices(nullptr)) rdma_free_devices(list);
+}
+
 } // namespace rdmastream

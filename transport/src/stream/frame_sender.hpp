@@ -229,6 +229,11 @@ public:
     // is taking this connection's frames (a two-path sender trusts a path
     // that came back only from then on).
     std::uint64_t credit_messages() const noexcept { return credit_messages_; }
+    // The connection failed because its RDMA device is going away
+    // (RDMA_CM_EVENT_DEVICE_REMOVAL): a kernel that cannot take the device's
+    // resources back (rxe) waits, and the device cannot come back, until
+    // this process lets go of everything it holds there.
+    bool device_removed() const noexcept { return device_removed_; }
     // Where on_done goes from now on (a two-path sender's own bookkeeping,
     // set before the first send).
     void set_on_done(FrameDoneFn on_done) { opts_.on_done = std::move(on_done); }
@@ -401,6 +406,7 @@ private:
     StreamStats stats_;
     std::array<ibv_wc, 16> wcs_{};
     std::uint64_t credit_messages_ = 0; // credit_messages()
+    bool device_removed_ = false;       // device_removed()
 };
 
 } // namespace rdmastream

@@ -129,6 +129,7 @@ void FrameSender::on_cm_event(const std::optional<CmEvent>& ev) {
     }
     const bool format_on_its_way = state_ == SenderState::kFormatPosted;
     mark_failed();
+    device_removed_ = ev->type == RDMA_CM_EVENT_DEVICE_REMOVAL;
     if (ev->type == RDMA_CM_EVENT_DISCONNECTED && format_on_its_way) {
         // The protocol has no message for "format refused": a receiver that
         // will not take a format (a frame above its limit, a layout it

@@ -2,6 +2,7 @@
 #include "stream/path_rejoin.hpp"
 
 #include "rdmastream/error.hpp"
+#include "setup/cm_devices.hpp"
 #include "stream/pending_peers.hpp"
 
 #include <fmt/format.h>
@@ -96,6 +97,9 @@ void PathRejoin::dial_loop(std::size_t path) {
     std::chrono::milliseconds backoff = kFirstBackoff;
     bool said = false;
     for (std::size_t tries = 1; !stopping_.load(); ++tries) {
+        // A device that went with the path (its stream end let go of
+        // everything on it) leaves, so that it can come back.
+        close_removed_cm_devices();
         try {
             std::optional<Opening> o = dial(peer, kDialPatience, plan);
             if (!o) return; // stopped

@@ -65,6 +65,10 @@ struct TwoPathHooks {
     // memory domain's device it posts with.
     std::function<std::unique_ptr<FrameSender>(std::size_t& path, std::size_t& device)> take_joined;
     std::function<void(std::size_t path)> lost; // told each loss
+    // A lost path's RDMA device went away (FrameSender::device_removed) and
+    // its connection is gone: the domain's device `device` lets go of all
+    // it held there, so that the device can go and come back.
+    std::function<void(std::size_t device)> release_device;
 };
 // One receiver over two paths (sender_two_paths.cpp): path p's memory keys
 // are the domain's device p. Path B's FrameSender may be null: it starts

@@ -59,6 +59,9 @@ public:
         : on_done_(c.on_done), log_(log_or_stderr(c.log)), hooks_(std::move(hooks)), wait_(c.poll_mode, c.waker.get(), hooks_.mail),
           max_in_flight_(c.max_in_flight) {
         if (paths[0] == nullptr) throw std::logic_error("TwoPathSender: path A founds the stream");
+        founder_peer_ = paths[0]->peer();
+        founder_ring_ = paths[0]->ring();
+        founder_pd_ = paths[0]->shared_pd();
         // Live if this sender or the receiver (path A's ring advert) asked for it.
         policy_ = paths[0]->policy();
         for (std::size_t p = 0; p < kPaths; ++p) {
@@ -66,6 +69,7 @@ public:
             path.tx = std::move(paths[p]);
             path.device = p;
             path.up = path.tx != nullptr; // path B may come later
+            path.was_up = path.up;
             path.adopted = path.up;       // the receiver's stream end was made with it
             if (path.up) {
                 path.tx->set_on_done([this, p](std::uint64_t cookie, FrameFate fate) { done_on(p, cookie, fate); });
@@ -75,7 +79,7 @@ public:
     }
     ~TwoPathSender() override { stop(); }
 
-    std::shared_ptr<ibv_pd> pd() const override { return paths_[0].tx->shared_pd(); }
+    std::shared_ptr<ibv_pd> pd() const override { return founder_pd_.lock(); }
     // Every path's slots (a path not up yet counts as one up: the same
     // receiver's ring), plus one: a path whose wire died holds its slots'
     // worth of frames in flight until its RC retries run out (about 2 s),
@@ -265,7 +269,7 @@ public:
         for (std::size_t p = 0; p < kPaths; ++p) {
             PathReport r = paths_[p].report;
             r.name = letter(p);
-            if (paths_[p].tx) r.peer = paths_[p].tx->peer();
+            if (paths_[p].tx) r.peer = paths_[p].tx->peer(); // else the one it had, or none yet
             r.up = paths_[p].up;
             out.push_back(std::move(r));
         }
@@ -303,7 +307,8 @@ public:
             if (format) tx->set_format(*format, timeout);
         }
         if (clock_) tx->set_clock(*clock_, timeout);
-        const bool back = path.tx != nullptr;
+        const bool back = path.was_up;
+        path.was_up = true;
         ++path.report.ups;
         path.tx = std::move(tx); // the lost connection's goes (stopped when it was lost)
         path.device = device;
@@ -318,9 +323,9 @@ public:
     SenderState state() const noexcept override { return state_; }
     std::string leaving() const override { return leaving_; }
     Policy policy() const noexcept override { return policy_; }
-    std::string peer() const override { return paths_[0].tx->peer(); }
-    std::uint32_t ring_slots() const noexcept override { return paths_[0].tx->ring().slot_count; }
-    std::uint32_t ring_slot_size() const noexcept override { return paths_[0].tx->ring().slot_size; }
+    std::string peer() const override { return founder_peer_; }
+    std::uint32_t ring_slots() const noexcept override { return founder_ring_.slot_count; }
+    std::uint32_t ring_slot_size() const noexcept override { return founder_ring_.slot_size; }
 
 private:
     struct Entry {
@@ -347,6 +352,7 @@ private:
         std::unique_ptr<FrameSender> tx; // lost: stopped, kept until the path is back
         std::size_t device = 0;          // of the memory domain: the keys it posts with
         bool up = false;
+        bool was_up = false; // up before: it comes "back", not "up"
         std::array<std::uint64_t, kMaxFlows> cursor{}; // its next frame to post or skip, per flow
         bool adopted = false; // its connection's frames are taken by the receiver (adopted())
     };
@@ -585,12 +591,19 @@ private:
     // A path down: stopped (its frames in flight come back as not
     // delivered on it, done_on), and the frames only it owed settled (the
     // other path owes them too, or they are done).
+    // A path whose device is going away also lets go of everything on it
+    // (its connection, then the memory's keys there: release_device).
     void park(std::size_t p) {
         Path& path = paths_[p];
         path.up = false;
         path.tx->stop();
         for (Flow& f : flows_) {
             for (Entry& e : f.table) settle(e);
+        }
+        if (path.tx->device_removed() && hooks_.release_device) {
+            path.report.peer = path.tx->peer();
+            hooks_.release_device(path.device); // the memory's keys and the pool's PD first,
+            path.tx.reset();                    // then the connection: its PD, then its id
         }
     }
 
@@ -669,6 +682,11 @@ private:
     StreamStats stats_;
     SenderState state_ = SenderState::kStreaming;
     std::string leaving_;
+    // What the stream was opened with over path A, which may go (and its
+    // device) and come back: the stream's peer, ring and first PD.
+    std::string founder_peer_;
+    wire::RingAdvert founder_ring_;
+    std::weak_ptr<ibv_pd> founder_pd_; // not kept: a removed device's PD must go
 };
 
 } // namespace

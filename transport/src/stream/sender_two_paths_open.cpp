@@ -37,6 +37,11 @@ public:
         }
         return pds_.emplace_back(make_shared_pd(device));
     }
+    // The PD goes once its last connection and registration do.
+    void forget(const ibv_pd* pd) {
+        const std::lock_guard lock(mutex_);
+        std::erase_if(pds_, [pd](const std::shared_ptr<ibv_pd>& p) { return p.get() == pd; });
+    }
 
 private:
     std::mutex mutex_;
@@ -50,7 +55,7 @@ struct TwoPathState {
     std::unique_ptr<DoorClaim> door_a, door_b; // listening: the listeners, held while the stream lives
     std::unique_ptr<PathRejoin> rejoin;        // after the doors: it serves their listeners
     Sender::Impl* sender = nullptr;            // set once made; the hooks run on its thread only
-    std::vector<ibv_pd*> devices;              // the memory domain's, in its order
+    std::vector<ibv_pd*> devices;              // the memory domain's, by its index (nullptr: removed)
 
     // The memory domain's device for memory on `pd`: added (every live
     // frame memory registered there) the first time a path is on it.
@@ -66,8 +71,17 @@ struct TwoPathState {
             return 0;
         }
         const std::size_t d = sender->domain->add_device(registrar);
-        devices.push_back(pd.get());
+        if (d == devices.size()) devices.emplace_back();
+        devices[d] = pd.get();
         return d;
+    }
+    // Device `d` is going away and no connection is left on it: its keys
+    // and its PD go (the PD with the connection that still holds it).
+    void release_device(std::size_t d) {
+        if (d >= devices.size() || devices[d] == nullptr) return;
+        sender->domain->remove_device(d);
+        pds->forget(devices[d]);
+        devices[d] = nullptr;
     }
 };
 
@@ -120,6 +134,9 @@ std::unique_ptr<Sender> Sender::open(Door& a, Door& b, const SenderConfig& confi
     // The hooks keep the state (the rejoin's threads, the doors) as long as
     // the sender keeps them.
     hooks.lost = [s = state](std::size_t path) { s->rejoin->lost(path); };
+    // Before the path's connection goes: librdmacm may close the device's
+    // context as soon as its last id does (close_removed_cm_devices).
+    hooks.release_device = [s = state](std::size_t device) { s->release_device(device); };
     hooks.take_joined = [s = state, waker = config.waker, log](std::size_t& path,
                                                                std::size_t& device) -> std::unique_ptr<FrameSender> {
         while (std::optional<PathRejoin::Joined> j = s->rejoin->take()) {
