@@ -23,6 +23,9 @@
 //                nobody can use (a range, not fixed), then one frame
 //   probe        a good hello (either role) that expects to be refused (a busy
 //                listener): prints the refusal, fails if it got in
+//   forged-join  (--as sender) a well-formed join of a second path (protocol
+//                7), claiming a key, whose session token names no stream:
+//                expects to be refused at its connect request, as probe does
 //
 // Exits 0 once it has misbehaved as asked (the listener's reaction is what
 // the tests check), non-zero when it could not even try.
@@ -62,6 +65,14 @@ std::vector<std::byte> opening(const std::string& mode, bool as_sender) {
         data.assign(hello.begin(), hello.end());
     }
     if (mode == "bad-hello") data[4] = std::byte{99}; // version 99
+    if (mode == "forged-join") { // a key claimed, and a token guessed: 8 bytes no stream derived
+        wire::HelloJoin join{true, true, wire::SessionToken{}};
+        join.token->fill(std::byte{0x5a});
+        wire::Nonce nonce{};
+        nonce.fill(std::byte{0x6a});
+        const auto hello = wire::encode(wire::SenderHello{256, true, nonce, join});
+        data.assign(hello.begin(), hello.end());
+    }
     if (mode == "mute-key") { // a key claimed, with a nonce that is not zero
         wire::Nonce nonce{};
         nonce.fill(std::byte{0x6b});
@@ -158,10 +169,10 @@ int main(int argc, char** argv) {
     CLI::App app{"rdma-rogue-peer: one misbehaving peer at a listening rdmastream end (tests)"};
     app.add_option("--connect", connect, "the listener, ADDR[:PORT]")->required();
     app.add_option("--mode", mode,
-                   "garbage, bad-hello, half-open, abandon, flood, silent, mute-key, bad-format, probe")
+                   "garbage, bad-hello, half-open, abandon, flood, silent, mute-key, bad-format, probe, forged-join")
         ->required()
-        ->check(CLI::IsMember(
-            {"garbage", "bad-hello", "half-open", "abandon", "flood", "silent", "mute-key", "bad-format", "probe"}));
+        ->check(CLI::IsMember({"garbage", "bad-hello", "half-open", "abandon", "flood", "silent", "mute-key",
+                               "bad-format", "probe", "forged-join"}));
     app.add_option("--count", count, "flood: how many connect requests")->check(CLI::Range(1, 4096));
     app.add_option("--from", from, "half-open, abandon, flood: the source address (default: the route's)");
     app.add_option("--as", as, "the role it claims: sender (at a receiver) or receiver (at a sender)")
@@ -198,7 +209,7 @@ int main(int argc, char** argv) {
                 std::printf("rogue-peer: mute-key: the listener ended it (%s)\n", rdma_event_str(ev->type));
             }
         } else {
-            // garbage / bad-hello / probe: the listener must refuse the request.
+            // garbage / bad-hello / probe / forged-join: the listener must refuse the request.
             const auto data = opening(mode, as_sender);
             ConnectionOptions co;
             try {
