@@ -10,10 +10,12 @@
 # (Ctrl-C: a clean end of stream) once its sender names A lost and B has
 # carried the stream alone a while. Each step waits for the sender's log
 # line, not a clock. A lossless stream, then a live one, each on its port.
-# `device` instead of `wire` (the default): the cut deletes node 1's rxe
-# device of that path (`rdma link delete`) and the way back adds it again,
-# so the sender must let go of everything it held on it (issue 25's "done
-# when": removing one guest's rxe device for one path does the same).
+# `device` instead of `wire` (the default): the cut deletes the rxe device
+# of that path (`rdma link delete`) and the way back adds it again, the
+# sender's (node 1) under the lossless stream, the receiver's (node 0, whose
+# doors listen on them) under the live one, so each end must let go of
+# everything it held on a device that goes (issue 25's "done when":
+# removing one guest's rxe device for one path does the same).
 #   check (on the host, after the job): every frame the sender sent arrived,
 #   bit-exact and in order (framemd5 against ffmpeg's own decode of the
 #   source), none missing lossless and live but what a live sender dropped
@@ -23,7 +25,14 @@
 set -uo pipefail
 role=$1 bin=$2 kind=${3:-wire}
 out=$RDMABED_OUT
-src='testsrc2=size=320x240:rate=25'
+# TP_CLIP=FILE (env, all three roles): stream FILE, looped, instead of the
+# small generated picture (the 1080p measurement in docs/reliability.md:
+# a 25 frames/s rawvideo clip, as the bed's CPUs cannot make 1080p live).
+if [ -n "${TP_CLIP:-}" ]; then
+  input=("$TP_CLIP") send_loop=(--loop) want_input=(-i "$TP_CLIP") # frame n is the clip's n mod its length
+else
+  input=('lavfi:testsrc2=size=320x240:rate=25') send_loop=() want_input=(-f lavfi -i 'testsrc2=size=320x240:rate=25')
+fi
 interval_ms=40
 fault=$(dirname "$0")/../rdma/fabric-fault.sh
 fault_after=$(dirname "$0")/../rdma/fault-after-line.sh
@@ -33,15 +42,16 @@ fail() {
   failures=$((failures + 1))
 }
 
-# policy port: the runs, in order (both nodes read the same list)
+# policy port node: the runs, in order (both nodes read the same list);
+# node: the one whose wire or device is faulted (send or recv).
 case $kind in
 wire)
-  runs='lossless 18650
-live 18651'
+  runs='lossless 18650 send
+live 18651 send'
   cut=partition back=heal ;;
 device)
-  runs='lossless 18660
-live 18661'
+  runs='lossless 18660 send
+live 18661 recv'
   cut=remove-device back=device-back ;;
 *)
   echo "the fault kind must be wire or device, not '$kind'"
@@ -53,12 +63,41 @@ esac
 baseline_port=18652
 baseline_frames=125
 
+# faults LOG PID POLICY: B cut, B back, A cut, each a second (A's: three)
+# after the stream end writing LOG names the step before (fault-after-line.sh),
+# then A back; on this node.
+faults() {
+  local log=$1 pid=$2 policy=$3
+  after() { "$fault_after" "$log" "$pid" "$@" || { fail "$policy: $3 $4 after '$1'"; return 1; }; }
+  after 'path B \(.*\) up' 1 $cut "$RDMABED_DEVICE_B" &&
+    after 'path B \(.*\) lost' 1 $back "$RDMABED_DEVICE_B" &&
+    after 'path B \(.*\) back' 1 $cut "$RDMABED_DEVICE" &&
+    # B alone for longer than the receiver's silence limit (3 s), so that
+    # the other end too has named A lost before the end.
+    after 'path A \(.*\) lost' 3 $back "$RDMABED_DEVICE"
+}
+# whole: whatever a failed step left broken, the next run starts whole.
+whole() {
+  for dev in "$RDMABED_DEVICE" "$RDMABED_DEVICE_B"; do
+    if [ $kind = wire ]; then
+      "$fault" 0 heal "$dev" >/dev/null 2>&1 || true
+    else
+      rdma link show "$dev/1" >/dev/null 2>&1 || "$fault" 0 device-back "$dev" >/dev/null 2>&1 || true
+    fi
+  done
+}
+
 case $role in
 recv)
-  while read -r policy port; do
+  while read -r policy port node; do
+    log=$out/tp-$policy-recv.log
     "$bin/rdmarecv" --listen "$RDMABED_SERVER_ADDR:$port" --listen "$RDMABED_SERVER_ADDR_B:$port" --policy "$policy" \
       --framemd5 "$out/tp-$policy.md5" --stats-json "$out/tp-$policy-recv.json" -q --connect-timeout 120 \
-      --idle-timeout 20 2>"$out/tp-$policy-recv.log" || { fail "$policy: rdmarecv exited $?"; cat "$out/tp-$policy-recv.log"; }
+      --idle-timeout 20 2>"$log" &
+    pid=$!
+    [ "$node" = recv ] && faults "$log" "$pid" "$policy"
+    wait "$pid" || { fail "$policy: rdmarecv exited $?"; cat "$log"; }
+    [ "$node" = recv ] && whole
   done <<<"$runs"
   [ $kind = wire ] || exit $((failures > 0))
   "$bin/rdmarecv" --listen "$RDMABED_SERVER_ADDR:$baseline_port" --framemd5 "$out/tp-baseline.md5" \
@@ -67,42 +106,31 @@ recv)
   ;;
 send)
   modprobe sch_netem || { echo "FAIL: no sch_netem module"; exit 1; }
-  while read -r policy port; do
+  while read -r policy port node; do
     log=$out/tp-$policy-send.log
-    "$bin/rdmasend" "lavfi:$src" --connect "$RDMABED_SERVER_ADDR:$port" --connect "$RDMABED_SERVER_ADDR_B:$port" \
+    "$bin/rdmasend" "${input[@]}" "${send_loop[@]}" --connect "$RDMABED_SERVER_ADDR:$port" --connect "$RDMABED_SERVER_ADDR_B:$port" \
       --policy "$policy" --realtime --frames 100000 --stats-json "$out/tp-$policy-send.json" -q --connect-timeout 120 \
       2>"$log" &
     pid=$!
-    # after PATTERN SECONDS FAULT DEVICE: FAULT on this node, SECONDS of
-    # streaming after the sender's log shows PATTERN (fault-after-line.sh).
-    after() { "$fault_after" "$log" "$pid" "$@" || { fail "$policy: $3 $4 after '$1'"; return 1; }; }
-    after 'path B \(.*\) up' 1 $cut "$RDMABED_DEVICE_B" &&
-      after 'path B \(.*\) lost' 1 $back "$RDMABED_DEVICE_B" &&
-      after 'path B \(.*\) back' 1 $cut "$RDMABED_DEVICE" &&
-      # B alone for longer than the receiver's silence limit (3 s), so that
-      # it too has named A lost before the end.
-      after 'path A \(.*\) lost' 3 $back "$RDMABED_DEVICE"
+    if [ "$node" = send ]; then
+      faults "$log" "$pid" "$policy"
+    else # the receiver's node faults its own: the end comes once this end too has named A lost
+      "$fault_after" "$log" "$pid" 'path A \(.*\) lost' 3 wait "$RDMABED_DEVICE" || fail "$policy: A never lost here"
+    fi
     kill -INT "$pid" 2>/dev/null
     wait "$pid"
     status=$?
     [ $status = 130 ] || { fail "$policy: rdmasend exited $status, not 130 (interrupted, clean end)"; cat "$log"; }
-    # Whatever a failed step left broken, the next run starts whole.
-    for dev in "$RDMABED_DEVICE" "$RDMABED_DEVICE_B"; do
-      if [ $kind = wire ]; then
-        "$fault" 0 heal "$dev" >/dev/null 2>&1 || true
-      else
-        rdma link show "$dev/1" >/dev/null 2>&1 || "$fault" 0 device-back "$dev" >/dev/null 2>&1 || true
-      fi
-    done
+    [ "$node" = send ] && whole
   done <<<"$runs"
   [ $kind = wire ] || exit $((failures > 0))
-  "$bin/rdmasend" "lavfi:$src" --connect "$RDMABED_SERVER_ADDR:$baseline_port" --realtime --frames $baseline_frames -q \
+  "$bin/rdmasend" "${input[@]}" "${send_loop[@]}" --connect "$RDMABED_SERVER_ADDR:$baseline_port" --realtime --frames $baseline_frames -q \
     --connect-timeout 120 2>"$out/tp-baseline-send.log" || { fail "baseline: rdmasend exited $?"; cat "$out/tp-baseline-send.log"; }
   ;;
 check)
   want=$out/tp-want.md5
-  ffmpeg -y -v error -f lavfi -i "$src" -frames:v 3000 -f framemd5 "$want" || exit 1
-  while read -r policy port; do
+  ffmpeg -y -v error "${want_input[@]}" -frames:v 3000 -f framemd5 "$want" || exit 1
+  while read -r policy port node; do
     for f in "tp-$policy.md5" "tp-$policy-recv.json" "tp-$policy-send.json" "tp-$policy-recv.log" "tp-$policy-send.log"; do
       [ -s "$out/$f" ] || { fail "$policy: no $f"; continue 2; }
     done
@@ -115,7 +143,7 @@ check)
     [ "$gaps" = "$dropped" ] || fail "$policy: $gaps frames missing at the receiver, $dropped dropped by the sender"
     [ "$policy" = live ] || [ "$gaps" = 0 ] || fail "lossless: $gaps frames missing"
     # Each frame that arrived is the source's frame of its pts.
-    bad=$(awk -F, 'FNR == NR { if ($0 !~ /^#/) want[$2 + 0] = $6; next } $0 !~ /^#/ && want[$2 + 0] != $6 { n++ } END { print n + 0 }' \
+    bad=$(awk -F, 'FNR == NR { if ($0 !~ /^#/) want[n++] = $6; next } $0 !~ /^#/ && want[($2 + 0) % n] != $6 { bad++ } END { print bad + 0 }' \
       "$want" "$out/tp-$policy.md5")
     n=$(grep -vc '^#' "$out/tp-$policy.md5")
     [ "$bad" = 0 ] || fail "$policy: $bad of the $n frames received are not the source's frame of their pts"
@@ -130,7 +158,7 @@ check)
     # (about 1.9 s on the bed) or a blocking wait on it would show here.
     python3 -c "import sys; sys.exit(float(sys.argv[1]) >= 1000)" "$gap_ms" ||
       fail "$policy: a gap of $gap_ms ms between two frames: a frame waited for the dead path"
-    echo "two-paths: $policy: $got frames bit-exact and in order through B cut, B back, A cut ($kind) ($dropped dropped by the sender for want of a credit); longest gap between two frames $gap_ms ms (frame interval $interval_ms ms)"
+    echo "two-paths: $policy: $got frames bit-exact and in order through B cut, B back, A cut ($kind, on the $node node) ($dropped dropped by the sender for want of a credit); longest gap between two frames $gap_ms ms (frame interval $interval_ms ms)"
     grep -hE 'path [AB] ' "$out/tp-$policy-recv.log" "$out/tp-$policy-send.log" | sed "s/^/two-paths: $policy: /"
   done <<<"$runs"
   if [ $kind = device ]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# fabric-fault.sh DELAY remove-device|device-back|link-down|link-up|partition|loss|heal [DEVICE]
+# fabric-fault.sh DELAY remove-device|device-back|link-down|link-up|partition|loss|heal|wait [DEVICE]
 # (link-up waits for the port to be ACTIVE again. Note: on the guests' 6.1
 # rxe, after a link goes down *under traffic* and comes back, new rdma_cm
 # connections time out until the device is re-created; a flap without
@@ -58,6 +58,7 @@ case "$fault" in
   device-back)
     echo "fabric-fault: rdma link add $dev type rxe netdev $netdev"
     rdma link add "$dev" type rxe netdev "$netdev" && port_active ;;
+  wait) ;; # nothing: a step that only waits its DELAY
   link-up)
     echo "fabric-fault: ip link set $netdev up"
     ip link set "$netdev" up && port_active ;;

@@ -33,9 +33,16 @@ bool address_binds(const Endpoint& local) {
 }
 } // namespace
 
-Listener::Listener(const Endpoint& local) : id_(create_id(events_)) {
+Listener::Listener(const Endpoint& local) { bind_and_listen(local); }
+
+void Listener::listen_again() {
+    if (!id_) bind_and_listen(local_);
+}
+
+void Listener::bind_and_listen(const Endpoint& local) {
+    CmId id = create_id(events_); // kept only once listening: listen_again tries again
     const detail::AddrInfo ai = lookup(local, true);
-    if (rdma_bind_addr(id_.get(), ai->ai_addr) != 0) {
+    if (rdma_bind_addr(id.get(), ai->ai_addr) != 0) {
         const int err = errno;
         if (err == EADDRINUSE) {
             throw UserError(fmt::format("port {} is already in use: stop the other listener or pick "
@@ -57,13 +64,14 @@ Listener::Listener(const Endpoint& local) : id_(create_id(events_)) {
         }
         throw SystemError("rdma_bind_addr", err);
     }
-    check_errno(rdma_listen(id_.get(), 8), "rdma_listen");
-    if (id_->verbs != nullptr) { // bound to an address, so to its device
-        device_ = ibv_get_device_name(id_->verbs->device);
+    check_errno(rdma_listen(id.get(), 8), "rdma_listen");
+    if (id->verbs != nullptr) { // bound to an address, so to its device
+        device_ = ibv_get_device_name(id->verbs->device);
     }
+    port_ = ntohs(rdma_get_src_port(id.get()));
+    local_ = Endpoint{local.host, port_};
+    id_ = std::move(id);
 }
-
-std::uint16_t Listener::port() const { return ntohs(rdma_get_src_port(id_.get())); }
 
 void Listener::log_refusal(const std::string& peer, const std::string& reason) const {
     const std::string line = fmt::format("refused {}: {}", peer, reason);
@@ -130,6 +138,7 @@ std::optional<RcConnection> Listener::screened(CmEvent&& req, const ConnectionOp
 }
 
 std::optional<CmEvent> Listener::next_event(std::chrono::milliseconds timeout) {
+    listen_again(); // after its device went: back, or a UserError naming the address
     try {
         return events_.next(timeout);
     } catch (const SystemError& e) {
@@ -141,11 +150,13 @@ void Listener::not_a_request(const CmEvent& ev) const {
     if (ev.type == RDMA_CM_EVENT_DEVICE_REMOVAL) {
         // The kernel has let go of the listening id's device; the id takes
         // no more requests and only waits for us to destroy it.
-        throw ListenerError(fmt::format(
+        const std::string cause = fmt::format(
             "the RDMA device {} under the listener on port {} was removed (`rdma link delete`, driver unload or "
-            "hot unplug; {}): bring the device back (`rdma link add`, see docs/softroce.md; `rdma link show` must "
-            "list it) and start listening again",
-            device_.empty() ? "(unknown)" : device_, port(), describe(ev)));
+            "hot unplug; {})",
+            device_.empty() ? "(unknown)" : device_, port(), describe(ev));
+        throw ListenerError(cause + ": bring the device back (`rdma link add`, see docs/softroce.md; `rdma link "
+                                    "show` must list it) and start listening again",
+                            cause);
     }
     // Nothing else is meant for a listening id (a request's own events go
     // to its connection's channel once migrated): said, and dropped.

@@ -40,6 +40,13 @@ private:
 class ListenerError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
+    // `what`: the cause and what to do; `cause`: the cause alone (for a
+    // caller that does something about it itself).
+    ListenerError(const std::string& what, std::string cause) : std::runtime_error(what), cause_(std::move(cause)) {}
+    std::string cause() const { return cause_.empty() ? std::string(what()) : cause_; }
+
+private:
+    std::string cause_;
 };
 
 // A listener is a service: a peer it refuses (not on the allow list, bad
@@ -62,9 +69,21 @@ public:
 
     // Binds and listens. A port in use is a UserError naming it.
     explicit Listener(const Endpoint& local);
-    std::uint16_t port() const;
-    // The device the listener is bound to; nullptr when bound to every address.
-    ibv_context* device() const noexcept { return id_->verbs; }
+    std::uint16_t port() const noexcept { return port_; }
+    // The device the listener is bound to; nullptr when bound to every
+    // address (or not listening: let_go_of_device).
+    ibv_context* device() const noexcept { return id_ ? id_->verbs : nullptr; }
+
+    // After a ListenerError for its device's removal: the listening id goes,
+    // so that the device can (a kernel that cannot take a device's
+    // resources back itself, rxe, waits for it). Requests find nobody until
+    // listen_again.
+    void let_go_of_device() noexcept { id_.reset(); }
+    bool listening() const noexcept { return id_ != nullptr; }
+    // Binds and listens again on the address and port it had; throws as the
+    // constructor does (UserError while no device has the address). The
+    // calls that read requests do it themselves when not listening.
+    void listen_again();
     int fd() const noexcept { return events_.fd(); }
 
     // Who may connect (default: everyone).
@@ -109,8 +128,12 @@ private:
     // resources: else refused (logged), its id released, and nullopt.
     std::optional<RcConnection> screened(CmEvent&& req, const ConnectionOptions& opts, const Screen& screen);
 
+    void bind_and_listen(const Endpoint& local); // id_ made, bound, listening; port_ and device_ set
+
     CmEventChannel events_;
     CmId id_;
+    Endpoint local_;           // the address bound (its port the one bound: listen_again takes the same)
+    std::uint16_t port_ = 0;
     std::string device_; // the device bound to ("rxe0"), or "" for every address
     AllowList allow_;
     PendingLimits pending_;

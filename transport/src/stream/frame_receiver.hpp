@@ -188,6 +188,10 @@ public:
     bool huge_pages() const noexcept { return flows_[0].ring->huge_pages(); }
     // Whether the ring has memory windows (asked for, and the device has them).
     bool memory_windows() const noexcept { return windows_; }
+    // The connection failed because its RDMA device is going away
+    // (RDMA_CM_EVENT_DEVICE_REMOVAL): the device can go, and come back, only
+    // once this receiver (its ring's registration, its connection) is gone.
+    bool device_removed() const noexcept { return device_removed_; }
     // A flow's format in force (Receiver::format); nullptr: none.
     const StreamFormat* format(std::uint8_t flow) const noexcept {
         return flow < flows_.size() && flows_[flow].format ? &*flows_[flow].format : nullptr;
@@ -290,6 +294,7 @@ private:
     ReceiverSlots slots_;
     StreamStats stats_;
     std::uint64_t last_arrival_ns_ = 0; // the last frame's, for stats_.max_gap
+    bool device_removed_ = false;       // device_removed()
     std::array<ibv_wc, 16> wcs_{};
     std::size_t wc_next_ = 0, wc_count_ = 0;
     std::chrono::steady_clock::time_point last_heard_; // the sender's last message or frame

@@ -112,6 +112,7 @@ void FrameReceiver::mark_failed() noexcept {
 
 void FrameReceiver::lost(const CmEvent& ev) {
     mark_failed();
+    device_removed_ = ev.type == RDMA_CM_EVENT_DEVICE_REMOVAL;
     if (ev.type == RDMA_CM_EVENT_DISCONNECTED) {
         throw ConnectionError(fmt::format("receiver: the sender went away after {} frames without ending "
                                           "the stream ({}): it was killed, crashed or lost its link",

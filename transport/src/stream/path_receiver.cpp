@@ -223,7 +223,25 @@ void PathReceiver::release_to_ring(std::uint32_t slot) {
     Range& range = ranges_[r];
     range.rx->release(static_cast<std::uint16_t>(slot - r * base_)); // throws for a slot that holds no frame
     --range.frames;
-    if (range.frames == 0 && paths_[r / 2].range != r) range.rx.reset(); // a connection lost and replaced
+    go_if_done(r);
+}
+
+bool PathReceiver::may_go(std::size_t r) const noexcept {
+    const std::size_t p = r / 2;
+    if (ranges_[r].rx == nullptr) return false;
+    if (paths_[p].range != r) return true; // lost and replaced
+    if (paths_[p].up || !ranges_[r].rx->device_removed()) return false;
+    for (std::size_t q = 0; q < count_; ++q) {
+        if (q != p && path(q) != nullptr) return true;
+    }
+    return false;
+}
+
+void PathReceiver::go_if_done(std::size_t r) {
+    if (ranges_[r].frames != 0 || !may_go(r)) return;
+    const std::size_t p = r / 2;
+    if (paths_[p].range == r) paths_[p].gone_peer = ranges_[r].rx->peer();
+    ranges_[r].rx.reset();
 }
 
 namespace {
@@ -306,6 +324,7 @@ void PathReceiver::lose(std::size_t p, const std::exception_ptr& error) {
         return;
     }
     log_(fmt::format("path {} ({}) lost: {}; streaming on path {}", letter(p), rx(p).peer(), why, letter(other)));
+    go_if_done(path.range); // its device going: its ring lets go of it once its frames are back
     if (options_.lost) options_.lost(p);
 }
 
@@ -374,7 +393,8 @@ std::vector<PathReport> PathReceiver::report() const {
         const Counters c = counters(p);
         PathReport r;
         r.name = letter(p);
-        if (const FrameReceiver* rx = path(p)) r.peer = rx->peer();
+        const FrameReceiver* rx = path(p);
+        r.peer = rx != nullptr ? rx->peer() : paths_[p].gone_peer;
         r.up = paths_[p].up;
         r.frames_first = c.merge.first;
         // A copy the other path brought second is a frame this one did not

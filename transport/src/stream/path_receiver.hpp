@@ -136,6 +136,7 @@ private:
         bool up = false;
         bool ended = false;
         Counters counters;
+        std::string gone_peer; // its connection's peer, once that went with its device
     };
     // The first copy of a recent frame, for comparing the second with.
     struct Winner {
@@ -156,6 +157,12 @@ private:
     // A slot of ours back to its connection's ring; a connection no longer
     // a path's, with nothing of it left out, goes.
     void release_to_ring(std::uint32_t slot);
+    // Whether range r's connection may go once nothing of it is out: lost
+    // and replaced, or lost with its device (which can go, and come back,
+    // only once the ring registered there does), unless it is the only
+    // connection left (its ring and formats are the stream's until the end).
+    bool may_go(std::size_t r) const noexcept;
+    void go_if_done(std::size_t r); // r's connection goes if it may and nothing of it is out
     FrameReceiver& rx(std::size_t path) noexcept { return *ranges_[paths_[path].range].rx; }
     void compare(const ReceivedFrame& copy, std::size_t path, const Winner& w);
     // A path failed with `error`: parked, logged; rethrown if it was the last.

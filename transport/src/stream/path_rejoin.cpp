@@ -134,20 +134,47 @@ void PathRejoin::listen_loop(std::size_t path) {
     const Listener::Screen joins_only = [&](std::span<const std::byte> hello, const Listener::Requester&) {
         if (!wire::read_join(peer_role, hello)) throw PeerRefused(wire::RejectReason::kBusy, busy);
     };
-    try {
-        PendingPeers pending(listener, plan, handshake_timeout_);
-        while (!stopping_.load()) {
-            pending.take_requests(PendingPeers::kRequestsPerLook, joins_only);
-            while (std::optional<Opening> o = pending.advance()) put(path, std::move(*o));
-            if (pending.wait(std::chrono::steady_clock::now() + std::chrono::hours(1), &stop_[path]) ==
-                Readiness::kWoken) {
-                return;
+    while (!stopping_.load()) {
+        try {
+            PendingPeers pending(listener, plan, handshake_timeout_);
+            while (!stopping_.load()) {
+                pending.take_requests(PendingPeers::kRequestsPerLook, joins_only);
+                while (std::optional<Opening> o = pending.advance()) put(path, std::move(*o));
+                if (pending.wait(std::chrono::steady_clock::now() + std::chrono::hours(1), &stop_[path]) ==
+                    Readiness::kWoken) {
+                    return;
+                }
             }
+            return;
+        } catch (const ListenerError& e) {
+            // Its device went: the stream goes on over the other path, and
+            // this door listens again once the device is back.
+            log_(fmt::format("path {}: its door stopped taking connections: {}; it listens again by itself once "
+                             "the device is back",
+                             letter(path), e.cause()));
+        } catch (const std::exception& e) {
+            log_(fmt::format("path {}: its door stopped taking connections: {}", letter(path), e.what()));
+            return;
         }
-    } catch (const std::exception& e) {
-        // The listener itself failed (its device went): nobody can join
-        // through this door any more; the stream goes on over the other path.
-        log_(fmt::format("path {}: its door stopped taking connections: {}", letter(path), e.what()));
+        if (!listen_again(path, listener)) return; // pending's handshakes are gone with it
+    }
+}
+
+bool PathRejoin::listen_again(std::size_t path, Listener& listener) {
+    listener.let_go_of_device(); // the kernel waits for it before the device can go
+    std::chrono::milliseconds backoff = kFirstBackoff;
+    for (;;) {
+        close_removed_cm_devices(); // and for librdmacm's context of it
+        try {
+            listener.listen_again();
+            const ibv_context* device = listener.device();
+            log_(fmt::format("path {}: listening again on port {}{}", letter(path), listener.port(),
+                             device ? fmt::format(" ({})", ibv_get_device_name(device->device)) : ""));
+            return true;
+        } catch (const std::exception&) { // the device is not back yet: said once, above
+        }
+        if (!pause(path, backoff)) return false;
+        backoff = std::min(backoff * 2, kMaxBackoff);
     }
 }
 

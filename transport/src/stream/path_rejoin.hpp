@@ -86,6 +86,9 @@ public:
 private:
     void dial_loop(std::size_t path);
     void listen_loop(std::size_t path);
+    // A door whose device went: its listener lets go of it, then binds
+    // again with backoff until the device is back; false once stopped.
+    bool listen_again(std::size_t path, Listener& listener);
     // Prepares the connection, then leaves it in the mailbox; false when
     // preparing it failed (logged).
     bool put(std::size_t path, Opening opening);

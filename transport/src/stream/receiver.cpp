@@ -109,9 +109,11 @@ std::optional<ReceivedFrame> Receiver::next(std::chrono::milliseconds idle) {
 
 // Two paths: the founding path's connection now (its ring, formats).
 const FrameReceiver& Receiver::Impl::founder() const noexcept {
+    // A path lost with its device may have no connection left; one path
+    // always has one (PathReceiver keeps the last).
     const FrameReceiver* a = paths->path(0);
     const FrameReceiver* b = paths->path(1);
-    return paths->up(0) || b == nullptr ? *a : *b;
+    return (paths->up(0) || b == nullptr) && a != nullptr ? *a : *b;
 }
 
 void Receiver::release(std::uint16_t slot) {
