@@ -374,7 +374,10 @@ std::vector<PathReport> PathReceiver::report() const {
         const Counters c = counters(p);
         PathReport r;
         r.name = letter(p);
-        if (const FrameReceiver* rx = path(p)) r.peer = rx->peer();
+        if (const FrameReceiver* rx = path(p)) {
+            r.peer = rx->peer();
+            r.device = rx->device();
+        }
         r.up = paths_[p].up;
         r.frames_first = c.merge.first;
         // A copy the other path brought second is a frame this one did not
