@@ -95,10 +95,13 @@ static GstStaticPadTemplate sink_flow_template = GST_STATIC_PAD_TEMPLATE(
 namespace {
 
 GstStructure* stats_structure(const SinkCounters& c) {
-    return gst_structure_new("GstRdmaSinkStats", "frames", G_TYPE_UINT64, c.frames, "bytes", G_TYPE_UINT64, c.bytes,
-                             "drops", G_TYPE_UINT64, c.drops, "credit-waits", G_TYPE_UINT64, c.credit_waits,
-                             "copies", G_TYPE_UINT64, c.copies, "latency-mean-us", G_TYPE_DOUBLE, c.latency_mean_us,
-                             "latency-max-us", G_TYPE_DOUBLE, c.latency_max_us, nullptr);
+    GstStructure* s =
+        gst_structure_new("GstRdmaSinkStats", "frames", G_TYPE_UINT64, c.frames, "bytes", G_TYPE_UINT64, c.bytes,
+                          "drops", G_TYPE_UINT64, c.drops, "credit-waits", G_TYPE_UINT64, c.credit_waits, "copies",
+                          G_TYPE_UINT64, c.copies, "latency-mean-us", G_TYPE_DOUBLE, c.latency_mean_us,
+                          "latency-max-us", G_TYPE_DOUBLE, c.latency_max_us, nullptr);
+    add_path_fields(s, c.paths);
+    return s;
 }
 
 // The stats-interval tick (the clock's thread): the counters render() last published.
@@ -212,8 +215,11 @@ static gboolean gst_rdma_sink_start(GstBaseSink* sink) {
                     state->sender->ring_slot_size());
     state->allocator = rdma_allocator_new(state->sender->memory());
 
+    state->two_paths = !s.host_b.empty();
+    SinkCounters first;
+    if (state->two_paths) first.paths = state->sender->paths();
     GST_OBJECT_LOCK(self);
-    self->m.published = SinkCounters{};
+    self->m.published = std::move(first);
     GST_OBJECT_UNLOCK(self);
     self->m.ticker.start(GST_ELEMENT(self), std::chrono::milliseconds(s.stats_interval_ms), published_stats);
     std::lock_guard lock(self->m.driver.mutex);

@@ -57,6 +57,9 @@ struct SinkCounters {
     guint64 copies = 0;
     double latency_mean_us = 0;
     double latency_max_us = 0;
+    // Two paths (host-b): each path's, refreshed at most every
+    // PathsRefresh::kEvery; one path: empty.
+    std::vector<PathReport> paths;
 };
 
 // Registered memory for frames whose buffers are not from our pool: each is
@@ -127,6 +130,8 @@ struct SinkState {
     bool receiver_left = false; // it has every frame it wants: EOS upstream, no error
     std::chrono::milliseconds timeout{kSinkDefaultTimeoutMs};
     SinkCounters counters;
+    bool two_paths = false;     // host-b: opened over two Doors
+    PathsRefresh paths_refresh; // two paths: when counters.paths is asked for again
 };
 
 // The Sender is driven by one thread at a time: the streaming thread

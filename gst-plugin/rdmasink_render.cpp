@@ -116,6 +116,7 @@ void publish(GstRdmaSink* self, SinkState& st) {
     c.credit_waits = t.credit_waits;
     c.latency_mean_us = t.latency_mean_us();
     c.latency_max_us = t.latency_max_us();
+    if (st.two_paths && st.paths_refresh.due()) c.paths = st.sender->paths();
     GST_OBJECT_LOCK(self);
     self->m.published = c;
     GST_OBJECT_UNLOCK(self);

@@ -98,9 +98,12 @@ static GstStaticPadTemplate src_flow_template =
 namespace {
 
 GstStructure* stats_structure(const SrcCounters& c) {
-    return gst_structure_new("GstRdmaSrcStats", "frames", G_TYPE_UINT64, c.frames, "bytes", G_TYPE_UINT64, c.bytes,
-                             "drops", G_TYPE_UINT64, c.drops, "format-changes", G_TYPE_UINT64, c.format_changes,
-                             "copies", G_TYPE_UINT64, c.copies, nullptr);
+    GstStructure* s =
+        gst_structure_new("GstRdmaSrcStats", "frames", G_TYPE_UINT64, c.frames, "bytes", G_TYPE_UINT64, c.bytes,
+                          "drops", G_TYPE_UINT64, c.drops, "format-changes", G_TYPE_UINT64, c.format_changes,
+                          "copies", G_TYPE_UINT64, c.copies, nullptr);
+    add_path_fields(s, c.paths);
+    return s;
 }
 
 // The stats-interval tick (the clock's thread): the counters create() last published.
@@ -125,6 +128,9 @@ static gboolean gst_rdma_src_start(GstBaseSrc* bsrc) {
     GST_OBJECT_LOCK(self);
     st->settings = self->m.settings;
     self->m.published = SrcCounters{};
+    if (!st->settings.host_b.empty()) { // both paths down until a sender connects
+        for (const char name : {'A', 'B'}) self->m.published.paths.emplace_back().name = name;
+    }
     self->m.frame_duration = GST_CLOCK_TIME_NONE;
     GST_OBJECT_UNLOCK(self);
     const SrcSettings& s = st->settings;

@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 G_BEGIN_DECLS
 #define GST_TYPE_RDMA_SRC (gst_rdma_src_get_type())
@@ -65,6 +66,9 @@ struct SrcCounters {
     guint64 drops = 0; // gaps in the sender's frame numbers (its live policy dropped them)
     guint64 format_changes = 0;
     guint64 copies = 0; // frames copied out of their slot (copy-threshold)
+    // Two paths (host-b): each path's, refreshed at most every
+    // PathsRefresh::kEvery and at the end; one path: empty.
+    std::vector<PathReport> paths;
 };
 
 // What exists only between start() and stop() (streaming thread).
@@ -97,6 +101,7 @@ struct SrcState {
     std::optional<ClockAnchor> clock;
     std::uint64_t next_sequence = 0;
     SrcCounters counters;
+    PathsRefresh paths_refresh; // two paths: when counters.paths is asked for again
     // Frames copied out when downstream holds too many slots (copy-threshold).
     FrameCopies copies;
     bool copying = false;       // the last frame was copied: log the changes only

@@ -5,7 +5,8 @@
 // recycled (SlotBuffers, gstslots/): once every slot has carried a frame, no
 // allocation, and no syscall but the transport's CQ poll and credit sends.
 // (A frame with captions or a timecode is the exception: GStreamer allocates
-// the metas that carry them, and their buffer sheds them when it comes home.)
+// the metas that carry them, and their buffer sheds them when it comes home.
+// With two paths, so does asking for each path's counters, every 100 ms.)
 // When downstream holds so many slots that fewer than copy-threshold would
 // stay with the sender, the frame is copied out instead (FrameCopies, a
 // recycled pool too) and its slot goes back at once: the one copy path,
@@ -214,6 +215,19 @@ void note_copying(GstRdmaSrc* self, SrcState& st, bool copy, std::uint32_t slots
     }
 }
 
+// The "stats" property's counters from this frame on; with two paths each
+// path's too, when due (PathsRefresh) or at the end (`end`).
+void publish(GstRdmaSrc* self, SrcState& st, const Receiver& receiver, bool end) {
+    const StreamStats& t = receiver.stats();
+    st.counters.frames = t.frames;
+    st.counters.bytes = t.bytes;
+    st.counters.copies = st.copies.count();
+    if (st.door_b && (st.paths_refresh.due() || end)) st.counters.paths = receiver.paths();
+    GST_OBJECT_LOCK(self);
+    self->m.published = st.counters;
+    GST_OBJECT_UNLOCK(self);
+}
+
 // The stream failed with `e`: the element's error, `hint` after the cause.
 // (A sender on probation never gets here: the library refused it and
 // served the next.)
@@ -267,6 +281,7 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
         }
         if (!f) {
             st.ended = true;
+            publish(self, st, receiver, true);
             st.flow_pads->end();
             GST_INFO_OBJECT(self, "end of stream after %" G_GUINT64_FORMAT " frames", st.counters.frames);
             return GST_FLOW_EOS;
@@ -319,13 +334,7 @@ GstFlowReturn gst_rdma_src_create(GstPushSrc* src, GstBuffer** buf) {
             st.counters.drops += f->header.sequence - st.next_sequence;
         }
         st.next_sequence = f->header.sequence + 1;
-        const StreamStats& t = receiver.stats();
-        st.counters.frames = t.frames;
-        st.counters.bytes = t.bytes;
-        st.counters.copies = st.copies.count();
-        GST_OBJECT_LOCK(self);
-        self->m.published = st.counters;
-        GST_OBJECT_UNLOCK(self);
+        publish(self, st, receiver, false);
         GST_LOG_OBJECT(self, "frame %" G_GUINT64_FORMAT " in slot %u%s: %zu bytes, pts %" GST_TIME_FORMAT,
                        f->header.sequence, f->slot, copy ? " (copied)" : "", f->payload.size(),
                        GST_TIME_ARGS(GST_BUFFER_PTS(buffer)));

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include "rdmastatsticker.hpp"
 
+#include <fmt/format.h>
+
 #include <memory>
 #include <mutex>
 
@@ -32,6 +34,27 @@ void free_tick(gpointer data) {
 }
 
 } // namespace
+
+void add_path_fields(GstStructure* s, const std::vector<PathReport>& paths) {
+    static constexpr struct {
+        const char* name;
+        std::uint64_t PathReport::*field;
+    } kCounters[] = {
+        {"frames-first", &PathReport::frames_first}, {"frames-only", &PathReport::frames_only},
+        {"frames-lost", &PathReport::frames_lost},   {"copies-differ", &PathReport::copies_differ},
+        {"downs", &PathReport::downs},               {"ups", &PathReport::ups},
+    };
+    for (const PathReport& p : paths) {
+        const char letter = static_cast<char>(g_ascii_tolower(p.name));
+        const auto field = [letter](const char* name) { return fmt::format("path-{}-{}", letter, name); };
+        gst_structure_set(s, field("peer").c_str(), G_TYPE_STRING, p.peer.c_str(), field("device").c_str(),
+                          G_TYPE_STRING, p.device.c_str(), field("up").c_str(), G_TYPE_BOOLEAN, gboolean{p.up},
+                          nullptr);
+        for (const auto& c : kCounters) {
+            gst_structure_set(s, field(c.name).c_str(), G_TYPE_UINT64, guint64{p.*c.field}, nullptr);
+        }
+    }
+}
 
 void StatsTicker::start(GstElement* element, std::chrono::milliseconds interval, StatsSnapshot snapshot) {
     stop();

@@ -219,7 +219,10 @@ int run_receive(const ReceiveOptions& o, const ConnectionPlan& plan, std::vector
                                            rx->slot_numbers(), released.capacity()));
     }
     StatsReport report("rdmarecv", !o.quiet, kLatencyIs, metrics != nullptr);
-    if (plan.endpoint_b) report.set_paths([&rx] { return rx->paths(); });
+    if (plan.endpoint_b) {
+        report.set_paths([&rx] { return rx->paths(); });
+        if (metrics) metrics->set_paths([&rx] { return rx->paths(); });
+    }
     FrameCounters counters;
     counters.path = "ring slot -> outputs in place";
     // The loop counts every frame zero-copy as it arrives and the outputs'

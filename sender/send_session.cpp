@@ -269,7 +269,10 @@ private:
         c.member_timeout = to_ms(o_.member_timeout);
         tx_ = open_sender(plan, allow_list(o_.connection, plan), c);
         if (!tx_) return; // interrupted: run() says so
-        if (plan.endpoint_b) report_.set_paths([this] { return tx_->paths(); });
+        if (plan.endpoint_b) {
+            report_.set_paths([this] { return tx_->paths(); });
+            if (metrics_) metrics_->set_paths([this] { return tx_->paths(); });
+        }
         ctx_.emplace(SendContext{*tx_, idle(), o_.receivers > 0, counters_});
         bool pool_given = false; // the input gave the pool to its first video stream's decoder
         for (std::size_t i = 0; i < source_->count(); ++i) {

@@ -107,7 +107,8 @@ MetricsExporter::~MetricsExporter() {
 
 void MetricsExporter::publish(const StreamStats& s, const FrameCounters& c, bool connected, bool fanout,
                               std::span<const PeerReport> receivers) {
-    fill_snapshot(board_.back(), s, c, connected, fanout, receivers);
+    const std::vector<PathReport> paths = paths_ ? paths_() : std::vector<PathReport>{};
+    fill_snapshot(board_.back(), s, c, connected, fanout, receivers, paths);
     board_.publish();
 }
 

@@ -4,10 +4,11 @@
 namespace rdmastream::cli {
 
 void fill_snapshot(MetricsSnapshot& out, const StreamStats& s, const FrameCounters& c, bool connected, bool fanout,
-                   std::span<const PeerReport> receivers) {
+                   std::span<const PeerReport> receivers, std::span<const PathReport> paths) {
     out.stats = s;
     out.counters = c;
     out.fanout = fanout;
+    out.paths.assign(paths.begin(), paths.end()); // assigns over the old entries: their strings' capacity serves
     out.receivers.resize(receivers.size());
     for (std::size_t i = 0; i < receivers.size(); ++i) {
         PeerReport& r = out.receivers[i];

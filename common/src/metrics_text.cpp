@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <vector>
 
 namespace rdmastream::cli {
 namespace {
@@ -148,6 +149,48 @@ void write_receivers(Writer& w, const std::vector<PeerReport>& receivers) {
     for (const auto& [peer, p] : peers) w.histogram("rdmastream_receiver_latency_seconds", labels[peer], p.stats);
 }
 
+// Two paths: each path's own view before the merge, in the manner of SMPTE
+// ST 2022-7's statistics, labelled by its letter and RDMA device (a path
+// not connected yet has none: device=""). One path writes none of these.
+void write_paths(Writer& w, const std::vector<PathReport>& paths, bool sender) {
+    if (paths.empty()) return;
+    std::vector<std::string> labels;
+    for (const PathReport& p : paths) {
+        labels.push_back(fmt::format("path=\"{}\",device=\"{}\"", p.name, escaped(p.device)));
+    }
+    w.family("rdmastream_path_up", Type::kGauge, "Whether this path is up now (1) or lost (0); its counters stay");
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+        w.sample("rdmastream_path_up", labels[i], std::uint64_t{paths[i].up});
+    }
+    const struct {
+        const char* name;
+        const char* help;
+        std::uint64_t PathReport::*field;
+    } counters[] = {
+        {"rdmastream_path_frames_first_total",
+         sender ? "Frames this path delivered" : "Frames handed out from this path's copy (it came first)",
+         &PathReport::frames_first},
+        {"rdmastream_path_frames_only_total",
+         sender ? "Frames only this path posted" : "Frames handed out from this path that no copy of came on the other",
+         &PathReport::frames_only},
+        {"rdmastream_path_frames_lost_total",
+         sender ? "Frames this path never delivered (skipped because the other path had, or lost with it)"
+                : "Frames missing from this path's sequence (the other path brought them, or both lost them)",
+         &PathReport::frames_lost},
+        {"rdmastream_path_copies_differ_total",
+         "Second copies unlike the first: a fault on a path, logged once each (always 0 on a sender)",
+         &PathReport::copies_differ},
+        {"rdmastream_path_downs_total", "Times this path was lost", &PathReport::downs},
+        {"rdmastream_path_ups_total",
+         "Times this path joined after the stream opened (a path B that came late, or one that came back)",
+         &PathReport::ups},
+    };
+    for (const auto& k : counters) {
+        w.family(k.name, Type::kCounter, k.help);
+        for (std::size_t i = 0; i < paths.size(); ++i) w.sample(k.name, labels[i], paths[i].*k.field);
+    }
+}
+
 } // namespace
 
 MetricsFormat metrics_format_for(std::string_view accept) {
@@ -228,6 +271,7 @@ std::string render_metrics(const MetricsSnapshot& s, const MetricsIdentity& who,
              fmt::format("Frame latency in seconds: {}", who.latency_is));
     w.histogram("rdmastream_latency_seconds", "", t);
     if (s.fanout) write_receivers(w, s.receivers);
+    write_paths(w, s.paths, sender);
     return w.finish();
 }
 

@@ -15,7 +15,10 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <string>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 namespace cli = rdmastream::cli;
 using ::testing::HasSubstr;
@@ -142,6 +145,7 @@ TEST(MetricsText, PrometheusCountersAndHistogram) {
                              "rdmastream_latency_seconds_sum 5.00073\n"));
     EXPECT_THAT(t, Not(HasSubstr("# EOF")));
     EXPECT_THAT(t, Not(HasSubstr("rdmastream_receiver_"))); // not a fan-out
+    EXPECT_THAT(t, Not(HasSubstr("rdmastream_path_")));     // one path
 }
 
 TEST(MetricsText, AProgrammesFlowsEachHaveTheirSeries) {
@@ -192,6 +196,50 @@ TEST(MetricsText, FanoutSeriesPerReceiverIncludingThoseThatLeft) {
     EXPECT_THAT(t, HasSubstr("rdmastream_latency_seconds_count 1\n"));
 }
 
+namespace {
+
+// Path A up on rxe0; path B on rxe1 lost, back and lost again, with a copy
+// that differed.
+std::vector<rdmastream::PathReport> two_paths() {
+    return {{.name = 'A', .peer = "198.18.0.2:4000", .device = "rxe0", .up = true, .frames_first = 640,
+             .frames_only = 80, .frames_lost = 2},
+            {.name = 'B', .peer = "198.18.1.2:4001", .device = "rxe1", .up = false, .frames_first = 560,
+             .frames_only = 3, .frames_lost = 82, .copies_differ = 1, .downs = 2, .ups = 1}};
+}
+
+} // namespace
+
+TEST(MetricsText, TwoPathsEachHaveTheirSeriesByPathAndDevice) {
+    cli::MetricsSnapshot s = sample_snapshot();
+    s.paths.resize(5); // an older snapshot's entries: overwritten, the extra ones gone
+    const std::vector<rdmastream::PathReport> paths = two_paths();
+    cli::fill_snapshot(s, s.stats, s.counters, true, false, {}, paths);
+    ASSERT_EQ(s.paths.size(), 2u);
+    const std::string t = cli::render_metrics(s, kWho, cli::MetricsFormat::kPrometheus);
+    EXPECT_THAT(t, HasSubstr("# TYPE rdmastream_path_up gauge\n"
+                             "rdmastream_path_up{path=\"A\",device=\"rxe0\"} 1\n"
+                             "rdmastream_path_up{path=\"B\",device=\"rxe1\"} 0\n"));
+    EXPECT_THAT(t, HasSubstr("# TYPE rdmastream_path_frames_first_total counter\n"
+                             "rdmastream_path_frames_first_total{path=\"A\",device=\"rxe0\"} 640\n"
+                             "rdmastream_path_frames_first_total{path=\"B\",device=\"rxe1\"} 560\n"));
+    const std::tuple<const char*, int, int> others[] = {
+        {"frames_only", 80, 3}, {"frames_lost", 2, 82}, {"copies_differ", 0, 1}, {"downs", 0, 2}, {"ups", 0, 1}};
+    for (const auto& [series, a, b] : others) {
+        const std::string name = std::string("rdmastream_path_") + series + "_total";
+        EXPECT_THAT(t, HasSubstr("# TYPE " + name + " counter\n" + name + "{path=\"A\",device=\"rxe0\"} " +
+                                 std::to_string(a) + "\n" + name + "{path=\"B\",device=\"rxe1\"} " +
+                                 std::to_string(b) + "\n"));
+    }
+    EXPECT_THAT(t, HasSubstr("# HELP rdmastream_path_frames_first_total Frames handed out from this path's copy"));
+    const std::string sent = cli::render_metrics(s, {"rdmasend", "x"}, cli::MetricsFormat::kPrometheus);
+    EXPECT_THAT(sent, HasSubstr("# HELP rdmastream_path_frames_first_total Frames this path delivered\n"));
+    // OpenMetrics: the counters' families without _total, the samples with.
+    const std::string om = cli::render_metrics(s, kWho, cli::MetricsFormat::kOpenMetrics);
+    EXPECT_THAT(om, HasSubstr("# TYPE rdmastream_path_downs counter\n"
+                              "rdmastream_path_downs_total{path=\"A\",device=\"rxe0\"} 0\n"));
+    EXPECT_TRUE(om.ends_with("\n# EOF\n"));
+}
+
 TEST(MetricsExporter, ServesWhatWasPublished) {
     cli::MetricsExporter exporter(cli::parse_metrics_address("0"), kWho);
     ASSERT_THAT(exporter.url(), HasSubstr("http://127.0.0.1:"));
@@ -202,12 +250,15 @@ TEST(MetricsExporter, ServesWhatWasPublished) {
     EXPECT_EQ(before->status, 200);
     EXPECT_EQ(before->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
     EXPECT_THAT(before->body, HasSubstr("\nrdmastream_frames_total 0\n"));
+    EXPECT_THAT(before->body, Not(HasSubstr("rdmastream_path_")));
     const cli::MetricsSnapshot s = sample_snapshot();
+    exporter.set_paths(two_paths); // asked at each publish, on this (the stream's) thread
     exporter.publish(s.stats, s.counters, true);
     auto after = client.Get("/metrics", {{"Accept", "application/openmetrics-text; version=1.0.0"}});
     ASSERT_TRUE(after);
     EXPECT_EQ(after->get_header_value("Content-Type"), "application/openmetrics-text; version=1.0.0; charset=utf-8");
     EXPECT_THAT(after->body, HasSubstr("\nrdmastream_frames_total 42\n"));
+    EXPECT_THAT(after->body, HasSubstr("\nrdmastream_path_frames_first_total{path=\"B\",device=\"rxe1\"} 560\n"));
     EXPECT_TRUE(after->body.ends_with("# EOF\n"));
     auto other = client.Get("/");
     ASSERT_TRUE(other);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // The elements' stats messages (stats-interval), natively: the ticker posts
 // the counters it is given as element messages at its interval and stops
-// with stop(); a started rdmasrc posts its "stats" structure on the bus.
+// with stop(); a started rdmasrc posts its "stats" structure on the bus,
+// with each path's counters when it has two (host-b).
 // That the counters rise with a real stream is the RDMA test's
 // (rdma.gst_uri.one, tests/gst/uri.sh).
 #include "rdmastatsticker.hpp"
@@ -14,7 +15,9 @@
 
 #include <atomic>
 #include <string>
+#include <vector>
 
+using rdmastream::PathReport;
 using rdmastream::gst::StatsTicker;
 
 namespace {
@@ -87,23 +90,71 @@ TEST_F(StatsMessagesTest, OffByDefault) {
     }
 }
 
+TEST_F(StatsMessagesTest, EachPathsCountersAreFieldsOfTheirOwn) {
+    const std::vector<PathReport> paths = {
+        {.name = 'A', .peer = "198.18.0.2:4000", .device = "rxe0", .up = true, .frames_first = 640, .frames_only = 80,
+         .frames_lost = 2},
+        {.name = 'B', .peer = "198.18.1.2:4001", .device = "rxe1", .up = false, .frames_first = 560, .frames_only = 3,
+         .frames_lost = 82, .copies_differ = 1, .downs = 2, .ups = 1}};
+    GstStructure* s = gst_structure_new_empty("TestStats");
+    rdmastream::gst::add_path_fields(s, {}); // one path: nothing
+    EXPECT_EQ(gst_structure_n_fields(s), 0);
+    rdmastream::gst::add_path_fields(s, paths);
+    EXPECT_EQ(gst_structure_n_fields(s), 2 * 9);
+    EXPECT_STREQ(gst_structure_get_string(s, "path-a-peer"), "198.18.0.2:4000");
+    EXPECT_STREQ(gst_structure_get_string(s, "path-b-device"), "rxe1");
+    gboolean up = FALSE;
+    EXPECT_TRUE(gst_structure_get_boolean(s, "path-a-up", &up));
+    EXPECT_TRUE(up);
+    EXPECT_TRUE(gst_structure_get_boolean(s, "path-b-up", &up));
+    EXPECT_FALSE(up);
+    const struct {
+        const char* field;
+        guint64 want;
+    } counters[] = {{"path-a-frames-first", 640}, {"path-a-frames-only", 80}, {"path-a-frames-lost", 2},
+                    {"path-a-copies-differ", 0},  {"path-a-downs", 0},        {"path-a-ups", 0},
+                    {"path-b-frames-first", 560}, {"path-b-frames-only", 3},  {"path-b-frames-lost", 82},
+                    {"path-b-copies-differ", 1},  {"path-b-downs", 2},        {"path-b-ups", 1}};
+    for (const auto& c : counters) {
+        guint64 v = 0;
+        EXPECT_TRUE(gst_structure_get_uint64(s, c.field, &v)) << c.field;
+        EXPECT_EQ(v, c.want) << c.field;
+    }
+    gst_structure_free(s);
+}
+
 // rdmasrc role=connect starts without a device (it dials from the streaming
 // thread, which fails at once); until it goes back to READY it posts its
-// counters, the "stats" structure, at its interval.
+// counters, the "stats" structure, at its interval. One path ("src") has no
+// path fields; two ("two", host-b) have each path's, down and zero.
 TEST_F(StatsMessagesTest, AStartedRdmasrcPostsItsStatsStructure) {
     GError* err = nullptr;
     GstElement* pipeline = gst_parse_launch(
-        "rdmasrc name=src role=connect host=198.18.0.1 connect-timeout=0 stats-interval=50 ! fakesink", &err);
+        "rdmasrc name=src role=connect host=198.18.0.1 connect-timeout=0 stats-interval=50 ! fakesink "
+        "rdmasrc name=two role=connect host=127.0.0.1 host-b=127.0.0.2 connect-timeout=0 stats-interval=50 ! "
+        "fakesink",
+        &err);
     ASSERT_EQ(err, nullptr);
     gst_element_set_state(pipeline, GST_STATE_PLAYING);
     GstBus* bus = gst_element_get_bus(pipeline);
-    for (int i = 0; i < 3; ++i) {
+    int one = 0, two = 0;
+    while (one < 3 || two < 3) {
         GstMessage* m = next_stats(bus, "GstRdmaSrcStats", 2 * GST_SECOND);
-        ASSERT_NE(m, nullptr) << "message " << i << " did not come";
-        EXPECT_STREQ(GST_OBJECT_NAME(GST_MESSAGE_SRC(m)), "src");
+        ASSERT_NE(m, nullptr) << "messages did not come: " << one << " of one path, " << two << " of two";
+        const bool paths = std::string(GST_OBJECT_NAME(GST_MESSAGE_SRC(m))) == "two";
+        ++(paths ? two : one);
         const GstStructure* s = gst_message_get_structure(m);
         for (const char* f : {"frames", "bytes", "drops", "format-changes", "copies"}) {
             EXPECT_TRUE(gst_structure_has_field_typed(s, f, G_TYPE_UINT64)) << f;
+        }
+        EXPECT_EQ(gst_structure_n_fields(s), paths ? 5 + 2 * 9 : 5);
+        if (paths) {
+            gboolean up = TRUE;
+            EXPECT_TRUE(gst_structure_get_boolean(s, "path-b-up", &up));
+            EXPECT_FALSE(up);
+            guint64 first = 1;
+            EXPECT_TRUE(gst_structure_get_uint64(s, "path-a-frames-first", &first));
+            EXPECT_EQ(first, 0u);
         }
         gst_message_unref(m);
     }

@@ -31,10 +31,12 @@
 #include "rdmastream_cli/metrics_text.hpp"
 #include "rdmastream_cli/triple_buffer.hpp"
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace rdmastream::cli {
 
@@ -53,6 +55,9 @@ public:
     // Stream thread: these numbers from now on (see fill_snapshot).
     void publish(const StreamStats& s, const FrameCounters& c, bool connected, bool fanout = false,
                  std::span<const PeerReport> receivers = {});
+    // Two paths: where each path's counters come from, asked by publish()
+    // on the stream's thread (once a second), as StatsReport::set_paths.
+    void set_paths(std::function<std::vector<PathReport>()> paths) { paths_ = std::move(paths); }
 
     // Where to scrape, e.g. http://127.0.0.1:9464/metrics.
     const std::string& url() const noexcept { return url_; }
@@ -62,6 +67,7 @@ private:
 
     struct Server; // cpp-httplib's, kept out of this header
     MetricsIdentity who_;
+    std::function<std::vector<PathReport>()> paths_; // stream thread
     TripleBuffer<MetricsSnapshot> board_;
     std::mutex readers_; // the HTTP threads' turn at board_.latest()
     std::unique_ptr<Server> server_;

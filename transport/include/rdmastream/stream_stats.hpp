@@ -83,8 +83,9 @@ struct StreamStats {
 // with two Doors), counted in the manner of SMPTE ST 2022-7's statistics:
 // each path's own view before the two are merged.
 struct PathReport {
-    char name = 'A';  // 'A': the first Door's path; 'B': the second's
-    std::string peer; // the peer's address on it (now, or when it was lost)
+    char name = 'A';    // 'A': the first Door's path; 'B': the second's
+    std::string peer;   // the peer's address on it (now, or when it was lost)
+    std::string device; // the RDMA device it runs on ("rxe1"); empty before it first connected
     bool up = false;
     // Receiver: frames handed out from this path's copy (it came first).
     // Sender: frames this path delivered.

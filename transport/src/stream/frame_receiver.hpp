@@ -198,6 +198,8 @@ public:
     }
     // The sender's address ("198.18.0.2:40123"), for messages.
     std::string peer() const { return path_->peer_name(); }
+    // The RDMA device the connection runs on ("rxe0").
+    std::string device() const { return path_->device_name(); }
     // What the sender must know of a flow's slots: the last step of the
     // handshake sends flow 0's (announce_ring), once the sender proved the
     // key. With windows, each slot's key is its window's, bound when the

@@ -250,6 +250,8 @@ public:
     Policy policy() const noexcept { return policy_; }
     // The receiver's address, for messages.
     std::string peer() const { return path_->peer_name(); }
+    // The RDMA device the connection runs on ("rxe0").
+    std::string device() const { return path_->device_name(); }
 
 private:
     using TimePoint = std::chrono::steady_clock::time_point;

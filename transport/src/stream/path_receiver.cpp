@@ -240,7 +240,10 @@ bool PathReceiver::may_go(std::size_t r) const noexcept {
 void PathReceiver::go_if_done(std::size_t r) {
     if (ranges_[r].frames != 0 || !may_go(r)) return;
     const std::size_t p = r / 2;
-    if (paths_[p].range == r) paths_[p].gone_peer = ranges_[r].rx->peer();
+    if (paths_[p].range == r) {
+        paths_[p].gone_peer = ranges_[r].rx->peer();
+        paths_[p].gone_device = ranges_[r].rx->device();
+    }
     ranges_[r].rx.reset();
 }
 
@@ -395,6 +398,7 @@ std::vector<PathReport> PathReceiver::report() const {
         r.name = letter(p);
         const FrameReceiver* rx = path(p);
         r.peer = rx != nullptr ? rx->peer() : paths_[p].gone_peer;
+        r.device = rx != nullptr ? rx->device() : paths_[p].gone_device;
         r.up = paths_[p].up;
         r.frames_first = c.merge.first;
         // A copy the other path brought second is a frame this one did not

@@ -136,7 +136,7 @@ private:
         bool up = false;
         bool ended = false;
         Counters counters;
-        std::string gone_peer; // its connection's peer, once that went with its device
+        std::string gone_peer, gone_device; // its connection's, once that went with its device
     };
     // The first copy of a recent frame, for comparing the second with.
     struct Winner {

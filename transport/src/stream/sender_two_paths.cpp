@@ -73,6 +73,7 @@ public:
             path.adopted = path.up;       // the receiver's stream end was made with it
             if (path.up) {
                 path.tx->set_on_done([this, p](std::uint64_t cookie, FrameFate fate) { done_on(p, cookie, fate); });
+                path.report.device = path.tx->device(); // kept while the path is down
             }
         }
         open_flow(0, kDefaultSideDataBytes);
@@ -312,6 +313,7 @@ public:
         ++path.report.ups;
         path.tx = std::move(tx); // the lost connection's goes (stopped when it was lost)
         path.device = device;
+        path.report.device = path.tx->device();
         path.cursor = from;
         path.adopted = false; // a new connection: trusted from its first credit
         path.up = true;
