@@ -33,12 +33,15 @@ std::size_t joined(const Sender& tx) {
     return n;
 }
 
-std::unique_ptr<Sender> open_fanout(Door& door, const SenderConfig& config) {
-    std::fprintf(stderr, "rdmasend: listening on %s for %zu receiver(s); more may join while it streams\n",
-                 door.describe().c_str(), config.receivers);
+// `door_b`: a second door, where receivers with two paths dial their second.
+std::unique_ptr<Sender> open_fanout(Door& door, Door* door_b, const SenderConfig& config) {
+    std::fprintf(stderr, "rdmasend: listening on %s%s%s for %zu receiver(s); more may join while it streams\n",
+                 door.describe().c_str(), door_b ? " (path A) and " : "",
+                 door_b ? (door_b->describe() + " (path B, for receivers with two paths)").c_str() : "",
+                 config.receivers);
     std::unique_ptr<Sender> tx;
     try {
-        tx = Sender::open(door, config);
+        tx = door_b ? Sender::open(door, *door_b, config) : Sender::open(door, config);
     } catch (const TimeoutError& e) {
         // The transport's hint speaks of receivers in general ("start the
         // others (they dial ...), or wait for fewer receivers or longer");
@@ -59,9 +62,6 @@ std::unique_ptr<Sender> open_fanout(Door& door, const SenderConfig& config) {
 
 // Two paths: both dialled, or both listened on (each Door with --allow).
 std::unique_ptr<Sender> open_two_paths(const ConnectionPlan& plan, const AllowList& allow, const SenderConfig& config) {
-    if (config.receivers > 0) {
-        throw UserError("--receivers with two paths (--listen twice) is not built yet: give one --listen");
-    }
     if (!plan.listen) {
         Door a = Door::dial(plan.endpoint);
         Door b = Door::dial(*plan.endpoint_b);
@@ -70,6 +70,7 @@ std::unique_ptr<Sender> open_two_paths(const ConnectionPlan& plan, const AllowLi
     }
     Door a = Door::listen(plan.endpoint, allow, log_line, plan.pending);
     Door b = Door::listen(*plan.endpoint_b, allow, log_line, plan.pending);
+    if (config.receivers > 0) return open_fanout(a, &b, config);
     std::fprintf(stderr, "rdmasend: listening for a receiver on two paths: A on %s, B on %s%s%s\n",
                  a.describe().c_str(), b.describe().c_str(), allow.empty() ? "" : "; allowed: ",
                  allow.empty() ? "" : allow.describe().c_str());
@@ -89,7 +90,7 @@ std::unique_ptr<Sender> open_sender(const ConnectionPlan& plan, AllowList allow,
     // listener, so later receivers hear "busy" (or join a fan-out).
     Door door = Door::listen(plan.endpoint, std::move(allow), log_line, plan.pending);
     if (config.receivers > 0) {
-        return open_fanout(door, config);
+        return open_fanout(door, nullptr, config);
     }
     const AllowList& allowed = door.allow();
     std::fprintf(stderr, "rdmasend: listening on %s for a receiver%s%s\n", door.describe().c_str(),

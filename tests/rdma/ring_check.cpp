@@ -19,6 +19,7 @@
 #include "rogue_sender.hpp"
 
 #include "rdmastream/error.hpp"
+#include "memory/frame_memory_impl.hpp"
 #include "stream/fanout_sender.hpp"
 #include "stream/frame_receiver.hpp"
 #include "stream/frame_sender.hpp"
@@ -304,7 +305,12 @@ int run_fanout_sender(const Options& o) {
     const std::uint32_t max_payload = o.max_payload ? o.max_payload : tx.max_payload();
     const std::uint32_t pool = rs::FrameSender::kMaxSlots + 1;
     busy.assign(pool, false);
-    rs::RegisteredRegion buffers(tx.pd(), std::size_t{pool} * max_payload, 0);
+    // Frame memory as a Sender's: a domain on the fan-out's PD (its device 0).
+    const auto domain = std::make_shared<rs::MemoryDomain::Impl>(
+        [pd = tx.shared_pd()](std::span<std::byte> pages, std::size_t locked) {
+            return rs::register_pages(pd, pages, locked, 0);
+        });
+    const std::unique_ptr<rs::FrameMemory::Impl> memory = domain->allocate(domain, std::size_t{pool} * max_payload);
     const auto start = std::chrono::steady_clock::now();
     for (std::uint64_t seq = 0; seq < o.frames; ++seq) {
         if (o.fps > 0) { // a live source: frames come at their rate, whatever the receivers do
@@ -314,11 +320,11 @@ int run_fanout_sender(const Options& o) {
         while (busy[b]) {
             tx.progress();
         }
-        const auto buf = buffers.bytes().subspan(std::size_t{b} * max_payload,
-                                                 check::frame_size(seq, o.min_payload, max_payload));
+        const auto buf = memory->pages.bytes().subspan(std::size_t{b} * max_payload,
+                                                       check::frame_size(seq, o.min_payload, max_payload));
         check::fill(buf, seq);
         busy[b] = true;
-        tx.send(buf, buffers.lkey(), rs::FrameMeta{static_cast<std::int64_t>(seq), 1, 0, {}}, b, ms(o.idle_timeout));
+        tx.send(buf, *memory, rs::FrameMeta{static_cast<std::int64_t>(seq), 1, 0, {}}, b, ms(o.idle_timeout));
     }
     tx.finish(ms(o.idle_timeout));
     for (const auto& r : tx.receiver_stats()) {

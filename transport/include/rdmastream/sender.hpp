@@ -86,6 +86,7 @@ struct ReceiverReport {
     StreamStats stats;
     Policy policy = Policy::kLossless;
     bool left = false; // dropped mid-stream (failed, left or stuck): stats up to then
+    std::vector<PathReport> paths; // a receiver over two paths (Sender::open(a, b)): each one's; else empty
 };
 
 class Sender {

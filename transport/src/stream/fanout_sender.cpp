@@ -38,9 +38,46 @@ FanoutSender::FanoutSender(Listener& listener, const SenderOptions& opts, LogFn 
       opts_(opts),
       log_(std::move(log)),
       pd_(make_shared_pd(pick_device(listener, opts.device))),
+      pd_b_(pd_),
       member_opts_(member_options()),
       plan_(FrameSender::opening_plan(member_opts_)),
       pending_(listener_, plan_, kJoinPatience) {
+    shared_[0].resize(kSharedFrames);
+}
+
+namespace {
+// Door B's PD: door A's when both listen on one device.
+std::shared_ptr<ibv_pd> pd_of_door_b(const std::shared_ptr<ibv_pd>& pd_a, const Listener& listener_b,
+                                     const std::string& device_b) {
+    ibv_context* b = pick_device(listener_b, device_b);
+    return b == pd_a->context ? pd_a : make_shared_pd(b);
+}
+
+OpeningPlan with_joins(OpeningPlan plan, const std::vector<std::shared_ptr<const SessionSecret>>* secrets) {
+    plan.joins_any = secrets;
+    return plan;
+}
+} // namespace
+
+FanoutSender::FanoutSender(Listener& listener, Listener& listener_b, const SenderOptions& opts,
+                           const SenderConfig& two_paths, LogFn log)
+    : listener_(listener),
+      listener_b_(&listener_b),
+      opts_(opts),
+      log_(std::move(log)),
+      pd_(make_shared_pd(pick_device(listener, opts.device))),
+      pd_b_(pd_of_door_b(pd_, listener_b, two_paths.device_b)),
+      member_opts_(member_options()),
+      member_opts_b_(member_opts_),
+      two_paths_(two_paths),
+      plan_(with_joins(FrameSender::opening_plan(member_opts_), &secrets_)), // a path A back comes through door A
+      pending_(listener_, plan_, kJoinPatience) {
+    member_opts_b_.shared_pd = pd_b_;
+    member_opts_b_.device = two_paths.device_b;
+    plan_b_ = with_joins(FrameSender::opening_plan(member_opts_b_), &secrets_);
+    pending_b_ = std::make_unique<PendingPeers>(*listener_b_, plan_b_, kJoinPatience);
+    two_paths_.on_done = [this](std::uint64_t token, FrameFate fate) { member_done(token, fate); };
+    two_paths_.log = log_;
     shared_[0].resize(kSharedFrames);
 }
 
@@ -75,6 +112,10 @@ void FanoutSender::member_done(std::uint64_t token, FrameFate fate) {
     }
 }
 
+void FanoutSender::depart(Member& m, bool left) {
+    departed_.push_back({m.peer, m.sender->stats(), m.sender->policy(), left, member_paths(*m.sender)});
+}
+
 template <typename Fn>
 void FanoutSender::for_each_member(Fn&& fn) {
     for (auto it = members_.begin(); it != members_.end();) {
@@ -83,15 +124,15 @@ void FanoutSender::for_each_member(Fn&& fn) {
             ++it;
         } catch (const PeerLeft& e) { // it has what it wanted: it goes, with no complaint
             if (log_) log_(e.what());
-            departed_.push_back({(*it)->peer, (*it)->sender->stats(), (*it)->sender->policy(), true});
+            depart(**it, true);
             it = members_.erase(it);
         } catch (const TimeoutError& e) { // stuck past the member timeout: it goes, the others need not wait
             if (log_) log_(fmt::format("receiver {} cut: it held the others back: {}", (*it)->peer, e.what()));
-            departed_.push_back({(*it)->peer, (*it)->sender->stats(), (*it)->sender->policy(), true});
+            depart(**it, true);
             it = members_.erase(it);
         } catch (const std::exception& e) {
             if (log_) log_(fmt::format("receiver {} left: {}", (*it)->peer, e.what()));
-            departed_.push_back({(*it)->peer, (*it)->sender->stats(), (*it)->sender->policy(), true});
+            depart(**it, true);
             it = members_.erase(it); // its undelivered frames come back as dropped
         }
     }
@@ -99,18 +140,85 @@ void FanoutSender::for_each_member(Fn&& fn) {
 
 std::size_t FanoutSender::admit() {
     if (look_due()) {
-        if (listener_readable()) accept_requests();
+        if (readable(listener_)) accept_requests();
         if (pending_.size() > 0) {
-            while (std::optional<Opening> o = pending_.advance()) {
-                auto j = std::make_unique<Joiner>();
-                j->peer = o->path->peer_name();
-                j->sender = FrameSender::over(std::move(*o), member_opts_);
-                j->deadline = std::chrono::steady_clock::now() + kJoinPatience;
-                joining_.push_back(std::move(j));
+            while (std::optional<Opening> o = pending_.advance()) take(std::move(*o));
+        }
+        if (listener_b_ != nullptr) {
+            if (readable(*listener_b_)) accept_joins();
+            if (pending_b_->size() > 0) {
+                while (std::optional<Opening> o = pending_b_->advance()) join_path(std::move(*o), device_b());
             }
         }
     }
     return joining_.empty() ? 0 : advance_joiners();
+}
+
+void FanoutSender::take(Opening o) {
+    if (o.handshake->join()) { // a two-path receiver's path A, back
+        join_path(std::move(o), 0);
+        return;
+    }
+    auto j = std::make_unique<Joiner>();
+    j->peer = o.path->peer_name();
+    if (listener_b_ != nullptr) j->secret = o.handshake->session_secret();
+    j->sender = FrameSender::over(std::move(o), member_opts_);
+    j->deadline = std::chrono::steady_clock::now() + kJoinPatience;
+    joining_.push_back(std::move(j));
+}
+
+StreamSoFar FanoutSender::so_far() const {
+    StreamSoFar s;
+    s.next = next_number_;
+    s.formats = formats_;
+    s.clock = clock_;
+    return s;
+}
+
+void FanoutSender::join_path(Opening o, std::size_t device) {
+    const Handshake::Join& join = *o.handshake->join();
+    const std::size_t path = join.path_b ? 1 : 0;
+    const auto m = std::find_if(members_.begin(), members_.end(),
+                                [&](const std::unique_ptr<Member>& x) { return x->secret == join.secret; });
+    const std::string peer = o.path->peer_name();
+    if (m == members_.end()) { // it left since its token was screened
+        if (log_) log_(fmt::format("receiver {}: a path {} for a receiver no longer here, dropped", peer, "AB"[path]));
+        return;
+    }
+    try {
+        std::unique_ptr<FrameSender> tx = FrameSender::over(std::move(o), device == 0 ? member_opts_ : member_opts_b_);
+        if (!has_two_paths(*(*m)->sender)) {
+            SenderConfig c = two_paths_; // its paths' lines name the receiver
+            c.log = [log = log_, who = (*m)->peer](const std::string& line) {
+                if (log) log(fmt::format("receiver {}: {}", who, line));
+            };
+            (*m)->sender = two_path_member(std::move((*m)->sender), so_far(), c);
+        }
+        attach_member_path(*(*m)->sender, path, std::move(tx), device, kJoinPatience);
+    } catch (const std::exception& e) {
+        if (log_) log_(fmt::format("receiver {}: its path {} ({}) could not join: {}", (*m)->peer, "AB"[path], peer,
+                                   e.what()));
+    }
+}
+
+void FanoutSender::collect_secrets() {
+    secrets_.clear();
+    for (const auto& m : members_) {
+        if (m->secret) secrets_.push_back(m->secret);
+    }
+}
+
+void FanoutSender::accept_joins() {
+    // Door B takes second paths only: a receiver's first connection comes
+    // through door A.
+    const auto joins_only = [](std::span<const std::byte> hello, const Listener::Requester&) {
+        if (!wire::read_join(wire::Role::kReceiver, hello)) {
+            throw PeerRefused(wire::RejectReason::kBusy,
+                              "this door takes receivers' second paths only: dial the sender's first address first");
+        }
+    };
+    collect_secrets();
+    pending_b_->take_requests(PendingPeers::kRequestsPerLook, joins_only);
 }
 
 bool FanoutSender::look_due() {
@@ -126,8 +234,8 @@ bool FanoutSender::look_due() {
     return true;
 }
 
-bool FanoutSender::listener_readable() {
-    pollfd pfd{listener_.fd(), POLLIN, 0};
+bool FanoutSender::readable(const Listener& listener) {
+    pollfd pfd{listener.fd(), POLLIN, 0};
     return ::poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN) != 0;
 }
 
@@ -150,6 +258,7 @@ void FanoutSender::accept_requests() {
     // its channel broken) is not one receiver's and ends the fan-out's
     // admitting: it goes to the caller. Each receiver's own failures are
     // logged by the listener and cost only that receiver.
+    if (listener_b_ != nullptr) collect_secrets(); // a two-path receiver's path A may come back here
     pending_.take_requests(PendingPeers::kRequestsPerLook, admission); // admit() always returns
 }
 
@@ -177,12 +286,13 @@ std::size_t FanoutSender::advance_joiners() {
         }
         auto m = std::make_unique<Member>();
         m->peer = std::move(j.peer);
-        m->sender = std::move(j.sender);
+        m->secret = std::move(j.secret);
         if (log_) {
             log_(fmt::format("receiver {} joined ({} slots of {} bytes, {} policy); {} receiver(s) now", m->peer,
-                             m->sender->ring().slot_count, m->sender->ring().slot_size,
-                             m->sender->policy() == Policy::kLive ? "live" : "lossless", members_.size() + 1));
+                             j.sender->ring().slot_count, j.sender->ring().slot_size,
+                             j.sender->policy() == Policy::kLive ? "live" : "lossless", members_.size() + 1));
         }
+        m->sender = one_path_member(std::move(j.sender), 0);
         members_.push_back(std::move(m));
         it = joining_.erase(it);
         ++joined;
@@ -240,8 +350,8 @@ std::uint32_t FanoutSender::max_payload(std::uint8_t flow) const noexcept {
     return members_.empty() ? 0 : m;
 }
 
-std::uint64_t FanoutSender::send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
-                                 std::uint64_t cookie, std::chrono::milliseconds timeout) {
+std::uint64_t FanoutSender::send(std::span<const std::byte> payload, const FrameMemory::Impl& memory,
+                                 const FrameMeta& meta, std::uint64_t cookie, std::chrono::milliseconds timeout) {
     admit();
     // The caller's mistakes are the caller's, not one receiver's: refused
     // before any receiver takes the frame (each would drop on its own).
@@ -269,12 +379,13 @@ std::uint64_t FanoutSender::send(std::span<const std::byte> payload, std::uint32
     // may hold the frame already, so this one must take it too (and number
     // it as they do): it waits again. Only a wake restarts that wait.
     o = SharedFrame{number, cookie, 1, false};
-    for_each_member([&](FrameSender& s) {
+    for_each_member([&](FanoutMember& s) {
         if (payload.size() + side_size > s.max_payload(meta.flow)) {
-            throw UserError(fmt::format("a {}-byte frame does not fit its {}-byte slots of flow {}", payload.size(),
-                                        s.ring(meta.flow).slot_size, meta.flow));
+            throw UserError(fmt::format("a {}-byte frame (with {} bytes of side data) does not fit its slots of flow {} "
+                                        "(at most {} bytes)",
+                                        payload.size(), side_size, meta.flow, s.max_payload(meta.flow)));
         }
-        while (!s.send(payload, lkey, meta, token, std::min(timeout, member_timeout_))) {
+        while (!s.send(payload, memory, meta, token, std::min(timeout, member_timeout_))) {
         }
         ++o.holders;
     });
@@ -290,18 +401,18 @@ void FanoutSender::set_format(const wire::StreamFormat& format, std::chrono::mil
     }
     if (shared_[format.flow].empty()) shared_[format.flow].resize(kSharedFrames); // a new flow
     formats_[format.flow] = format;
-    for_each_member([&](FrameSender& s) { s.set_format(format, std::min(timeout, member_timeout_)); });
+    for_each_member([&](FanoutMember& s) { s.set_format(format, std::min(timeout, member_timeout_)); });
 }
 
 void FanoutSender::set_clock(const ClockAnchor& anchor, std::chrono::milliseconds timeout) {
     clock_ = anchor;
     ++clock_generation_;
-    for_each_member([&](FrameSender& s) { s.set_clock(anchor, std::min(timeout, member_timeout_)); });
+    for_each_member([&](FanoutMember& s) { s.set_clock(anchor, std::min(timeout, member_timeout_)); });
 }
 
 void FanoutSender::progress() {
     admit(); // joiners move on while the caller only services the stream (pacing, waiting, dropping)
-    for_each_member([](FrameSender& s) { s.progress(); });
+    for_each_member([](FanoutMember& s) { s.progress(); });
 }
 
 bool FanoutSender::has_lossless_member() const noexcept {
@@ -310,10 +421,10 @@ bool FanoutSender::has_lossless_member() const noexcept {
     });
 }
 
-bool FanoutSender::member_has_free_slot(std::uint8_t flow) const noexcept {
-    return std::any_of(members_.begin(), members_.end(), [flow](const std::unique_ptr<Member>& m) {
-        return m->sender->has_flow(flow) && m->sender->credits_available(flow) > 0;
-    });
+bool FanoutSender::member_has_free_slot(std::uint8_t flow) {
+    bool any = false;
+    for_each_member([&](FanoutMember& s) { any = any || s.has_free_slot(flow); });
+    return any;
 }
 
 void FanoutSender::drop_unoffered(std::uint8_t flow) noexcept {
@@ -355,7 +466,7 @@ void FanoutSender::wait_done(std::uint64_t number, std::chrono::milliseconds tim
         // period, so the others' keepalives and credits are serviced below
         // while one holds the frame; one that holds it for the member
         // timeout is cut (for_each_member drops it on the TimeoutError).
-        for_each_member([&](FrameSender& s) {
+        for_each_member([&](FanoutMember& s) {
             if (frame_free(flow, number)) return;
             const auto held = Clock::now() - started;
             const auto cut_in = std::chrono::ceil<std::chrono::milliseconds>(member_timeout_ - held);
@@ -375,7 +486,7 @@ void FanoutSender::wait_done(std::uint64_t number, std::chrono::milliseconds tim
 }
 
 void FanoutSender::finish(std::chrono::milliseconds timeout) {
-    for_each_member([&](FrameSender& s) { s.finish(std::min(timeout, member_timeout_)); });
+    for_each_member([&](FanoutMember& s) { s.finish(std::min(timeout, member_timeout_)); });
 }
 
 void FanoutSender::stop() noexcept {
@@ -389,7 +500,9 @@ void FanoutSender::stop() noexcept {
 
 std::vector<FanoutSender::ReceiverStats> FanoutSender::receiver_stats() const {
     std::vector<ReceiverStats> out = departed_;
-    for (const auto& m : members_) out.push_back({m->peer, m->sender->stats(), m->sender->policy(), false});
+    for (const auto& m : members_) {
+        out.push_back({m->peer, m->sender->stats(), m->sender->policy(), false, member_paths(*m->sender)});
+    }
     return out;
 }
 

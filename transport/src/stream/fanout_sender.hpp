@@ -11,9 +11,18 @@
 // or the sender's policy) never holds the others back; a lossless one paces
 // the stream, by definition.
 //
+// Two paths (docs/design/two-paths.md, step 10): with a second door, a
+// receiver that dials both joins over two. Its first connection comes
+// through door A as any receiver's; its second, through door B, joins with
+// its session token (refused unless a receiver here has it), and a
+// two-path sender takes the receiver over from then on (fanout_member.hpp):
+// each frame posted on both paths, a path lost and back costing it no frame.
+// A receiver over one path and one over two share the stream.
+//
 // Thread rule: one thread drives a FanoutSender; on_done and the log run on it.
 #pragma once
 
+#include "stream/fanout_member.hpp"
 #include "stream/frame_sender.hpp"
 #include "stream/pending_peers.hpp"
 
@@ -33,13 +42,22 @@ public:
     // `opts.on_done` fires once per frame, when no receiver needs its memory
     // any more (kDelivered if at least one receiver got it).
     FanoutSender(Listener& listener, const SenderOptions& opts, LogFn log);
+    // With a second door: `listener_b` takes receivers' second paths;
+    // `two_paths` is what a receiver's two-path sender is made with (its
+    // waker, poll mode, max_in_flight; on_done and log are the fan-out's).
+    FanoutSender(Listener& listener, Listener& listener_b, const SenderOptions& opts, const SenderConfig& two_paths,
+                 LogFn log);
     ~FanoutSender();
     FanoutSender(const FanoutSender&) = delete;
     FanoutSender& operator=(const FanoutSender&) = delete;
 
-    // Register frame memory here: every receiver's connection uses this PD.
+    // Register frame memory here: every receiver's connection through door
+    // A uses this PD, the memory domain's device 0; through door B, pd_b()
+    // (device_b(): 0 when door B is on the same device).
     ibv_pd* pd() const noexcept { return pd_.get(); }
     std::shared_ptr<ibv_pd> shared_pd() const noexcept { return pd_; }
+    std::shared_ptr<ibv_pd> pd_b() const noexcept { return pd_b_; }
+    std::size_t device_b() const noexcept { return pd_b_ == pd_ ? 0 : 1; }
 
     // Admits receivers waiting to join and moves joiners on (handshake,
     // format); never blocks. Returns how many joined the stream. With nobody
@@ -79,7 +97,7 @@ public:
     // receiver's slots leaves none, and is dropped. Receivers' errors never
     // reach the caller (each costs only its receiver). A wake of the
     // options' waker does not end it: every receiver takes the frame.
-    std::uint64_t send(std::span<const std::byte> payload, std::uint32_t lkey, const FrameMeta& meta,
+    std::uint64_t send(std::span<const std::byte> payload, const FrameMemory::Impl& memory, const FrameMeta& meta,
                        std::uint64_t cookie, std::chrono::milliseconds timeout);
     void set_format(const wire::StreamFormat& format, std::chrono::milliseconds timeout);
     // Every receiver's, and each joiner's once it holds the format.
@@ -116,6 +134,7 @@ public:
         StreamStats stats;
         Policy policy;
         bool left = false; // dropped mid-stream (failed, left or stuck): stats up to then
+        std::vector<PathReport> paths; // over two paths: each one's (as it was when it left)
     };
     std::vector<ReceiverStats> receiver_stats() const;
     // Frames offered; drops: frames no receiver got (every one dropped it,
@@ -124,8 +143,9 @@ public:
 
 private:
     struct Member {
-        std::unique_ptr<FrameSender> sender;
+        std::unique_ptr<FanoutMember> sender;
         std::string peer;
+        std::shared_ptr<const SessionSecret> secret; // with door B: the one its second path proves
     };
     // A receiver through its handshake, not yet holding the stream's
     // formats. Gets no frames until it is a Member. (Before its handshake it
@@ -137,6 +157,7 @@ private:
         std::array<std::uint16_t, kMaxFlows> format_ids{}; // each flow's format posted to it, 0: none yet
         bool format_posted = false; // one was: wait until it settles before the next
         std::uint32_t clock_sent = 0; // clock_generation_ when its clock anchor went out; 0: none
+        std::shared_ptr<const SessionSecret> secret; // with door B
     };
     // A receiver's handshake, and then its format, each within this.
     static constexpr std::chrono::seconds kJoinPatience{5};
@@ -145,12 +166,18 @@ private:
     // several round trips; the same period FrameSender looks for hang-ups.
     static constexpr std::chrono::milliseconds kListenerLook{10};
     bool look_due();          // at most every kListenerLook: a clock read
-    bool listener_readable(); // one poll(2), no wait
+    static bool readable(const Listener& listener); // one poll(2), no wait
     void accept_requests();   // the requests the listener holds go pending, within the limits
+    void accept_joins();      // door B's: second paths, screened by the members' tokens
+    void take(Opening o);     // a connection through its handshake: a joiner, or a member's path back
+    void join_path(Opening o, std::size_t device); // a member's other path
+    StreamSoFar so_far() const;
+    void collect_secrets(); // secrets_, from the members'
+    void depart(Member& m, bool left); // into departed_
     std::size_t advance_joiners(); // returns how many joined the stream
     bool advance(Joiner& j); // true once j may take frames; throws if it failed
     bool has_lossless_member() const noexcept;
-    bool member_has_free_slot(std::uint8_t flow) const noexcept; // current after progress()
+    bool member_has_free_slot(std::uint8_t flow); // current after progress()
     // The fan-out's one table of frames in flight: a frame's memory is free
     // once every receiver it went to is done with it (each member's own
     // FrameSender tracks its writes; the caller's cookie lives only here).
@@ -173,12 +200,20 @@ private:
     SenderOptions member_options(); // once, for member_opts_
 
     Listener& listener_;
+    Listener* listener_b_ = nullptr; // door B's, if any
     SenderOptions opts_;
     LogFn log_;
-    std::shared_ptr<ibv_pd> pd_;
-    SenderOptions member_opts_; // made once: admit() must not copy options per frame
+    std::shared_ptr<ibv_pd> pd_, pd_b_; // pd_b_: door B's device's (pd_ when the same)
+    SenderOptions member_opts_;   // made once: admit() must not copy options per frame
+    SenderOptions member_opts_b_; // door B's connections: on pd_b_
+    SenderConfig two_paths_;      // a two-path member's (on_done and log the fan-out's)
+    // The session secrets of the members, for the joins' screens (made
+    // again whenever a door holds a request: never per frame).
+    std::vector<std::shared_ptr<const SessionSecret>> secrets_;
     OpeningPlan plan_;          // how a receiver's connection opens (member_opts_'s)
+    OpeningPlan plan_b_;        // door B's: joins only
     PendingPeers pending_;      // receivers on their way through their handshakes
+    std::unique_ptr<PendingPeers> pending_b_; // second paths on their way
     std::chrono::steady_clock::time_point next_listener_look_{};
     // By flow (a flow's table made with its first format; flow 0's at
     // once), then number % kSharedFrames.

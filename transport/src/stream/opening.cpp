@@ -27,6 +27,13 @@ void take_hello(Opening& o, const OpeningPlan& plan) {
 std::optional<Handshake::Join> screen_hello(std::span<const std::byte> private_data, const std::string& peer,
                                             const OpeningPlan& plan) {
     const std::string label = std::string("the ") + plan.peer_role + " " + peer;
+    const wire::Role peer_role = plan.role == wire::Role::kSender ? wire::Role::kReceiver : wire::Role::kSender;
+    if (plan.joins_any != nullptr && wire::read_join(peer_role, private_data)) {
+        const Handshake::ScreenedJoin j =
+            Handshake::screen_join(plan.role, plan.key != nullptr, *plan.joins_any, private_data, label);
+        plan.check_slots(j.peer_slots);
+        return Handshake::Join{j.secret, j.path_b, false, {}};
+    }
     if (!plan.joins) {
         plan.check_slots(Handshake::check_peer_hello(plan.role, plan.key != nullptr, private_data, label));
         return std::nullopt;

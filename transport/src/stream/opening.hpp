@@ -25,6 +25,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace rdmastream {
 
@@ -59,6 +60,10 @@ struct OpeningPlan {
     // refused). Neither: the connection founds a stream.
     std::optional<Handshake::Join> join;
     std::shared_ptr<const SessionSecret> joins;
+    // Listening, besides founding connections: a request that asks to join
+    // is screened against these streams (a fan-out's receivers'), and its
+    // connection joins the one whose token it carries.
+    const std::vector<std::shared_ptr<const SessionSecret>>* joins_any = nullptr;
 };
 
 // The datapath over `conn`, the handshake's receives posted; `join`: the

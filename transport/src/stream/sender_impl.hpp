@@ -70,6 +70,19 @@ struct TwoPathHooks {
     // it held there, so that the device can go and come back.
     std::function<void(std::size_t device)> release_device;
 };
+// Where a stream is when a two-path sender takes a fan-out member's
+// connection over (fanout_member.hpp).
+struct StreamSoFar {
+    std::array<std::uint64_t, kMaxFlows> next{};           // each flow's next frame number
+    std::array<std::optional<StreamFormat>, kMaxFlows> formats; // each flow's in force
+    std::optional<ClockAnchor> clock;
+};
+// A two-path sender over `tx`, a connection that has streamed so far on
+// its own (a fan-out member's), posting with the keys of the memory
+// domain's device `device`: it goes on at `so_far`'s frame numbers, and
+// the frames `tx` has in flight still end in c.on_done as they would have.
+std::unique_ptr<Sender::Impl> two_path_sender_at(std::unique_ptr<FrameSender> tx, std::size_t device,
+                                                 const StreamSoFar& so_far, const SenderConfig& c);
 // One receiver over two paths (sender_two_paths.cpp): path p's memory keys
 // are the domain's device p. Path B's FrameSender may be null: it starts
 // lost and comes through the hooks.
@@ -84,5 +97,9 @@ void attach_path(Sender::Impl& sender, std::size_t path, std::unique_ptr<FrameSe
 // when the waker is woken first).
 std::unique_ptr<Sender::Impl> fanout_sender(std::unique_ptr<DoorClaim> claim, const std::string& where,
                                             const SenderConfig& c);
+// The same with a second door, on which receivers' second paths join
+// (their first through door A, as one path's).
+std::unique_ptr<Sender::Impl> fanout_sender(std::unique_ptr<DoorClaim> claim, std::unique_ptr<DoorClaim> claim_b,
+                                            const std::string& where, const SenderConfig& c);
 
 } // namespace rdmastream

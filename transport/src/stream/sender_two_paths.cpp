@@ -80,6 +80,21 @@ public:
     }
     ~TwoPathSender() override { stop(); }
 
+    // Goes on from where path A's connection streamed on its own (a
+    // fan-out member's): the stream's next numbers, formats and clock.
+    void go_on_at(const StreamSoFar& so_far, std::size_t device) {
+        paths_[0].device = device;
+        for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
+            if (so_far.formats[flow] && flows_[flow].table.empty()) open_flow(flow, so_far.formats[flow]->max_side_data);
+            if (flows_[flow].table.empty()) continue;
+            flows_[flow].next = so_far.next[flow];
+            flows_[flow].taken_over_at = so_far.next[flow];
+            paths_[0].cursor[flow] = so_far.next[flow];
+        }
+        formats_ = so_far.formats;
+        clock_ = so_far.clock;
+    }
+
     std::shared_ptr<ibv_pd> pd() const override { return founder_pd_.lock(); }
     // Every path's slots (a path not up yet counts as one up: the same
     // receiver's ring), plus one: a path whose wire died holds its slots'
@@ -348,6 +363,7 @@ private:
         std::vector<Entry> table; // by frame number & mask; empty: no such flow yet
         std::uint64_t mask = 0;
         std::uint64_t next = 0; // frames numbered
+        std::uint64_t taken_over_at = 0; // frames before: path A's own, from before go_on_at
     };
     struct Path {
         PathReport report;               // its counters (name, peer, up filled in by paths())
@@ -477,6 +493,10 @@ private:
         const auto flow = static_cast<std::uint8_t>(cookie >> kFlowShift);
         const std::uint64_t n = cookie & kNumberMask;
         Flow& f = flows_[flow];
+        if (n < f.taken_over_at) { // posted before this sender took its connection over: the caller's cookie
+            if (on_done_) on_done_(cookie, fate);
+            return;
+        }
         Entry& e = f.table[n & f.mask];
         if (e.number != n || e.done) return;
         e.holds = static_cast<std::uint8_t>(e.holds & ~(1u << p));
@@ -701,6 +721,14 @@ std::unique_ptr<Sender::Impl> two_path_sender(std::array<std::unique_ptr<FrameSe
 void attach_path(Sender::Impl& sender, std::size_t path, std::unique_ptr<FrameSender> tx, std::size_t device,
                  std::chrono::milliseconds timeout) {
     dynamic_cast<TwoPathSender&>(sender).attach(path, std::move(tx), device, timeout);
+}
+
+std::unique_ptr<Sender::Impl> two_path_sender_at(std::unique_ptr<FrameSender> tx, std::size_t device,
+                                                 const StreamSoFar& so_far, const SenderConfig& c) {
+    auto s = std::make_unique<TwoPathSender>(std::array<std::unique_ptr<FrameSender>, 2>{std::move(tx), nullptr}, c,
+                                             TwoPathHooks{});
+    s->go_on_at(so_far, device);
+    return s;
 }
 
 } // namespace rdmastream

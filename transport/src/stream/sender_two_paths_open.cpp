@@ -88,14 +88,21 @@ struct TwoPathState {
 } // namespace
 
 std::unique_ptr<Sender> Sender::open(Door& a, Door& b, const SenderConfig& config) {
-    if (config.receivers > 0) {
-        throw UserError("a fan-out (receivers) over two paths is not built yet: give one path, or no receivers");
-    }
     Door::Impl& da = a.impl();
     Door::Impl& db = b.impl();
     if (bool(da.listener) != bool(db.listener)) {
         throw UserError("two paths: both Doors listen, or both dial (one end dials both paths, the other listens "
                         "on both)");
+    }
+    if (config.receivers > 0) { // a fan-out: receivers over one path or two
+        if (!da.listener) {
+            throw UserError("a fan-out (receivers) listens: give two listening Doors, or no receivers");
+        }
+        std::unique_ptr<Impl> fan = fanout_sender(std::make_unique<DoorClaim>(a.impl_),
+                                                  std::make_unique<DoorClaim>(b.impl_),
+                                                  fmt::format("{} or {}", a.describe(), b.describe()), config);
+        if (!fan) return nullptr; // woken
+        return std::unique_ptr<Sender>(new Sender(std::move(fan)));
     }
     auto state = std::make_shared<TwoPathState>();
     state->options = {sender_options(config), sender_options(config)};

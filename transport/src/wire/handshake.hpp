@@ -124,6 +124,9 @@ public:
     // from the two hellos as sent (under the key, if any), for the
     // connections that join the stream later (Join::secret) and its token.
     std::unique_ptr<SessionSecret> session_secret() const;
+    // A joining connection's join (its stream's secret: which stream it
+    // joined); nullopt for a founding one.
+    const std::optional<Join>& join() const noexcept { return join_; }
 
 private:
     Handshake(Datapath& path, wire::Role role, std::uint32_t slots, std::shared_ptr<const PresharedKey> key,
