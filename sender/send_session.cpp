@@ -354,7 +354,8 @@ private:
     std::vector<PeerReport> peer_reports() const {
         std::vector<PeerReport> out;
         for (ReceiverReport& r : tx_->receivers()) {
-            out.push_back({std::move(r.peer), r.stats, r.policy == Policy::kLive ? "live" : "lossless", r.left});
+            out.push_back({std::move(r.peer), r.stats, r.policy == Policy::kLive ? "live" : "lossless", r.left,
+                           std::move(r.paths)});
         }
         return out;
     }

@@ -60,6 +60,35 @@ bool StatsReport::tick(const StreamStats& s, const FrameCounters& c) {
     return true;
 }
 
+namespace {
+// A path's summary line after `who` ("rdmarecv", "rdmasend: receiver ADDR").
+void print_path(const std::string& who, const PathReport& p) {
+    std::fprintf(stderr,
+                 "%s: path %c (%s): %s; %llu frames first, %llu only on it, %llu lost on it, %llu copies that "
+                 "differed; lost %llu times, joined %llu times\n",
+                 who.c_str(), p.name, p.peer.c_str(), p.up ? "up" : "down",
+                 static_cast<unsigned long long>(p.frames_first), static_cast<unsigned long long>(p.frames_only),
+                 static_cast<unsigned long long>(p.frames_lost), static_cast<unsigned long long>(p.copies_differ),
+                 static_cast<unsigned long long>(p.downs), static_cast<unsigned long long>(p.ups));
+}
+
+nlohmann::json paths_json(const std::vector<PathReport>& paths) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const PathReport& p : paths) {
+        list.push_back({{"path", std::string(1, p.name)},
+                        {"peer", p.peer},
+                        {"up", p.up},
+                        {"frames_first", p.frames_first},
+                        {"frames_only", p.frames_only},
+                        {"frames_lost", p.frames_lost},
+                        {"copies_differ", p.copies_differ},
+                        {"downs", p.downs},
+                        {"ups", p.ups}});
+    }
+    return list;
+}
+} // namespace
+
 void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std::string& json_path,
                          std::span<const PeerReport> peers) const {
     std::fprintf(stderr,
@@ -97,17 +126,10 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
                      // A receiver gone before its first frame (refused its format, cut, failed) never
                      // streamed: not one that left mid-stream. The log line says which.
                      !p.left ? "" : p.stats.frames == 0 ? "; gone before its first frame" : "; gone mid-stream");
+        for (const PathReport& path : p.paths) print_path(program_ + ": receiver " + p.peer, path);
     }
     const std::vector<PathReport> paths = paths_ ? paths_() : std::vector<PathReport>{};
-    for (const PathReport& p : paths) {
-        std::fprintf(stderr,
-                     "%s: path %c (%s): %s; %llu frames first, %llu only on it, %llu lost on it, %llu copies that "
-                     "differed; lost %llu times, joined %llu times\n",
-                     program_.c_str(), p.name, p.peer.c_str(), p.up ? "up" : "down",
-                     static_cast<unsigned long long>(p.frames_first), static_cast<unsigned long long>(p.frames_only),
-                     static_cast<unsigned long long>(p.frames_lost), static_cast<unsigned long long>(p.copies_differ),
-                     static_cast<unsigned long long>(p.downs), static_cast<unsigned long long>(p.ups));
-    }
+    for (const PathReport& p : paths) print_path(program_, p);
     if (json_path.empty()) return;
     nlohmann::json j = {
         {"program", program_},
@@ -130,20 +152,7 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
         // The longest time between two frames' arrivals (a receiver's stall).
         {"max_frame_gap_ms", static_cast<double>(s.max_gap.count()) / 1e6},
     };
-    if (!paths.empty()) {
-        nlohmann::json& list = j["paths"] = nlohmann::json::array();
-        for (const PathReport& p : paths) {
-            list.push_back({{"path", std::string(1, p.name)},
-                            {"peer", p.peer},
-                            {"up", p.up},
-                            {"frames_first", p.frames_first},
-                            {"frames_only", p.frames_only},
-                            {"frames_lost", p.frames_lost},
-                            {"copies_differ", p.copies_differ},
-                            {"downs", p.downs},
-                            {"ups", p.ups}});
-        }
-    }
+    if (!paths.empty()) j["paths"] = paths_json(paths);
     if (c.stream_seconds > 0) {
         // The rate while frames flowed, without the wait for the first one
         // or the outputs' drain after the last (which `fps` includes).
@@ -171,6 +180,7 @@ void StatsReport::finish(const StreamStats& s, const FrameCounters& c, const std
                             {"credit_waits", p.stats.credit_waits},
                             {"latency_mean_us", p.stats.latency_mean_us()},
                             {"latency_max_us", p.stats.latency_max_us()}});
+            if (!p.paths.empty()) list.back()["paths"] = paths_json(p.paths);
         }
     }
     if (json_path == "-") {

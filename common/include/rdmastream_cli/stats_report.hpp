@@ -52,6 +52,7 @@ struct PeerReport {
     StreamStats stats;
     std::string policy; // "lossless" or "live": what is in force for it
     bool left = false;  // it left or failed mid-stream: its numbers up to then
+    std::vector<PathReport> paths; // a receiver over two paths: each one's
 };
 
 class StatsReport {
