@@ -77,6 +77,15 @@ check)
       fail "$r path(s): frames out of order"
     echo "fanout-two-paths: the receiver with $r path(s): $got frames (from frame $first) bit-exact and in order of the $sent sent"
   done
+  # The sender's own count of each receiver, and its paths for the one with two.
+  python3 - "$out/fo2-send.json" "$sent" <<'PY' || fail "the sender's report of its receivers"
+import json, sys
+d, sent = json.load(open(sys.argv[1])), int(sys.argv[2])
+rs = d["receivers"]
+assert len(rs) == 2, rs
+assert all(r["frames"] == sent for r in rs), [(r["peer"], r["frames"]) for r in rs]
+assert sorted(len(r.get("paths", [])) for r in rs) == [0, 2], rs
+PY
   for line in 'path B \(.*\) lost: ' 'path B \(.*\) back'; do
     grep -Eq "$line" "$out/fo2-two.log" || fail "the two-path receiver's log has no line like '$line'"
     grep -Eq "$line" "$out/fo2-send.log" || fail "the sender's log has no line like '$line'"

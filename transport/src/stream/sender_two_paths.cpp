@@ -93,6 +93,12 @@ public:
         }
         formats_ = so_far.formats;
         clock_ = so_far.clock;
+        // Its counts go on from path A's own (latency is summed from the paths').
+        const StreamStats& before = paths_[0].tx->stats();
+        stats_.frames = before.frames;
+        stats_.bytes = before.bytes;
+        stats_.drops = before.drops;
+        stats_.credit_waits = before.credit_waits;
     }
 
     std::shared_ptr<ibv_pd> pd() const override { return founder_pd_.lock(); }
