@@ -240,11 +240,13 @@ bool PathReceiver::may_go(std::size_t r) const noexcept {
 void PathReceiver::go_if_done(std::size_t r) {
     if (ranges_[r].frames != 0 || !may_go(r)) return;
     const std::size_t p = r / 2;
-    if (paths_[p].range == r) {
+    const bool with_device = paths_[p].range == r;
+    if (with_device) {
         paths_[p].gone_peer = ranges_[r].rx->peer();
         paths_[p].gone_device = ranges_[r].rx->device();
     }
     ranges_[r].rx.reset();
+    if (with_device && options_.device_gone) options_.device_gone();
 }
 
 namespace {

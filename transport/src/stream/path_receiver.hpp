@@ -73,6 +73,9 @@ public:
         // is told each loss. Any may be empty.
         Waker* mail = nullptr;
         std::function<std::unique_ptr<FrameReceiver>(std::size_t& path)> take_joined;
+        // Told when a path's connection went with its RDMA device (its ring
+        // let go of: PathRejoin::device_gone).
+        std::function<void()> device_gone;
         std::function<void(std::size_t path)> lost;
     };
 

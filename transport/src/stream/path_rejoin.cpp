@@ -97,12 +97,14 @@ void PathRejoin::dial_loop(std::size_t path) {
     std::chrono::milliseconds backoff = kFirstBackoff;
     bool said = false;
     for (std::size_t tries = 1; !stopping_.load(); ++tries) {
-        // A device that went with the path (its stream end let go of
-        // everything on it) leaves, so that it can come back.
-        close_removed_cm_devices();
+        // A device that went with a path (its stream end let go of
+        // everything on it) leaves, so that it can come back. Only then: a
+        // look at the device list opens every device's context for good.
+        if (device_gone_.load()) close_removed_cm_devices();
         try {
             std::optional<Opening> o = dial(peer, kDialPatience, plan);
             if (!o) return; // stopped
+            device_gone_.store(false); // through: whatever went is gone, or back
             if (put(path, std::move(*o))) return;
         } catch (const UserError& e) {
             // Refused for a reason a retry does not change: the stream ended

@@ -80,6 +80,11 @@ public:
     // Path `path` was lost: a dialling end starts dialling it again (a
     // listening end's door takes its join whenever it comes).
     void lost(std::size_t path);
+    // A path's RDMA device went and its stream end let go of all it held
+    // there: the dialling threads let librdmacm close the device's context
+    // (close_removed_cm_devices) at each try until a dial gets through, so
+    // that the device can go and come back. Any thread.
+    void device_gone() noexcept { device_gone_.store(true); }
     // A path back, if one waits.
     std::optional<Joined> take();
 
@@ -104,6 +109,7 @@ private:
     Waker mail_;
     std::array<Waker, kPaths> stop_; // each thread's: interrupts its dial or its wait
     std::atomic<bool> stopping_{false};
+    std::atomic<bool> device_gone_{false}; // device_gone()
     std::mutex mutex_; // box_
     Prepare prepare_;
     std::array<std::optional<Joined>, kPaths> box_;

@@ -31,6 +31,7 @@ PathReceiver::Options path_options(const ReceiverConfig& c, PathRejoin& rejoin,
     o.log = log;
     o.mail = &rejoin.mail();
     o.lost = [&rejoin](std::size_t p) { rejoin.lost(p); };
+    o.device_gone = [&rejoin] { rejoin.device_gone(); };
     o.take_joined = [&rejoin](std::size_t& path) -> std::unique_ptr<FrameReceiver> {
         std::optional<PathRejoin::Joined> j = rejoin.take();
         if (!j) return nullptr;

@@ -143,7 +143,10 @@ std::unique_ptr<Sender> Sender::open(Door& a, Door& b, const SenderConfig& confi
     hooks.lost = [s = state](std::size_t path) { s->rejoin->lost(path); };
     // Before the path's connection goes: librdmacm may close the device's
     // context as soon as its last id does (close_removed_cm_devices).
-    hooks.release_device = [s = state](std::size_t device) { s->release_device(device); };
+    hooks.release_device = [s = state](std::size_t device) {
+        s->release_device(device);
+        s->rejoin->device_gone();
+    };
     hooks.take_joined = [s = state, waker = config.waker, log](std::size_t& path,
                                                                std::size_t& device) -> std::unique_ptr<FrameSender> {
         while (std::optional<PathRejoin::Joined> j = s->rejoin->take()) {
