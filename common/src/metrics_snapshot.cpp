@@ -16,6 +16,7 @@ void fill_snapshot(MetricsSnapshot& out, const StreamStats& s, const FrameCounte
         r.policy.assign(receivers[i].policy);
         r.stats = receivers[i].stats;
         r.left = receivers[i].left;
+        r.paths.assign(receivers[i].paths.begin(), receivers[i].paths.end()); // a two-path receiver's
     }
     if (!fanout) {
         out.peers_connected = connected ? 1 : 0;

@@ -151,17 +151,36 @@ void write_receivers(Writer& w, const std::vector<PeerReport>& receivers) {
 
 // Two paths: each path's own view before the merge, in the manner of SMPTE
 // ST 2022-7's statistics, labelled by its letter and RDMA device (a path
-// not connected yet has none: device=""). One path writes none of these.
-void write_paths(Writer& w, const std::vector<PathReport>& paths, bool sender) {
+// not connected yet has none: device=""), and in a fan-out by its
+// receiver (peer=, as the receiver series; one that came back counts as
+// it is now). One path writes none of these.
+struct LabelledPath {
+    std::string labels;
+    const PathReport* path;
+};
+
+std::vector<LabelledPath> labelled_paths(const std::vector<PathReport>& paths, const std::vector<PeerReport>& receivers) {
+    const auto path_labels = [](const PathReport& p) {
+        return fmt::format("path=\"{}\",device=\"{}\"", p.name, escaped(p.device));
+    };
+    std::vector<LabelledPath> out;
+    for (const PathReport& p : paths) out.push_back({path_labels(p), &p});
+    std::map<std::string, const PeerReport*> latest; // by peer: its last report
+    for (const PeerReport& r : receivers) {
+        if (!r.paths.empty()) latest[r.peer] = &r;
+    }
+    for (const auto& [peer, r] : latest) {
+        for (const PathReport& p : r->paths) {
+            out.push_back({fmt::format("peer=\"{}\",{}", escaped(peer), path_labels(p)), &p});
+        }
+    }
+    return out;
+}
+
+void write_paths(Writer& w, const std::vector<LabelledPath>& paths, bool sender) {
     if (paths.empty()) return;
-    std::vector<std::string> labels;
-    for (const PathReport& p : paths) {
-        labels.push_back(fmt::format("path=\"{}\",device=\"{}\"", p.name, escaped(p.device)));
-    }
     w.family("rdmastream_path_up", Type::kGauge, "Whether this path is up now (1) or lost (0); its counters stay");
-    for (std::size_t i = 0; i < paths.size(); ++i) {
-        w.sample("rdmastream_path_up", labels[i], std::uint64_t{paths[i].up});
-    }
+    for (const LabelledPath& p : paths) w.sample("rdmastream_path_up", p.labels, std::uint64_t{p.path->up});
     const struct {
         const char* name;
         const char* help;
@@ -187,7 +206,7 @@ void write_paths(Writer& w, const std::vector<PathReport>& paths, bool sender) {
     };
     for (const auto& k : counters) {
         w.family(k.name, Type::kCounter, k.help);
-        for (std::size_t i = 0; i < paths.size(); ++i) w.sample(k.name, labels[i], paths[i].*k.field);
+        for (const LabelledPath& p : paths) w.sample(k.name, p.labels, p.path->*k.field);
     }
 }
 
@@ -271,7 +290,7 @@ std::string render_metrics(const MetricsSnapshot& s, const MetricsIdentity& who,
              fmt::format("Frame latency in seconds: {}", who.latency_is));
     w.histogram("rdmastream_latency_seconds", "", t);
     if (s.fanout) write_receivers(w, s.receivers);
-    write_paths(w, s.paths, sender);
+    write_paths(w, labelled_paths(s.paths, s.fanout ? s.receivers : std::vector<PeerReport>{}), sender);
     return w.finish();
 }
 

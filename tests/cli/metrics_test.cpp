@@ -240,6 +240,31 @@ TEST(MetricsText, TwoPathsEachHaveTheirSeriesByPathAndDevice) {
     EXPECT_TRUE(om.ends_with("\n# EOF\n"));
 }
 
+// A fan-out's receiver over two paths: its paths' series carry its peer
+// too; one over one path has none; a receiver that left and came back
+// from the same address counts as it is now (one series each).
+TEST(MetricsText, AFanoutsTwoPathReceiverHasItsPathsSeriesByPeer) {
+    cli::MetricsSnapshot s;
+    std::vector<cli::PeerReport> peers(3);
+    peers[0].peer = "198.18.0.2:4000";
+    peers[0].policy = "lossless";
+    peers[0].paths = two_paths();
+    peers[0].paths[0].frames_first = 1; // its first stay: replaced by the one below
+    peers[0].left = true;
+    peers[1].peer = "198.18.0.3:4001";
+    peers[1].policy = "live";
+    peers[2] = peers[0];
+    peers[2].paths = two_paths();
+    peers[2].left = false;
+    cli::fill_snapshot(s, {}, {}, true, true, peers);
+    const std::string t = cli::render_metrics(s, {"rdmasend", "x"}, cli::MetricsFormat::kPrometheus);
+    EXPECT_THAT(t, HasSubstr("# TYPE rdmastream_path_frames_first_total counter\n"
+                             "rdmastream_path_frames_first_total{peer=\"198.18.0.2:4000\",path=\"A\",device=\"rxe0\"} 640\n"
+                             "rdmastream_path_frames_first_total{peer=\"198.18.0.2:4000\",path=\"B\",device=\"rxe1\"} 560\n"
+                             "# HELP"));
+    EXPECT_THAT(t, Not(HasSubstr("198.18.0.3:4001\",path=")));
+}
+
 TEST(MetricsExporter, ServesWhatWasPublished) {
     cli::MetricsExporter exporter(cli::parse_metrics_address("0"), kWho);
     ASSERT_THAT(exporter.url(), HasSubstr("http://127.0.0.1:"));
