@@ -145,9 +145,17 @@ std::size_t FanoutSender::admit() {
             while (std::optional<Opening> o = pending_.advance()) take(std::move(*o));
         }
         if (listener_b_ != nullptr) {
-            if (readable(*listener_b_)) accept_joins();
-            if (pending_b_->size() > 0) {
-                while (std::optional<Opening> o = pending_b_->advance()) join_path(std::move(*o), device_b());
+            try {
+                if (readable(*listener_b_)) accept_joins();
+                if (pending_b_->size() > 0) {
+                    while (std::optional<Opening> o = pending_b_->advance()) join_path(std::move(*o), device_b());
+                }
+            } catch (const ListenerError& e) {
+                // Door B's own failure (its device went) costs second paths
+                // only: the receivers stream on over their first.
+                if (log_) log_(fmt::format("door B stopped taking second paths: {}", e.cause()));
+                pending_b_.reset();
+                listener_b_ = nullptr;
             }
         }
     }
@@ -161,7 +169,7 @@ void FanoutSender::take(Opening o) {
     }
     auto j = std::make_unique<Joiner>();
     j->peer = o.path->peer_name();
-    if (listener_b_ != nullptr) j->secret = o.handshake->session_secret();
+    if (plan_.joins_any != nullptr) j->secret = o.handshake->session_secret(); // two doors
     j->sender = FrameSender::over(std::move(o), member_opts_);
     j->deadline = std::chrono::steady_clock::now() + kJoinPatience;
     joining_.push_back(std::move(j));
@@ -181,7 +189,14 @@ void FanoutSender::join_path(Opening o, std::size_t device) {
     const auto m = std::find_if(members_.begin(), members_.end(),
                                 [&](const std::unique_ptr<Member>& x) { return x->secret == join.secret; });
     const std::string peer = o.path->peer_name();
-    if (m == members_.end()) { // it left since its token was screened
+    if (m == members_.end()) {
+        const bool joining = std::any_of(joining_.begin(), joining_.end(),
+                                         [&](const std::unique_ptr<Joiner>& j) { return j->secret == join.secret; });
+        if (joining) { // its first path is still taking the format: this one waits for it
+            early_paths_.push_back(std::make_unique<EarlyPath>(EarlyPath{std::move(o), device}));
+            return;
+        }
+        // it left since its token was screened
         if (log_) log_(fmt::format("receiver {}: a path {} for a receiver no longer here, dropped", peer, "AB"[path]));
         return;
     }
@@ -205,6 +220,9 @@ void FanoutSender::collect_secrets() {
     secrets_.clear();
     for (const auto& m : members_) {
         if (m->secret) secrets_.push_back(m->secret);
+    }
+    for (const auto& j : joining_) { // a second path may come before the first has the format
+        if (j->secret) secrets_.push_back(j->secret);
     }
 }
 
@@ -258,7 +276,7 @@ void FanoutSender::accept_requests() {
     // its channel broken) is not one receiver's and ends the fan-out's
     // admitting: it goes to the caller. Each receiver's own failures are
     // logged by the listener and cost only that receiver.
-    if (listener_b_ != nullptr) collect_secrets(); // a two-path receiver's path A may come back here
+    if (plan_.joins_any != nullptr) collect_secrets(); // a two-path receiver's path A may come back here
     pending_.take_requests(PendingPeers::kRequestsPerLook, admission); // admit() always returns
 }
 
@@ -278,6 +296,9 @@ std::size_t FanoutSender::advance_joiners() {
             }
         } catch (const std::exception& e) {
             if (log_) log_(fmt::format("receiver {} could not join: {}", j.peer, e.what()));
+            std::erase_if(early_paths_, [&](const std::unique_ptr<EarlyPath>& p) { // its second path goes with it
+                return j.secret && p->opening.handshake->join()->secret == j.secret;
+            });
             it = joining_.erase(it);
             continue;
         }
@@ -293,9 +314,20 @@ std::size_t FanoutSender::advance_joiners() {
                              j.sender->policy() == Policy::kLive ? "live" : "lossless", members_.size() + 1));
         }
         m->sender = one_path_member(std::move(j.sender), 0);
+        const std::shared_ptr<const SessionSecret> secret = m->secret;
         members_.push_back(std::move(m));
         it = joining_.erase(it);
         ++joined;
+        // Its second path, if it came first.
+        for (auto e = early_paths_.begin(); e != early_paths_.end();) {
+            if (secret && (*e)->opening.handshake->join()->secret == secret) {
+                std::unique_ptr<EarlyPath> early = std::move(*e);
+                e = early_paths_.erase(e);
+                join_path(std::move(early->opening), early->device);
+            } else {
+                ++e;
+            }
+        }
     }
     return joined;
 }
@@ -495,6 +527,7 @@ void FanoutSender::stop() noexcept {
     } catch (...) { // only a log line can fail: the peers left go with pending_
     }
     joining_.clear();
+    early_paths_.clear();
     members_.clear(); // each reports its undelivered frames through member_done
 }
 

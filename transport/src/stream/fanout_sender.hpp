@@ -220,6 +220,13 @@ private:
     std::array<std::vector<SharedFrame>, kMaxFlows> shared_;
     std::vector<std::unique_ptr<Member>> members_;
     std::vector<std::unique_ptr<Joiner>> joining_;
+    // A receiver's second path through its handshake before its first is a
+    // member (it took the stream's format yet): attached once it is.
+    struct EarlyPath {
+        Opening opening;
+        std::size_t device = 0;
+    };
+    std::vector<std::unique_ptr<EarlyPath>> early_paths_;
     std::vector<ReceiverStats> departed_; // members dropped so far, for the reports
     std::array<std::optional<wire::StreamFormat>, kMaxFlows> formats_;
     std::optional<ClockAnchor> clock_;

@@ -20,6 +20,10 @@ char letter(std::size_t path) { return static_cast<char>('A' + path); }
 constexpr std::chrono::milliseconds kDialPatience = 2s;
 constexpr std::chrono::milliseconds kFirstBackoff = 200ms;
 constexpr std::chrono::milliseconds kMaxBackoff = 5s;
+// How long after the stream opened a path that never joined yet is dialled
+// again after a refusal: a fan-out screens a second path against the
+// receivers it has taken, and may not have finished taking this one's first.
+constexpr std::chrono::milliseconds kFirstJoinGrace = 5s;
 
 } // namespace
 
@@ -32,6 +36,7 @@ PathRejoin::PathRejoin(std::array<Door, kPaths> doors, std::array<OpeningPlan, k
       stream_peer_(std::move(stream_peer)),
       handshake_timeout_(handshake_timeout),
       log_(std::move(log)),
+      opened_(std::chrono::steady_clock::now()),
       prepare_(std::move(prepare)) {
     for (std::size_t p = 0; p < kPaths; ++p) {
         if (doors_[p].listen != nullptr) threads_[p] = std::thread([this, p] { listen_loop(p); });
@@ -105,12 +110,16 @@ void PathRejoin::dial_loop(std::size_t path) {
             std::optional<Opening> o = dial(peer, kDialPatience, plan);
             if (!o) return; // stopped
             device_gone_.store(false); // through: whatever went is gone, or back
+            joined_once_[path].store(true);
             if (put(path, std::move(*o))) return;
         } catch (const UserError& e) {
             // Refused for a reason a retry does not change: the stream ended
-            // there, or that peer is not this stream's.
-            log_(fmt::format("path {} ({}:{}) not redialled: {}", letter(path), peer.host, peer.port, e.what()));
-            return;
+            // there, or that peer is not this stream's. Except at first
+            // (kFirstJoinGrace): then it is dialled again as for a failure.
+            if (joined_once_[path].load() || std::chrono::steady_clock::now() >= opened_ + kFirstJoinGrace) {
+                log_(fmt::format("path {} ({}:{}) not redialled: {}", letter(path), peer.host, peer.port, e.what()));
+                return;
+            }
         } catch (const std::exception& e) {
             if (!said) { // the first failure says how it fails; the rest are the same outage
                 log_(fmt::format("path {} ({}:{}): redialling every {} s at most until it answers ({})",

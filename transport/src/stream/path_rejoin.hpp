@@ -110,6 +110,8 @@ private:
     std::array<Waker, kPaths> stop_; // each thread's: interrupts its dial or its wait
     std::atomic<bool> stopping_{false};
     std::atomic<bool> device_gone_{false}; // device_gone()
+    const std::chrono::steady_clock::time_point opened_; // the stream's opening (kFirstJoinGrace)
+    std::array<std::atomic<bool>, kPaths> joined_once_{}; // a dial of it got through once
     std::mutex mutex_; // box_
     Prepare prepare_;
     std::array<std::optional<Joined>, kPaths> box_;
