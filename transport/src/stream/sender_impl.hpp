@@ -88,9 +88,9 @@ std::unique_ptr<Sender::Impl> two_path_sender_at(std::unique_ptr<FrameSender> tx
 // lost and comes through the hooks.
 std::unique_ptr<Sender::Impl> two_path_sender(std::array<std::unique_ptr<FrameSender>, 2> paths,
                                               const SenderConfig& c, TwoPathHooks hooks = {});
-// A two-path sender's lost path back over a new connection (its FrameSender,
+// A two-path sender's path back over a new connection (its FrameSender,
 // through the handshake), posting with the keys of the memory domain's
-// device `device`.
+// device `device`; the old connection, if not known lost yet, goes.
 void attach_path(Sender::Impl& sender, std::size_t path, std::unique_ptr<FrameSender> tx, std::size_t device,
                  std::chrono::milliseconds timeout);
 // A fan-out on the Door's listener: waits for c.receivers of them (nullptr

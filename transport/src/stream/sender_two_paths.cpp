@@ -343,6 +343,14 @@ public:
             if (!flows_[flow].table.empty()) advance_all(flow);
         }
     }
+    // Path p over a new connection, whether or not the old one is known
+    // lost: its peer (the same: only it can prove the join) may come back
+    // before we see the old connection go. No loss line then.
+    void replace(std::size_t p, std::unique_ptr<FrameSender> tx, std::size_t device, std::chrono::milliseconds timeout) {
+        if (paths_[p].up) park(p);
+        attach(p, std::move(tx), device, timeout);
+    }
+
     SenderState state() const noexcept override { return state_; }
     std::string leaving() const override { return leaving_; }
     Policy policy() const noexcept override { return policy_; }
@@ -606,8 +614,7 @@ private:
         std::size_t p = 0, device = 0;
         while (std::unique_ptr<FrameSender> tx = hooks_.take_joined(p, device)) {
             try {
-                if (paths_[p].up) park(p); // its peer came back before we saw the old connection go: no loss line
-                attach(p, std::move(tx), device, kJoinTimeout);
+                replace(p, std::move(tx), device, kJoinTimeout);
             } catch (const PeerLeft&) {
                 throw;
             } catch (const std::exception& e) {
@@ -726,7 +733,7 @@ std::unique_ptr<Sender::Impl> two_path_sender(std::array<std::unique_ptr<FrameSe
 
 void attach_path(Sender::Impl& sender, std::size_t path, std::unique_ptr<FrameSender> tx, std::size_t device,
                  std::chrono::milliseconds timeout) {
-    dynamic_cast<TwoPathSender&>(sender).attach(path, std::move(tx), device, timeout);
+    dynamic_cast<TwoPathSender&>(sender).replace(path, std::move(tx), device, timeout);
 }
 
 std::unique_ptr<Sender::Impl> two_path_sender_at(std::unique_ptr<FrameSender> tx, std::size_t device,
