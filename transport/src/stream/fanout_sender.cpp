@@ -169,7 +169,7 @@ void FanoutSender::take(Opening o) {
     }
     auto j = std::make_unique<Joiner>();
     j->peer = o.path->peer_name();
-    if (plan_.joins_any != nullptr) j->secret = o.handshake->session_secret(); // two doors
+    if (two_doors()) j->secret = o.handshake->session_secret();
     j->sender = FrameSender::over(std::move(o), member_opts_);
     j->deadline = std::chrono::steady_clock::now() + kJoinPatience;
     joining_.push_back(std::move(j));
@@ -276,7 +276,7 @@ void FanoutSender::accept_requests() {
     // its channel broken) is not one receiver's and ends the fan-out's
     // admitting: it goes to the caller. Each receiver's own failures are
     // logged by the listener and cost only that receiver.
-    if (plan_.joins_any != nullptr) collect_secrets(); // a two-path receiver's path A may come back here
+    if (two_doors()) collect_secrets(); // a two-path receiver's path A may come back here
     pending_.take_requests(PendingPeers::kRequestsPerLook, admission); // admit() always returns
 }
 

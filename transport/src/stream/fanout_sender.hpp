@@ -172,7 +172,9 @@ private:
     void take(Opening o);     // a connection through its handshake: a joiner, or a member's path back
     void join_path(Opening o, std::size_t device); // a member's other path
     StreamSoFar so_far() const;
-    void collect_secrets(); // secrets_, from the members'
+    void collect_secrets(); // secrets_, from the members' and joiners'
+    // Made with a second door (whether or not door B still listens).
+    bool two_doors() const noexcept { return plan_.joins_any != nullptr; }
     void depart(Member& m, bool left); // into departed_
     std::size_t advance_joiners(); // returns how many joined the stream
     bool advance(Joiner& j); // true once j may take frames; throws if it failed
