@@ -25,15 +25,17 @@
 set -uo pipefail
 role=$1 bin=$2 kind=${3:-wire}
 out=$RDMABED_OUT
-# TP_CLIP=FILE (env, all three roles): stream FILE, looped, instead of the
-# small generated picture (the 1080p measurement in docs/reliability.md:
-# a 25 frames/s rawvideo clip, as the bed's CPUs cannot make 1080p live).
+# TP_CLIP=FILE (env, all three roles): stream FILE, looped, at its own
+# rate, instead of the small generated picture (the 1080p measurement in
+# docs/reliability.md: a y4m clip, as the bed's CPUs cannot make 1080p live).
 if [ -n "${TP_CLIP:-}" ]; then
   input=("$TP_CLIP") send_loop=(--loop) want_input=(-i "$TP_CLIP") # frame n is the clip's n mod its length
+  interval_ms=$(ffprobe -v error -select_streams v:0 -show_entries stream=r_frame_rate -of csv=p=0 "$TP_CLIP" |
+    awk -F/ '{ printf "%.1f", 1000 * $2 / $1 }')
 else
   input=('lavfi:testsrc2=size=320x240:rate=25') send_loop=() want_input=(-f lavfi -i 'testsrc2=size=320x240:rate=25')
+  interval_ms=40
 fi
-interval_ms=40
 fault=$(dirname "$0")/../rdma/fabric-fault.sh
 fault_after=$(dirname "$0")/../rdma/fault-after-line.sh
 failures=0

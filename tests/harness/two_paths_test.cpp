@@ -603,5 +603,37 @@ TEST(TwoPaths, LiveStreamMissesNoFrameWhenAPathIsCut) {
     EXPECT_EQ(link.rx->stats().drops, 0u);
 }
 
+// Live, a receiver that takes nothing for a while: the frames no path could
+// post before a newer one came are drops, counted once. The sender's frames
+// are the ones delivered and its drops the ones dropped, as its caller's
+// on_done saw them (frames + drops: every number used).
+TEST(TwoPaths, LiveFramesDroppedAfterTheyWereTakenCountAsDropsNotFrames) {
+    PathReceiver::Options ro;
+    TwoPathLink link(Policy::kLive, ro);
+    constexpr std::uint64_t kFrames = 40, kUnread = 20;
+    for (std::uint64_t n = 0; n < kUnread; ++n) { // the ring fills; then each frame is stale at the next
+        if (n >= TwoPathLink::kBuffers) {
+            ASSERT_TRUE(link.tx->wait_done(n - TwoPathLink::kBuffers, 5s, 0));
+        }
+        link.send(n);
+    }
+    std::vector<std::uint64_t> got;
+    std::atomic<std::uint64_t> seen{0};
+    std::thread receiver = receiver_thread(link, got, seen);
+    for (std::uint64_t n = kUnread; n < kFrames; ++n) {
+        ASSERT_TRUE(link.tx->wait_done(n - TwoPathLink::kBuffers, 5s, 0));
+        link.send(n);
+    }
+    link.tx->finish(5s);
+    receiver.join();
+    const StreamStats s = link.tx->stats();
+    EXPECT_GT(link.dropped, 0u);
+    EXPECT_EQ(s.frames, link.delivered.load());
+    EXPECT_EQ(s.drops, link.dropped.load());
+    EXPECT_EQ(s.frames + s.drops, kFrames);
+    EXPECT_EQ(got.size(), s.frames);
+    EXPECT_EQ(s.bytes, s.frames * kFrameBytes);
+}
+
 } // namespace
 } // namespace rdmastream::harness

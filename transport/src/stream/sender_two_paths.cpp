@@ -555,6 +555,10 @@ private:
             fire(e, FrameFate::kDelivered);
             return;
         }
+        // Counted as sent when taken; it is a drop now, not both (frames +
+        // drops stays the numbers used, as a receiver's frames + gaps).
+        --stats_.frames;
+        stats_.bytes -= e.payload.size();
         ++stats_.drops;
         fire(e, FrameFate::kDropped);
     }
