@@ -101,7 +101,8 @@ GstStructure* stats_structure(const SrcCounters& c) {
     GstStructure* s =
         gst_structure_new("GstRdmaSrcStats", "frames", G_TYPE_UINT64, c.frames, "bytes", G_TYPE_UINT64, c.bytes,
                           "drops", G_TYPE_UINT64, c.drops, "format-changes", G_TYPE_UINT64, c.format_changes,
-                          "copies", G_TYPE_UINT64, c.copies, nullptr);
+                          "copies", G_TYPE_UINT64, c.copies, "max-frame-gap-ms", G_TYPE_DOUBLE, c.max_frame_gap_ms,
+                          nullptr);
     add_path_fields(s, c.paths);
     return s;
 }

@@ -66,6 +66,7 @@ struct SrcCounters {
     guint64 drops = 0; // gaps in the sender's frame numbers (its live policy dropped them)
     guint64 format_changes = 0;
     guint64 copies = 0; // frames copied out of their slot (copy-threshold)
+    double max_frame_gap_ms = 0; // the longest time between two frames' arrivals
     // Two paths (host-b): each path's, refreshed at most every
     // PathsRefresh::kEvery and at the end; one path: empty.
     std::vector<PathReport> paths;

@@ -222,6 +222,7 @@ void publish(GstRdmaSrc* self, SrcState& st, const Receiver& receiver, bool end)
     st.counters.frames = t.frames;
     st.counters.bytes = t.bytes;
     st.counters.copies = st.copies.count();
+    st.counters.max_frame_gap_ms = std::chrono::duration<double, std::milli>(t.max_gap).count();
     if (st.door_b && (st.paths_refresh.due() || end)) st.counters.paths = receiver.paths();
     GST_OBJECT_LOCK(self);
     self->m.published = st.counters;

@@ -147,7 +147,8 @@ TEST_F(StatsMessagesTest, AStartedRdmasrcPostsItsStatsStructure) {
         for (const char* f : {"frames", "bytes", "drops", "format-changes", "copies"}) {
             EXPECT_TRUE(gst_structure_has_field_typed(s, f, G_TYPE_UINT64)) << f;
         }
-        EXPECT_EQ(gst_structure_n_fields(s), paths ? 5 + 2 * 9 : 5);
+        EXPECT_TRUE(gst_structure_has_field_typed(s, "max-frame-gap-ms", G_TYPE_DOUBLE));
+        EXPECT_EQ(gst_structure_n_fields(s), paths ? 6 + 2 * 9 : 6);
         if (paths) {
             gboolean up = TRUE;
             EXPECT_TRUE(gst_structure_get_boolean(s, "path-b-up", &up));

@@ -12,8 +12,10 @@
 set -uo pipefail
 role=$1
 out=$RDMABED_OUT
-frames=600
-source="videotestsrc num-buffers=$frames pattern=ball ! video/x-raw,format=I420,width=160,height=120,framerate=25/1"
+# GTP_SIZE=WxH GTP_RATE=N GTP_FRAMES=N (env, both roles): the picture, its
+# rate and length (the 1080p measurement in docs/reliability.md).
+frames=${GTP_FRAMES:-600} size=${GTP_SIZE:-160x120} rate=${GTP_RATE:-25}
+source="videotestsrc num-buffers=$frames pattern=ball ! video/x-raw,format=I420,width=${size%x*},height=${size#*x},framerate=$rate/1"
 # The sender's pace: the clock's (identity sync), the buffers untouched.
 paced="$source ! identity sync=true"
 fault_after=$(dirname "$0")/../rdma/fault-after-line.sh
@@ -26,7 +28,7 @@ fail() {
 
 case $role in
 recv)
-  "$GST_RDMA_CHECK" --digest "$out/gtp.rdma" \
+  "$GST_RDMA_CHECK" --digest "$out/gtp.rdma" --stats rdma \
     "rdmasrc name=rdma role=listen host=$RDMABED_SERVER_ADDR host-b=$RDMABED_SERVER_ADDR_B port=$port ! fakesink name=digest" \
     >"$out/gtp-recv.log" 2>&1 || { fail "rdmasrc's pipeline exited $?"; cat "$out/gtp-recv.log"; }
   "$GST_RDMA_CHECK" --digest "$out/gtp.ref" "$source ! fakesink name=digest" >/dev/null 2>&1 || fail "the reference pipeline failed"
@@ -35,7 +37,8 @@ recv)
   # pipeline's own start (seen 71 ms here, 108 ms there).
   relative() { awk '$1 == "pts" { if (first == "") first = $2; $2 = $2 - first } { print }' "$1"; }
   if diff -u <(relative "$out/gtp.ref") <(relative "$out/gtp.rdma") >"$out/gtp.diff"; then
-    echo "two-paths (gst): $n frames through rdmasink -> rdmasrc identical to the pipeline without RDMA, through B cut, B back, A cut"
+    gap=$(grep -o 'max-frame-gap-ms=(double)[0-9.]*' "$out/gtp-recv.log" | tail -1 | cut -d')' -f2)
+    echo "two-paths (gst): $n frames ($size at $rate/s) through rdmasink -> rdmasrc identical to the pipeline without RDMA, through B cut, B back, A cut; longest gap between two frames ${gap:-?} ms"
   else
     fail "what came over two paths differs from the pipeline without RDMA:"
     head -20 "$out/gtp.diff"
