@@ -353,6 +353,7 @@ struct MemoryFabric::State {
     KeyTable<Window> windows; // by (rkey & ~kWindowKey) >> 8; likewise
     std::atomic<bool> have_windows{true}; // the device has type 2 memory windows
     std::atomic<bool> cut{false};         // the wire is cut: nothing lands, every post's RC retries run out
+    std::atomic<bool> hung{false};        // the wire is silent: nothing lands, no post completes (hang())
     std::size_t slow_from = SIZE_MAX;     // slow_registration, under `control`
     std::chrono::milliseconds slow_delay{0};
 
@@ -757,6 +758,7 @@ private:
     ibv_wc_status deliver(const ibv_send_wr& wr, MemoryFabric::State::End& me, MemoryFabric::State::End& peer,
                           bool write) {
         if (me.down.load()) return IBV_WC_WR_FLUSH_ERR;
+        if (s_->hung.load(std::memory_order_relaxed)) return kReceiverNotReady; // waits, retried, until stopped
         if (peer.down.load() || s_->cut.load(std::memory_order_relaxed)) {
             return IBV_WC_RETRY_EXC_ERR; // nobody acknowledges: RC retries run out
         }
@@ -875,6 +877,7 @@ void MemoryFabric::without_windows() { state_->have_windows.store(false); }
 
 void MemoryFabric::refuse_next_send(int side, int err) { state_->ends[side].refuse_send.store(err); }
 void MemoryFabric::cut() { state_->cut.store(true); }
+void MemoryFabric::hang() { state_->hung.store(true); }
 
 MemoryFabric::MemoryFabric() : state_(std::make_shared<State>()) {
     state_->ends[0].qp_num = 1;

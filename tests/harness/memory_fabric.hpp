@@ -71,6 +71,11 @@ public:
     // (at once here; after the RC retries, ~2 s, on a NIC). No rdma_cm
     // event comes: each end learns it from its own posts, or its silence.
     void cut();
+    // The wire goes silent as a NIC sees a dead link while its RC retries
+    // run: from now on nothing either end posts lands or completes, and no
+    // event comes, until that end is stopped (its queue then flushes). A
+    // NIC gives up after its retries (~2 s on the bed); here nothing does.
+    void hang();
 
     // Bytes the fabric copied (payloads, headers, messages).
     std::uint64_t copied_bytes() const noexcept;

@@ -522,6 +522,35 @@ TEST(TwoPaths, LosslessStreamLosesNoFrameWhenAPathIsCut) {
     EXPECT_EQ(lines.size(), 2u) << ::testing::PrintToString(lines);
 }
 
+// Lossless: path B's wire goes silent, as a dead link is while a NIC's RC
+// retries run (here they never end). The caller, out of buffers because B
+// holds them, does not wait for B's retries: B is cut loose once its oldest
+// write is out past its usual delivery time, named once at the sender, and
+// every frame arrives, in order, well within the 5 s a wait would take
+// (stream_lossless's wait_done throws then). Silent from the first frame:
+// B then surely holds the frames its first credits let it post (silent
+// mid-stream, what it holds depends on how far the receiver's credits on it
+// lag, which the threads' scheduling decides).
+TEST(TwoPaths, APathGoneSilentIsCutLooseWhenTheCallerWaitsForIt) {
+    PathReceiver::Options ro;
+    ro.path_silence = 300ms;
+    ro.end_grace = 100ms;
+    TwoPathLink link(Policy::kLossless, ro);
+    constexpr std::uint64_t kFrames = 100;
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<std::uint64_t> got = stream_lossless(link, kFrames, [&](std::uint64_t n) {
+        if (n == 0) link.fabric[1].hang();
+    });
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+    EXPECT_EQ(got, up_to(kFrames));
+    EXPECT_EQ(link.delivered, kFrames);
+    EXPECT_EQ(link.dropped, 0u);
+    const auto lines = link.lines();
+    EXPECT_TRUE(has_line(lines, "sender: path B (", "lost: sender: a write unacknowledged for"))
+        << ::testing::PrintToString(lines);
+    EXPECT_TRUE(has_line(lines, "while path A delivers", "; streaming on path A")) << ::testing::PrintToString(lines);
+}
+
 // The same with path A cut: the founding path is no different.
 TEST(TwoPaths, LosslessStreamLosesNoFrameWhenTheFirstPathIsCut) {
     PathReceiver::Options ro;

@@ -229,6 +229,13 @@ public:
     // is taking this connection's frames (a two-path sender trusts a path
     // that came back only from then on).
     std::uint64_t credit_messages() const noexcept { return credit_messages_; }
+    // When the oldest write still unacknowledged was posted; none: nothing
+    // out. A write out long past this connection's usual delivery time is
+    // on a link, NIC or peer that answers no more (its RC retries running).
+    std::optional<std::chrono::steady_clock::time_point> oldest_unacknowledged() const noexcept {
+        if (retired_before_ == next_post_) return std::nullopt;
+        return in_flight(retired_before_).posted;
+    }
     // The connection failed because its RDMA device is going away
     // (RDMA_CM_EVENT_DEVICE_REMOVAL): a kernel that cannot take the device's
     // resources back (rxe) waits, and the device cannot come back, until

@@ -137,17 +137,22 @@ public:
             // Lossless: until a path can post it now (its older frames posted
             // or skipped, a credit) and its table entry is free; nothing is
             // taken before, so a wake leaves the frame the caller's.
+            const auto ready = [&](const Entry& e) {
+                return e.done && (policy_ == Policy::kLive || can_post_now(meta.flow));
+            };
             for (;;) {
                 advance_all(meta.flow);
                 const Entry& e = f.table[f.next & f.mask];
-                if (e.done && (policy_ == Policy::kLive || can_post_now(meta.flow))) break;
+                if (ready(e)) break;
+                const auto until = cut_laggards(e, deadline);
+                if (ready(e)) break;
                 if (Clock::now() >= deadline) {
                     throw TimeoutError(fmt::format("sender: no credit on either path for {} ms after {} frames: is "
                                                    "the receiver stuck?",
                                                    timeout.count(), f.next));
                 }
                 ++stats_.credit_waits;
-                if (!wait_paths(deadline)) return std::nullopt;
+                if (!wait_paths(until)) return std::nullopt;
             }
             Entry& e = f.table[f.next & f.mask]; // free (done): a refused frame leaves it so
             e.meta = meta;
@@ -227,11 +232,13 @@ public:
             while (!done(flow, number)) {
                 advance_all(flow);
                 if (done(flow, number)) break;
+                const auto until = cut_laggards(f.table[number & f.mask], deadline);
+                if (done(flow, number)) break;
                 if (Clock::now() >= deadline) {
                     throw TimeoutError(fmt::format("sender: frame {} not delivered on either path within {} ms",
                                                    number, timeout.count()));
                 }
-                if (!wait_paths(deadline)) return false;
+                if (!wait_paths(until)) return false;
             }
             return true;
         });
@@ -246,11 +253,16 @@ public:
                     if (!flows_[flow].table.empty()) advance_all(flow);
                 }
                 if (undone_ == 0) break;
+                auto until = deadline;
+                for (const Flow& f : flows_) {
+                    for (const Entry& e : f.table) until = std::min(until, cut_laggards(e, deadline));
+                }
+                if (undone_ == 0) break;
                 if (Clock::now() >= deadline) {
                     throw TimeoutError(fmt::format("sender: {} frames not delivered on either path within {} ms",
                                                    undone_, timeout.count()));
                 }
-                wait_paths(deadline); // a wake does not end a finish: its timeout does
+                wait_paths(until); // a wake does not end a finish: its timeout does
             }
             for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
                 if (!flows_[flow].table.empty()) advance_all(flow); // every cursor past the last frame
@@ -571,6 +583,42 @@ private:
         if (on_done_) on_done_(e.cookie, fate);
     }
 
+    // A wait for frame `e` that one path delivered and another still holds:
+    // a path whose writes go unacknowledged (its link, NIC or peer gone)
+    // holds the caller's buffers until its RC retries run out (about 2 s on
+    // the bed, the QP's timeout and retry count on a NIC) and stalls the
+    // stream meanwhile. Such a path is lost now (stopped, redialled) once
+    // its oldest write is out for longer than kLagFloor or kLagFactor times
+    // its mean delivery time, whichever is longer; never the last path up.
+    // A path that delivers late but delivers is never cut: only a wait
+    // that found it holding a frame already delivered elsewhere looks.
+    // Returns when to look again (the deadline at most).
+    Clock::time_point cut_laggards(const Entry& e, Clock::time_point deadline) {
+        if (e.done || !e.delivered || e.holds == 0) return deadline;
+        const auto now = Clock::now();
+        for (std::size_t p = 0; p < kPaths; ++p) {
+            Path& path = paths_[p];
+            if (!path.up || (e.holds & (1u << p)) == 0 || !paths_[kPaths - 1 - p].up) continue;
+            const std::optional<Clock::time_point> since = path.tx->oldest_unacknowledged();
+            if (!since) continue;
+            const StreamStats& s = path.tx->stats();
+            const std::chrono::nanoseconds usual =
+                s.latency_samples > 0 ? s.latency_sum / static_cast<std::int64_t>(s.latency_samples) : std::chrono::nanoseconds(0);
+            const auto limit = std::max<Clock::duration>(kLagFloor, kLagFactor * usual);
+            if (now - *since < limit) {
+                deadline = std::min(deadline, *since + limit);
+                continue;
+            }
+            const auto out_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - *since).count();
+            lose(p, std::make_exception_ptr(ConnectionError(fmt::format(
+                        "sender: a write unacknowledged for {} ms (this path's usual {:.1f} ms) while path {} "
+                        "delivers: its link, NIC or peer answers no more, and its RC retries would hold the "
+                        "stream's buffers",
+                        out_ms, std::chrono::duration<double, std::milli>(usual).count(), letter(kPaths - 1 - p)))));
+        }
+        return deadline;
+    }
+
     // One wait over both paths (a credit, a delivery, a hang-up) until
     // `deadline` or a path's own timer; false when the waker woke it.
     bool wait_paths(Clock::time_point deadline) {
@@ -707,6 +755,10 @@ private:
     }
 
     static constexpr std::chrono::milliseconds kJoinTimeout{5000}; // a path back takes each flow's format within it
+    // cut_laggards: a path is cut loose once its oldest write is out this
+    // long, and this many times its mean delivery time.
+    static constexpr std::chrono::milliseconds kLagFloor{100};
+    static constexpr int kLagFactor = 4;
     FrameDoneFn on_done_;
     std::function<void(const std::string&)> log_;
     TwoPathHooks hooks_;
