@@ -236,6 +236,8 @@ public:
         if (retired_before_ == next_post_) return std::nullopt;
         return in_flight(retired_before_).posted;
     }
+    // When the latest write delivered was posted (the epoch before one).
+    std::chrono::steady_clock::time_point last_delivered_posted() const noexcept { return last_delivered_posted_; }
     // The connection failed because its RDMA device is going away
     // (RDMA_CM_EVENT_DEVICE_REMOVAL): a kernel that cannot take the device's
     // resources back (rxe) waits, and the device cannot come back, until
@@ -395,6 +397,7 @@ private:
     std::vector<wire::Credit> credits_in_;          // a decoded credit message; kMaxSlots entries
     std::uint64_t next_post_ = 0;     // writes posted
     std::uint64_t retired_before_ = 0; // every write below this posted index is delivered
+    TimePoint last_delivered_posted_{}; // the posted time of the write below retired_before_
     std::uint32_t signal_every_; // writes between signalled ones: half the ring, or of the caller's depth
     std::uint64_t next_signalled_ = 0; // posted index of the next write signalled for signal_every_
     bool control_in_flight_ = false;

@@ -294,6 +294,7 @@ void FrameSender::retire_through(std::uint64_t posted_before, TimePoint now) {
         const InFlight& f = in_flight(retired_before_);
         --flows_[f.flow].in_flight;
         stats_.add_latency(now - f.posted);
+        last_delivered_posted_ = f.posted;
         if (opts_.on_done) {
             opts_.on_done(f.cookie, FrameFate::kDelivered);
         }

@@ -133,7 +133,9 @@ public:
             if (f.table.empty()) {
                 throw std::logic_error(fmt::format("send: flow {} has no format announced", meta.flow));
             }
-            const auto deadline = Clock::now() + timeout;
+            const auto now = Clock::now();
+            const auto deadline = now + timeout;
+            cut_silent(now, deadline); // a path gone silent goes before it holds the stream up
             // Lossless: until a path can post it now (its older frames posted
             // or skipped, a credit) and its table entry is free; nothing is
             // taken before, so a wake leaves the frame the caller's.
@@ -144,7 +146,7 @@ public:
                 advance_all(meta.flow);
                 const Entry& e = f.table[f.next & f.mask];
                 if (ready(e)) break;
-                const auto until = cut_laggards(e, deadline);
+                const auto until = cut_silent(Clock::now(), deadline);
                 if (ready(e)) break;
                 if (Clock::now() >= deadline) {
                     throw TimeoutError(fmt::format("sender: no credit on either path for {} ms after {} frames: is "
@@ -232,7 +234,7 @@ public:
             while (!done(flow, number)) {
                 advance_all(flow);
                 if (done(flow, number)) break;
-                const auto until = cut_laggards(f.table[number & f.mask], deadline);
+                const auto until = cut_silent(Clock::now(), deadline);
                 if (done(flow, number)) break;
                 if (Clock::now() >= deadline) {
                     throw TimeoutError(fmt::format("sender: frame {} not delivered on either path within {} ms",
@@ -253,10 +255,7 @@ public:
                     if (!flows_[flow].table.empty()) advance_all(flow);
                 }
                 if (undone_ == 0) break;
-                auto until = deadline;
-                for (const Flow& f : flows_) {
-                    for (const Entry& e : f.table) until = std::min(until, cut_laggards(e, deadline));
-                }
+                const auto until = cut_silent(Clock::now(), deadline);
                 if (undone_ == 0) break;
                 if (Clock::now() >= deadline) {
                     throw TimeoutError(fmt::format("sender: {} frames not delivered on either path within {} ms",
@@ -583,27 +582,29 @@ private:
         if (on_done_) on_done_(e.cookie, fate);
     }
 
-    // A wait for frame `e` that one path delivered and another still holds:
-    // a path whose writes go unacknowledged (its link, NIC or peer gone)
-    // holds the caller's buffers until its RC retries run out (about 2 s on
-    // the bed, the QP's timeout and retry count on a NIC) and stalls the
-    // stream meanwhile. Such a path is lost now (stopped, redialled) once
-    // its oldest write is out for longer than kLagFloor or kLagFactor times
-    // its mean delivery time, whichever is longer; never the last path up.
-    // A path that delivers late but delivers is never cut: only a wait
-    // that found it holding a frame already delivered elsewhere looks.
-    // Returns when to look again (the deadline at most).
-    Clock::time_point cut_laggards(const Entry& e, Clock::time_point deadline) {
-        if (e.done || !e.delivered || e.holds == 0) return deadline;
-        const auto now = Clock::now();
+    // A path whose writes go unacknowledged (its link, NIC or peer gone)
+    // holds the frames in flight there, and the caller's buffers under
+    // them, until its RC retries run out (about 2 s on the bed, the QP's
+    // timeout and retry count on a NIC); on the bed its retransmissions
+    // also take the CPU the other path needs. Such a path is lost now
+    // (named, stopped, redialled) once its oldest write is out for longer
+    // than kLagFloor or kLagFactor times its mean delivery time, whichever is
+    // longer, while the other path delivered a write posted after it: the
+    // receiver is there and takes frames, so the silence is this path's.
+    // Never the last path up. Per frame: two reads of each path's state, no
+    // clock read (the caller's `now`). Returns when to look again (the
+    // deadline at most).
+    Clock::time_point cut_silent(Clock::time_point now, Clock::time_point deadline) {
         for (std::size_t p = 0; p < kPaths; ++p) {
             Path& path = paths_[p];
-            if (!path.up || (e.holds & (1u << p)) == 0 || !paths_[kPaths - 1 - p].up) continue;
+            const Path& other = paths_[kPaths - 1 - p];
+            if (!path.up || !other.up) continue;
             const std::optional<Clock::time_point> since = path.tx->oldest_unacknowledged();
-            if (!since) continue;
+            if (!since || other.tx->last_delivered_posted() <= *since) continue;
             const StreamStats& s = path.tx->stats();
             const std::chrono::nanoseconds usual =
-                s.latency_samples > 0 ? s.latency_sum / static_cast<std::int64_t>(s.latency_samples) : std::chrono::nanoseconds(0);
+                s.latency_samples > 0 ? s.latency_sum / static_cast<std::int64_t>(s.latency_samples)
+                                      : std::chrono::nanoseconds(0);
             const auto limit = std::max<Clock::duration>(kLagFloor, kLagFactor * usual);
             if (now - *since < limit) {
                 deadline = std::min(deadline, *since + limit);
@@ -611,9 +612,8 @@ private:
             }
             const auto out_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - *since).count();
             lose(p, std::make_exception_ptr(ConnectionError(fmt::format(
-                        "sender: a write unacknowledged for {} ms (this path's usual {:.1f} ms) while path {} "
-                        "delivers: its link, NIC or peer answers no more, and its RC retries would hold the "
-                        "stream's buffers",
+                        "sender: no acknowledgement for {} ms (its usual delivery {:.1f} ms) while path {} "
+                        "delivers what was sent after: its link, NIC or peer answers no more",
                         out_ms, std::chrono::duration<double, std::milli>(usual).count(), letter(kPaths - 1 - p)))));
         }
         return deadline;
@@ -755,10 +755,10 @@ private:
     }
 
     static constexpr std::chrono::milliseconds kJoinTimeout{5000}; // a path back takes each flow's format within it
-    // cut_laggards: a path is cut loose once its oldest write is out this
-    // long, and this many times its mean delivery time.
+    // cut_silent: a path is lost once its oldest write is out this long,
+    // and this many times its mean delivery time.
     static constexpr std::chrono::milliseconds kLagFloor{100};
-    static constexpr int kLagFactor = 4;
+    static constexpr int kLagFactor = 2;
     FrameDoneFn on_done_;
     std::function<void(const std::string&)> log_;
     TwoPathHooks hooks_;
