@@ -12,10 +12,12 @@
 set -uo pipefail
 role=$1
 out=$RDMABED_OUT
-# GTP_SIZE=WxH GTP_RATE=N GTP_FRAMES=N (env, both roles): the picture, its
-# rate and length (the 1080p measurement in docs/reliability.md).
-frames=${GTP_FRAMES:-600} size=${GTP_SIZE:-160x120} rate=${GTP_RATE:-25}
-source="videotestsrc num-buffers=$frames pattern=ball ! video/x-raw,format=I420,width=${size%x*},height=${size#*x},framerate=$rate/1"
+# GTP_SIZE=WxH GTP_RATE=N GTP_FRAMES=N GTP_PATTERN=P (env, both roles): the
+# picture, its rate, length and videotestsrc pattern (the 1080p measurement
+# in docs/reliability.md: 'smpte horizontal-speed=8', as the bed's CPUs draw
+# a 1080p ball at 3 to 5 frames/s).
+frames=${GTP_FRAMES:-600} size=${GTP_SIZE:-160x120} rate=${GTP_RATE:-25} pattern=${GTP_PATTERN:-ball}
+source="videotestsrc num-buffers=$frames pattern=$pattern ! video/x-raw,format=I420,width=${size%x*},height=${size#*x},framerate=$rate/1"
 # The sender's pace: the clock's (identity sync), the buffers untouched.
 paced="$source ! identity sync=true"
 fault_after=$(dirname "$0")/../rdma/fault-after-line.sh
