@@ -44,9 +44,10 @@ bool PathReceiver::attach(std::size_t p, std::unique_ptr<FrameReceiver> joined) 
     if (ranges_[range].frames > 0) return false; // the connection before its last still has frames out
     if (path.up && !path.ended) {
         // Its peer dialled again before we saw the old connection go (only
-        // that peer can prove the join): the old one is over.
-        log_(fmt::format("path {} ({}): its peer came back on a new connection; this one is over", letter(p),
-                        rx(p).peer()));
+        // that peer can prove the join): the old one is over, lost as a
+        // silent one would have been a moment later, and named so.
+        log_(fmt::format("path {} ({}) lost: its peer found it dead first and came back on a new connection",
+                        letter(p), rx(p).peer()));
         ++path.counters.downs;
     }
     ranges_[range].rx = std::move(joined); // the one before its last goes, if it had not
