@@ -229,14 +229,35 @@ public:
     // is taking this connection's frames (a two-path sender trusts a path
     // that came back only from then on).
     std::uint64_t credit_messages() const noexcept { return credit_messages_; }
-    // When the oldest write still unacknowledged was posted; none: nothing
-    // out. A write out long past this connection's usual delivery time is
-    // on a link, NIC or peer that answers no more (its RC retries running).
+    // Whether the connection still answers, for a two-path sender that
+    // would rather not wait for a dead path's RC retries. The NIC
+    // acknowledges a signalled write once it landed, whatever the
+    // receiving program does with the frame, so:
+    //   oldest_unacknowledged: when the oldest write not yet delivered was
+    //     posted (none: nothing out); cheap, a first look;
+    //   oldest_unacknowledged_signalled: the same of the oldest signalled
+    //     one (a look through the writes out: at most the ring's slots);
+    //   ack_time: the mean time from posting a signalled write to its
+    //     acknowledgement, and how many were measured;
+    //   last_delivered_posted: when the latest write delivered was posted.
     std::optional<std::chrono::steady_clock::time_point> oldest_unacknowledged() const noexcept {
         if (retired_before_ == next_post_) return std::nullopt;
         return in_flight(retired_before_).posted;
     }
-    // When the latest write delivered was posted (the epoch before one).
+    std::optional<std::chrono::steady_clock::time_point> oldest_unacknowledged_signalled() const noexcept {
+        for (std::uint64_t i = retired_before_; i < next_post_; ++i) {
+            if (in_flight(i).signalled) return in_flight(i).posted;
+        }
+        return std::nullopt;
+    }
+    struct AckTime {
+        std::chrono::nanoseconds mean{0};
+        std::uint64_t samples = 0;
+    };
+    AckTime ack_time() const noexcept {
+        if (ack_samples_ == 0) return {};
+        return {ack_sum_ / static_cast<std::int64_t>(ack_samples_), ack_samples_};
+    }
     std::chrono::steady_clock::time_point last_delivered_posted() const noexcept { return last_delivered_posted_; }
     // The connection failed because its RDMA device is going away
     // (RDMA_CM_EVENT_DEVICE_REMOVAL): a kernel that cannot take the device's
@@ -270,6 +291,7 @@ private:
         std::uint64_t number = 0; // frame number in its flow (what the caller saw)
         TimePoint posted;         // as the call that posted it read the clock (see progress_at)
         std::uint8_t flow = 0;
+        bool signalled = false; // its completion comes as the NIC's acknowledgement
     };
     struct Pending {
         std::span<const std::byte> payload;
@@ -398,6 +420,8 @@ private:
     std::uint64_t next_post_ = 0;     // writes posted
     std::uint64_t retired_before_ = 0; // every write below this posted index is delivered
     TimePoint last_delivered_posted_{}; // the posted time of the write below retired_before_
+    std::chrono::nanoseconds ack_sum_{0}; // ack_time(): post to acknowledgement, signalled writes
+    std::uint64_t ack_samples_ = 0;
     std::uint32_t signal_every_; // writes between signalled ones: half the ring, or of the caller's depth
     std::uint64_t next_signalled_ = 0; // posted index of the next write signalled for signal_every_
     bool control_in_flight_ = false;

@@ -218,6 +218,10 @@ void FrameSender::handle_one(const ibv_wc& wc, TimePoint now) {
         retire_through(control_after_, now);
         return;
     case Work::kFrameWrite: // signalled: this write and every one before it are done
+        if (id.index >= retired_before_) { // its entry is still its own (a credit may have retired it)
+            ack_sum_ += now - in_flight(id.index).posted;
+            ++ack_samples_;
+        }
         retire_through(id.index + 1, now);
         return;
     case Work::kControlRecv: {
@@ -463,7 +467,8 @@ void FrameSender::post(std::uint8_t flow_id, const Pending& frame, TimePoint now
     // keep the delivered frames' memory from the caller (in a fan-out, from
     // everyone).
     const bool every = index == next_signalled_;
-    wr.send_flags = (every || flow.credits.available() == 1) ? IBV_SEND_SIGNALED : 0;
+    const bool signalled = every || flow.credits.available() == 1;
+    wr.send_flags = signalled ? IBV_SEND_SIGNALED : 0;
     wr.wr.rdma.remote_addr = flow.ring.addr + (std::uint64_t{imm.slot} - flow.ring.slot_base) * flow.ring.slot_size;
     wr.wr.rdma.rkey = slot_rkey_[imm.slot]; // the slot's credit's key, never the advert's ring key
     path_->post_send(wr, "ibv_post_send(RDMA_WRITE_WITH_IMM)");
@@ -477,7 +482,7 @@ void FrameSender::post(std::uint8_t flow_id, const Pending& frame, TimePoint now
         next_signalled_ += signal_every_;
     }
     last_post_in_slot_[imm.slot] = index;
-    in_flight(index) = InFlight{frame.cookie, frame.number, now, flow_id};
+    in_flight(index) = InFlight{frame.cookie, frame.number, now, flow_id, signalled};
     last_post_time_ = now;
     ++stats_.frames;
     stats_.bytes += frame.payload.size();

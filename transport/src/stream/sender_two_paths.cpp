@@ -587,33 +587,43 @@ private:
     // them, until its RC retries run out (about 2 s on the bed, the QP's
     // timeout and retry count on a NIC); on the bed its retransmissions
     // also take the CPU the other path needs. Such a path is lost now
-    // (named, stopped, redialled) once its oldest write is out for longer
-    // than kLagFloor or kLagFactor times its mean delivery time, whichever is
-    // longer, while the other path delivered a write posted after it: the
-    // receiver is there and takes frames, so the silence is this path's.
-    // Never the last path up. Per frame: two reads of each path's state, no
-    // clock read (the caller's `now`). Returns when to look again (the
-    // deadline at most).
+    // (named, stopped, redialled) once its oldest signalled write (the NIC
+    // acknowledges those as they land, whatever the receiving program does
+    // with the frame) is out for longer than kLagFloor or kLagFactor times
+    // the mean acknowledgement time (this path's or the other's, the
+    // longer: a connection just back has few), whichever is longer, while
+    // the other path delivered a write posted after it: the receiver is
+    // there and takes frames, so the silence is this path's. Judged once
+    // the two have kLagSamples acknowledgements between them; never the
+    // last path up. Per frame, while no write is out that long: one read of each
+    // path's oldest write, no clock read (the caller's `now`). Returns
+    // when to look again (the deadline at most).
     Clock::time_point cut_silent(Clock::time_point now, Clock::time_point deadline) {
         for (std::size_t p = 0; p < kPaths; ++p) {
             Path& path = paths_[p];
             const Path& other = paths_[kPaths - 1 - p];
             if (!path.up || !other.up) continue;
-            const std::optional<Clock::time_point> since = path.tx->oldest_unacknowledged();
-            if (!since || other.tx->last_delivered_posted() <= *since) continue;
-            const StreamStats& s = path.tx->stats();
-            const std::chrono::nanoseconds usual =
-                s.latency_samples > 0 ? s.latency_sum / static_cast<std::int64_t>(s.latency_samples)
-                                      : std::chrono::nanoseconds(0);
+            const std::optional<Clock::time_point> oldest = path.tx->oldest_unacknowledged();
+            const FrameSender::AckTime mine = path.tx->ack_time();
+            const FrameSender::AckTime theirs = other.tx->ack_time();
+            if (!oldest || mine.samples + theirs.samples < kLagSamples) continue;
+            const std::chrono::nanoseconds usual = std::max(mine.mean, theirs.mean);
             const auto limit = std::max<Clock::duration>(kLagFloor, kLagFactor * usual);
+            if (now - *oldest < limit) {
+                deadline = std::min(deadline, *oldest + limit);
+                continue;
+            }
+            const std::optional<Clock::time_point> since = path.tx->oldest_unacknowledged_signalled();
+            if (!since) continue; // its next signalled write decides
             if (now - *since < limit) {
                 deadline = std::min(deadline, *since + limit);
                 continue;
             }
+            if (other.tx->last_delivered_posted() <= *since) continue;
             const auto out_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - *since).count();
             lose(p, std::make_exception_ptr(ConnectionError(fmt::format(
-                        "sender: no acknowledgement for {} ms (its usual delivery {:.1f} ms) while path {} "
-                        "delivers what was sent after: its link, NIC or peer answers no more",
+                        "sender: no acknowledgement for {} ms (its usual {:.1f} ms) while path {} delivers what "
+                        "was sent after: its link, NIC or peer answers no more",
                         out_ms, std::chrono::duration<double, std::milli>(usual).count(), letter(kPaths - 1 - p)))));
         }
         return deadline;
@@ -755,10 +765,12 @@ private:
     }
 
     static constexpr std::chrono::milliseconds kJoinTimeout{5000}; // a path back takes each flow's format within it
-    // cut_silent: a path is lost once its oldest write is out this long,
-    // and this many times its mean delivery time.
+    // cut_silent: a path is lost once its oldest signalled write is out
+    // this long, and this many times the mean acknowledgement time, judged
+    // once the paths have this many acknowledgements between them.
     static constexpr std::chrono::milliseconds kLagFloor{100};
-    static constexpr int kLagFactor = 2;
+    static constexpr int kLagFactor = 4;
+    static constexpr std::uint64_t kLagSamples = 2;
     FrameDoneFn on_done_;
     std::function<void(const std::string&)> log_;
     TwoPathHooks hooks_;
