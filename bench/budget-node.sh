@@ -18,6 +18,9 @@
 #   KIND.POLL.N.nodeK.win     the same between the first and the last doorbell,
 #                             after a line "doorbells N"
 #   KIND.POLL.N.nodeK.malloc  malloc_count's line(s) at exit
+#   KIND.POLL.N.nodeK.stacks  with RDMASTREAM_BUDGET_TRACE=FROM[,COUNT] (budget.sh
+#                             --trace): the stacks of allocations from the
+#                             FROM-th doorbell on (malloc_count's MALLOC_COUNT_TRACE)
 #   KIND.POLL.N.nodeK.{log,time,json}
 #   KIND.POLL.N.nodeK.failed  if the program failed: its status and last line.
 #                             The run goes on (the peer has moved on to the
@@ -105,11 +108,13 @@ count_syscalls() { # LOG OUT WIN
 }
 
 traced() { # PREFIX WHAT CMD...: CMD under strace with the heap counter
-  local prefix=$1 what=$2 log=/tmp/budget-strace.$node rc=0
+  local prefix=$1 what=$2 log=/tmp/budget-strace.$node rc=0 trace=()
   shift 2
-  rm -f "$prefix.malloc" "$prefix.failed"
+  rm -f "$prefix.malloc" "$prefix.failed" "$prefix.stacks"
+  [[ -n ${RDMASTREAM_BUDGET_TRACE:-} ]] \
+    && trace=(-E MALLOC_COUNT_TRACE="$RDMASTREAM_BUDGET_TRACE" -E MALLOC_COUNT_TRACE_OUT="$prefix.stacks")
   timed "$prefix" strace -f -qq -y -x -s 8 -o "$log" \
-    -E LD_PRELOAD="$preload" -E MALLOC_COUNT_OUT="$prefix.malloc" -E G_SLICE=always-malloc "$@" || rc=$?
+    -E LD_PRELOAD="$preload" -E MALLOC_COUNT_OUT="$prefix.malloc" -E G_SLICE=always-malloc "${trace[@]}" "$@" || rc=$?
   count_syscalls "$log" "$prefix.sys" "$prefix.win"
   rm -f "$log"
   if ((rc != 0)); then

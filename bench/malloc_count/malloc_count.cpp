@@ -31,7 +31,12 @@
 // GLib's slice allocator caches memory per thread: run GStreamer with
 // G_SLICE=always-malloc so that its allocations show.
 //
+// MALLOC_COUNT_TRACE=FROM[,COUNT] writes the call stacks of allocations
+// from the FROM-th doorbell on: which code makes them (malloc_trace.hpp).
+//
 // Only glibc's malloc is supported (it exports the __libc_* entry points).
+#include "malloc_trace.hpp"
+
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -65,6 +70,12 @@ std::atomic<unsigned long long> g_counts[kCount];
 std::atomic<unsigned long long> g_first[kCount], g_last[kCount], g_doorbells;
 
 inline void bump(Counter c) noexcept { g_counts[c].fetch_add(1, std::memory_order_relaxed); }
+
+// An allocation: counted, and its stack written if it is in the trace's window.
+inline void allocated(Counter c, std::size_t size) noexcept {
+    bump(c);
+    malloc_count::trace(kNames[c], size, g_doorbells.load(std::memory_order_relaxed));
+}
 
 // Whether a write(2) of n bytes carries a kernel command of `size` bytes
 // whose header (uverbs' and rdma_cm's alike: a 32-bit command, then a
@@ -169,6 +180,7 @@ void report(const char* when) noexcept {
 extern "C" void on_sigusr2(int) { report("signal"); }
 
 __attribute__((constructor)) void install() {
+    malloc_count::trace_init();
     struct sigaction old{};
     if (sigaction(SIGUSR2, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
         struct sigaction sa{};
@@ -182,7 +194,7 @@ __attribute__((constructor)) void install() {
 __attribute__((destructor)) void at_exit() { report("exit"); }
 
 void* new_or_throw(std::size_t size) {
-    bump(kNew);
+    allocated(kNew, size);
     for (;;) {
         if (void* p = __libc_malloc(size != 0 ? size : 1)) return p;
         std::new_handler h = std::get_new_handler();
@@ -192,7 +204,7 @@ void* new_or_throw(std::size_t size) {
 }
 
 void* aligned_new_or_throw(std::size_t size, std::align_val_t align) {
-    bump(kNew);
+    allocated(kNew, size);
     for (;;) {
         if (void* p = __libc_memalign(static_cast<std::size_t>(align), size != 0 ? size : 1)) return p;
         std::new_handler h = std::get_new_handler();
@@ -213,22 +225,25 @@ extern "C" {
 
 ssize_t write(int fd, const void* buf, std::size_t n) {
     if (is_rxe_doorbell(buf, n)) on_doorbell();
-    if (is_disconnect(buf, n)) g_hung_up.store(true, std::memory_order_relaxed);
+    if (is_disconnect(buf, n)) {
+        g_hung_up.store(true, std::memory_order_relaxed);
+        malloc_count::trace_stop();
+    }
     return __write(fd, buf, n);
 }
 
 void* malloc(std::size_t size) {
-    bump(kMalloc);
+    allocated(kMalloc, size);
     return __libc_malloc(size);
 }
 
 void* calloc(std::size_t n, std::size_t size) {
-    bump(kCalloc);
+    allocated(kCalloc, n * size);
     return __libc_calloc(n, size);
 }
 
 void* realloc(void* p, std::size_t size) {
-    bump(kRealloc);
+    allocated(kRealloc, size);
     return __libc_realloc(p, size);
 }
 
@@ -238,7 +253,7 @@ void free(void* p) {
 }
 
 int posix_memalign(void** out, std::size_t align, std::size_t size) {
-    bump(kAligned);
+    allocated(kAligned, size);
     if (align < sizeof(void*) || (align & (align - 1)) != 0) return EINVAL;
     void* p = __libc_memalign(align, size);
     if (p == nullptr) return ENOMEM;
@@ -247,22 +262,22 @@ int posix_memalign(void** out, std::size_t align, std::size_t size) {
 }
 
 void* aligned_alloc(std::size_t align, std::size_t size) {
-    bump(kAligned);
+    allocated(kAligned, size);
     return __libc_memalign(align, size);
 }
 
 void* memalign(std::size_t align, std::size_t size) {
-    bump(kAligned);
+    allocated(kAligned, size);
     return __libc_memalign(align, size);
 }
 
 void* valloc(std::size_t size) {
-    bump(kAligned);
+    allocated(kAligned, size);
     return __libc_memalign(static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), size);
 }
 
 void* pvalloc(std::size_t size) {
-    bump(kAligned);
+    allocated(kAligned, size);
     const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     return __libc_memalign(page, (size + page - 1) / page * page);
 }
