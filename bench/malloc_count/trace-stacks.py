@@ -60,13 +60,21 @@ class Namer:
     def __init__(self):
         self.cache = {}
 
+    def demangle(self, sym):
+        if not sym.startswith("_Z"):
+            return sym
+        try:
+            return subprocess.run(["c++filt", sym], capture_output=True, text=True, check=False).stdout.strip() or sym
+        except OSError:
+            return sym
+
     def name(self, line):
         m = FRAME.match(line)
         if not m:
             return line
         path, sym, off = m["file"], m["sym"], m["off"]
-        if sym:  # an exported symbol: addr2line cannot use SYMBOL+OFFSET, keep it as written
-            return f"{sym}+{off} ({path.rsplit('/', 1)[-1]})"
+        if sym:  # an exported symbol: addr2line cannot use SYMBOL+OFFSET, keep it (demangled)
+            return f"{short(self.demangle(sym))}+{off} ({path.rsplit('/', 1)[-1]})"
         key = (path, off)
         if key not in self.cache:
             try:
