@@ -15,9 +15,14 @@
 #   KIND.POLL.N.nodeK.sys     "COUNT NAME" per system call; write(2)s to the
 #                             uverbs device split by verbs command (rxe's
 #                             doorbell is a write of IB_USER_VERBS_CMD_POST_SEND)
-#   KIND.POLL.N.nodeK.win     the same between the first and the last doorbell,
-#                             after a line "doorbells N"
+#   KIND.POLL.N.nodeK.win     the same in the steady state: from the N1-th
+#                             doorbell (see warm_up) to the last, after a line
+#                             "doorbells N" (the doorbells in it; in the N1
+#                             run, one or none)
 #   KIND.POLL.N.nodeK.malloc  malloc_count's line(s) at exit
+#   KIND.POLL.N.nodeK.stacks  with RDMASTREAM_BUDGET_TRACE=FROM[,COUNT] (budget.sh
+#                             --trace): the stacks of allocations from the
+#                             FROM-th doorbell on (malloc_count's MALLOC_COUNT_TRACE)
 #   KIND.POLL.N.nodeK.{log,time,json}
 #   KIND.POLL.N.nodeK.failed  if the program failed: its status and last line.
 #                             The run goes on (the peer has moved on to the
@@ -52,17 +57,26 @@ if ((node == 1)); then
   cp "$clips/$name.y4m" "/tmp/bench-$name.y4m" || fail "cannot copy the clip $clips/$name.y4m"
 fi
 
+# The steady state's window opens at each process's N1-th rxe doorbell
+# (RDMASTREAM_BUDGET_WARM_UP, budget.sh --warm-up, says another; the heap
+# counter's MALLOC_COUNT_WINDOW_FROM, and count_syscalls): the stream's
+# opening stays out of it, which the first doorbell does not leave out
+# (each end's first is a handshake message: the receiver's ring advert comes
+# before its first frame, whose format it reads through GStreamer, and
+# before its first slots are wrapped), and N2 - N1 frames are left in it.
+warm_up=${RDMASTREAM_BUDGET_WARM_UP:-$n1}
+
 # Counts system calls by name from an strace -f -y -x log, into OUT (the
-# whole run) and WIN (the window from the first to the last rxe doorbell,
-# first line "doorbells N": the window spans N - 1 doorbell intervals, i.e.
-# frames, without start-up, connecting and tear-down; it closes at the
-# process's first write(rdma_cm DISCONNECT), since tear-down's drain marker
-# after it is a doorbell but no frame). A write(2) to
+# whole run) and WIN (the window from the $warm_up-th to the last rxe
+# doorbell, first line "doorbells N": the window spans N - 1 doorbell
+# intervals, i.e. frames, without start-up, the stream's opening and
+# tear-down; it closes at the process's first write(rdma_cm DISCONNECT),
+# since tear-down's drain marker after it is a doorbell but no frame). A write(2) to
 # /dev/infiniband/uverbsN carries a verbs command, one to rdma_cm an rdma_cm
 # command; the first 4 bytes are the command's number (uapi headers
 # rdma/ib_user_verbs.h and rdma/rdma_user_cm.h), shown here by name.
 count_syscalls() { # LOG OUT WIN
-  awk -v out="$2" -v win="$3" '
+  awk -v out="$2" -v win="$3" -v from="$warm_up" '
     BEGIN {
       verbs[23] = "REQ_NOTIFY_CQ"; verbs[28] = "POST_SEND (rxe doorbell)"; verbs[29] = "POST_RECV"
       cm[10] = "DISCONNECT"; cm[12] = "GET_EVENT"
@@ -88,28 +102,33 @@ count_syscalls() { # LOG OUT WIN
     NR == FNR {   # first pass: where the doorbells are
       name = call()
       if (name == "write(rdma_cm DISCONNECT)") hung_up = 1
-      if (name == "write(uverbs POST_SEND (rxe doorbell))" && !hung_up) { if (!first) first = FNR; last = FNR; bells++ }
+      if (name == "write(uverbs POST_SEND (rxe doorbell))" && !hung_up && ++bells >= from) {
+        if (bells == from) first = FNR
+        last = FNR
+      }
       next
     }
     {
       name = call()
       if (name == "") next
       all[name]++
-      if (FNR > first && FNR <= last) inside[name]++
+      if (first && FNR > first && FNR <= last) inside[name]++
     }
     END {
       for (k in all) print all[k], k | ("sort -rn >" out)
-      print "doorbells", bells + 0 >win
+      print "doorbells", (bells >= from ? bells - from + 1 : 0) >win
       for (k in inside) print inside[k], k >win
     }' "$1" "$1"
 }
 
 traced() { # PREFIX WHAT CMD...: CMD under strace with the heap counter
-  local prefix=$1 what=$2 log=/tmp/budget-strace.$node rc=0
+  local prefix=$1 what=$2 log=/tmp/budget-strace.$node rc=0 trace=()
   shift 2
-  rm -f "$prefix.malloc" "$prefix.failed"
-  timed "$prefix" strace -f -qq -y -x -s 8 -o "$log" \
-    -E LD_PRELOAD="$preload" -E MALLOC_COUNT_OUT="$prefix.malloc" -E G_SLICE=always-malloc "$@" || rc=$?
+  rm -f "$prefix.malloc" "$prefix.failed" "$prefix.stacks"
+  [[ -n ${RDMASTREAM_BUDGET_TRACE:-} ]] \
+    && trace=(-E MALLOC_COUNT_TRACE="$RDMASTREAM_BUDGET_TRACE" -E MALLOC_COUNT_TRACE_OUT="$prefix.stacks")
+  timed "$prefix" strace -f -qq -y -x -s 8 -o "$log" -E LD_PRELOAD="$preload" -E MALLOC_COUNT_OUT="$prefix.malloc" \
+    -E MALLOC_COUNT_WINDOW_FROM="$warm_up" -E G_SLICE=always-malloc "${trace[@]}" "$@" || rc=$?
   count_syscalls "$log" "$prefix.sys" "$prefix.win"
   rm -f "$log"
   if ((rc != 0)); then

@@ -9,9 +9,10 @@ all threads) and for the heap calls malloc_count saw (GStreamer's helper
 gst-plugin-scanner, if it ran, is left out), per frame two ways:
 
 * window (the figures shown): in the longer run, the counts between the
-  process's first and last rxe doorbell over the doorbells in between
-  (one per frame sent, or per credit returned): no start-up, connecting or
-  tear-down in it;
+  process's N1-th rxe doorbell (budget.sh --warm-up) and its last over the
+  doorbells in between (one per frame sent, or per credit returned): no
+  start-up, opening of the stream (from its first doorbell, a handshake
+  message, to its first frames) or tear-down in it;
 * difference (kept in the JSON as *_diff): (count of the long run - count
   of the short run) / (N2 - N1); start-up that differs between the runs
   (a sender retrying to connect more often in one) does not cancel there.
@@ -47,10 +48,10 @@ def syscalls(p):
 
 
 def heap_window(p):
-    """malloc_count's window (first to last doorbell) and its doorbells."""
+    """malloc_count's window (its MALLOC_COUNT_WINDOW_FROM-th doorbell to the last) and the doorbells in it."""
     for l in (json.loads(l) for l in open(p) if l.strip()):
         if l.get("when") == "exit" and not l.get("exe", "").endswith("gst-plugin-scanner"):
-            return l.get("window", {}), l.get("doorbells", 0)
+            return l.get("window", {}), l.get("window_doorbells", l.get("doorbells", 0)), l.get("window_from", 1)
     fail(f"no heap counts at exit in {p}")
 
 
@@ -66,6 +67,10 @@ def heap(p):
         for k in total:
             total[k] += l.get(k, 0)
     return total
+
+
+def ordinal(n):
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 def per_frame(a, b, n1, n2):
@@ -114,11 +119,11 @@ def main():
                                     n1, n2)
                 win = syscalls(f"{base}.{n2}.node{node}.win")
                 sc = significant(per_bell(win, win.get("doorbells", 0)))
-                hwin, hbells = heap_window(f"{base}.{n2}.node{node}.malloc")
+                hwin, hbells, hfrom = heap_window(f"{base}.{n2}.node{node}.malloc")
                 hp = per_bell(hwin, hbells)
                 rows.append({"topology": bed.get("topology"), "mtu": bed.get("mtu"), "size": bed.get("size"),
                              "kind": kind, "program": KINDS[kind][node], "end": end, "poll": poll,
-                             "frames": [n1, n2], "window_doorbells": win.get("doorbells", 0),
+                             "frames": [n1, n2], "window_from": hfrom, "window_doorbells": win.get("doorbells", 0),
                              "syscalls_per_frame": round(sum(sc.values()), 2),
                              "doorbells_per_frame": sc.get(DOORBELL, 0.0),
                              "syscalls_by_name_per_frame": sc,
@@ -133,10 +138,12 @@ def main():
         for r in rows:
             f.write(json.dumps(r) + "\n")
 
+    warm_up = next((r["window_from"] for r in rows if "window_from" in r), 1)
     md = [f"Bed: {bed.get('topology', '?')} topology, MTU {bed.get('mtu', '?')} (active {bed.get('active_mtu', '?')}), "
           f"{bed.get('size', '?')} frames, runs of {rows[0]['frames'][0]} and {rows[0]['frames'][1]} frames; "
-          "per frame: the longer run's counts between its first and last rxe doorbell over the doorbells in "
-          "between (the two-length difference in the last column, as a check).", "",
+          f"per frame: the longer run's counts between its {ordinal(warm_up)} rxe doorbell"
+          f"{' (the stream' + chr(39) + 's opening left out)' if warm_up > 1 else ''} and its last, over the "
+          "doorbells in between (the two-length difference in the last column, as a check).", "",
           "Each end ran under `strace -f` with `libmalloc_count.so` preloaded and `G_SLICE=always-malloc`.", "",
           "| program | end | poll | syscalls/frame | of which doorbells (POST_SEND write) "
           "| heap allocations/frame | frees/frame | allocations/frame by difference |",

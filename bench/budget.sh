@@ -3,24 +3,31 @@
 # The per-frame budget: system calls (by name, rxe's doorbell apart) and heap
 # calls per frame at each end of the CLIs and of the GStreamer elements, with
 # event and with busy polling. Steady state: in the longer of two runs, the
-# counts between each process's first and last rxe doorbell over the
-# doorbells in between; the difference between the two runs over the
-# difference of their frame counts is kept as a check. Not a test: it
-# asserts nothing.
+# counts between each process's N1-th rxe doorbell (after the stream's
+# opening and first frames) and its last, over the doorbells in between;
+# the difference between the two runs over the difference of their frame
+# counts is kept as a check. Not a test: it asserts nothing.
 #
 # Usage: bench/budget.sh [--topology one|two] [--mtu BYTES] [--size 64k|1080p|4k]
 #                        [--frames N1,N2] [--polls "event busy"]
-#                        [--mode auto|host|guest] [--out DIR]
+#                        [--mode auto|host|guest] [--warm-up N] [--trace FROM[,COUNT]]
+#                        [--out DIR]
 #   --size    frame size (default 1080p: I420 1920x1080)
 #   --polls   the poll modes to run (default both)
 #   --frames  the two runs' lengths (default 30,120 with one guest, 15,60 with two)
 #   --out     folder for the results (default BUILD/bench-budget-TOPOLOGY)
+#   --warm-up the doorbell each process's steady state starts at (default N1;
+#             1: from the first, the stream's opening in it)
+#   --trace   where the heap calls come from: every run also writes the stacks
+#             of COUNT (default 40) allocations from its FROM-th doorbell on
+#             (bench/malloc_count/malloc_trace.hpp) to raw/*.stacks; name and
+#             count them with bench/malloc_count/trace-stacks.py DIR/raw/*.stacks
 # Writes DIR/budget.jsonl (one JSON object per program, end and poll mode),
 # DIR/budget.md (the tables) and DIR/raw/ (every run's counts and output).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-topology=one mtu='' size=1080p frames='' polls="event busy" mode=auto out=''
+topology=one mtu='' size=1080p frames='' polls="event busy" mode=auto out='' trace='' warm_up=''
 while (($#)); do
   case $1 in
     --topology) topology=${2:?}; shift 2 ;;
@@ -30,6 +37,8 @@ while (($#)); do
     --polls) polls=${2:?}; shift 2 ;;
     --mode) mode=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
+    --trace) trace=${2:?}; shift 2 ;;
+    --warm-up) warm_up=${2:?}; shift 2 ;;
     -h | --help) awk 'NR > 1 && /^# SPDX-/ { next } NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "budget: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -38,6 +47,10 @@ done
 for p in $polls; do
   [[ $p =~ ^(event|busy)$ ]] || { echo "budget: --polls takes event and/or busy" >&2; exit 2; }
 done
+[[ -z $trace || $trace =~ ^[0-9]+(,[0-9]+)?$ ]] || { echo "budget: --trace takes FROM or FROM,COUNT" >&2; exit 2; }
+[[ -z $warm_up || $warm_up =~ ^[1-9][0-9]*$ ]] || { echo "budget: --warm-up takes a doorbell number, 1 or more" >&2; exit 2; }
+# The guests get the caller's RDMASTREAM_* variables (docs/softroce.md).
+export RDMASTREAM_BUDGET_TRACE=$trace RDMASTREAM_BUDGET_WARM_UP=$warm_up
 [[ $size =~ ^(64k|1080p|4k)$ ]] || { echo "budget: --size must be 64k, 1080p or 4k" >&2; exit 2; }
 if [[ -z $frames ]]; then
   frames=30,120

@@ -6,7 +6,8 @@
 // allocation, and no syscall but the transport's CQ poll and credit sends.
 // (A frame with captions or a timecode is the exception: GStreamer allocates
 // the metas that carry them, and their buffer sheds them when it comes home.
-// With two paths, so does asking for each path's counters, every 100 ms.)
+// With two paths, each path's counters are asked for into the same vector,
+// every 100 ms: its names' strings keep their room.)
 // When downstream holds so many slots that fewer than copy-threshold would
 // stay with the sender, the frame is copied out instead (FrameCopies, a
 // recycled pool too) and its slot goes back at once: the one copy path,
@@ -223,7 +224,7 @@ void publish(GstRdmaSrc* self, SrcState& st, const Receiver& receiver, bool end)
     st.counters.bytes = t.bytes;
     st.counters.copies = st.copies.count();
     st.counters.max_frame_gap_ms = std::chrono::duration<double, std::milli>(t.max_gap).count();
-    if (st.door_b && (st.paths_refresh.due() || end)) st.counters.paths = receiver.paths();
+    if (st.door_b && (st.paths_refresh.due() || end)) receiver.paths(st.counters.paths);
     GST_OBJECT_LOCK(self);
     self->m.published = st.counters;
     GST_OBJECT_UNLOCK(self);

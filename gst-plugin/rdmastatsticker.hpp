@@ -42,10 +42,11 @@ private:
 };
 
 // Two paths: when the streaming thread next asks the library for each
-// path's counters (Receiver::paths(), Sender::paths()) to publish with its
-// others. The answer allocates, so at most every kEvery, not per frame;
-// one clock read per frame, and none with one path (the caller asks only
-// with two).
+// path's counters (Receiver::paths(into), Sender::paths()) to publish with
+// its others. Sender::paths() allocates its answer (Receiver::paths(into)
+// only until `into` has held the names), so at most every kEvery, not per
+// frame; one clock read per frame, and none with one path (the caller asks
+// only with two).
 class PathsRefresh {
 public:
     static constexpr std::chrono::milliseconds kEvery{100};

@@ -15,23 +15,34 @@
 // program has not claimed SIGUSR2 itself), with "when":"exit" or "signal".
 //
 // The steady state, two ways:
-// * "window": the counts between the first and the last rxe doorbell of the
-//   process, with "doorbells" the number of doorbells. On Soft-RoCE every
-//   ibv_post_send ends in rdma-core's rxe provider writing a 32-byte
-//   IB_USER_VERBS_CMD_POST_SEND command to the uverbs fd (post_send_db());
-//   this library also wraps write(2) to see those. A sender posts once per
-//   frame, a receiver once per credit, so window / (doorbells - 1) is per
-//   frame, without start-up, connecting or tear-down. The window closes at
-//   the process's own hang-up (the write of RDMA_USER_CM_CMD_DISCONNECT):
-//   the drain marker that tear-down posts after it is a doorbell too, but
-//   no frame. (On other devices there are no such writes: the window stays
-//   empty.)
+// * "window": the counts between the process's rxe doorbell number
+//   MALLOC_COUNT_WINDOW_FROM (default 1, the first) and its last, with
+//   "doorbells" the number of doorbells and "window_doorbells" those in the
+//   window. On Soft-RoCE every ibv_post_send ends in rdma-core's rxe
+//   provider writing a 32-byte IB_USER_VERBS_CMD_POST_SEND command to the
+//   uverbs fd (post_send_db()); this library also wraps write(2) to see
+//   those. A sender posts once per frame, a receiver once per credit, so
+//   window / (window_doorbells - 1) is per frame, without start-up or
+//   tear-down. Not without the stream's opening, from the first doorbell:
+//   each end's first is a handshake message (a receiver's ring advert),
+//   before the first frame's format is read and the first slots are
+//   wrapped; a later MALLOC_COUNT_WINDOW_FROM leaves those out. The window
+//   closes at the process's own hang-up (the write of
+//   RDMA_USER_CM_CMD_DISCONNECT): the drain marker that tear-down posts
+//   after it is a doorbell too, but no frame. (On other devices there are
+//   no such writes: the window stays empty.)
 // * two runs of different lengths: the difference of the totals over the
 //   difference of the frame counts.
 // GLib's slice allocator caches memory per thread: run GStreamer with
 // G_SLICE=always-malloc so that its allocations show.
 //
+// MALLOC_COUNT_TRACE=FROM[,COUNT] writes the call stacks of allocations
+// from the FROM-th doorbell on: which code makes them (malloc_trace.hpp).
+//
 // Only glibc's malloc is supported (it exports the __libc_* entry points).
+#include "malloc_trace.hpp"
+
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -66,6 +77,12 @@ std::atomic<unsigned long long> g_first[kCount], g_last[kCount], g_doorbells;
 
 inline void bump(Counter c) noexcept { g_counts[c].fetch_add(1, std::memory_order_relaxed); }
 
+// An allocation: counted, and its stack written if it is in the trace's window.
+inline void allocated(Counter c, std::size_t size) noexcept {
+    bump(c);
+    malloc_count::trace(kNames[c], size, g_doorbells.load(std::memory_order_relaxed));
+}
+
 // Whether a write(2) of n bytes carries a kernel command of `size` bytes
 // whose header (uverbs' and rdma_cm's alike: a 32-bit command, then a
 // 16-bit input length) says `command` and `in`.
@@ -87,12 +104,15 @@ bool is_disconnect(const void* buf, std::size_t n) noexcept { return is_command(
 
 std::atomic<bool> g_hung_up{false}; // the window is closed (see above)
 
+unsigned long long g_window_from = 1; // the doorbell the window opens at (MALLOC_COUNT_WINDOW_FROM)
+
 void on_doorbell() noexcept {
     if (g_hung_up.load(std::memory_order_relaxed)) return;
-    const bool first = g_doorbells.fetch_add(1, std::memory_order_relaxed) == 0;
+    const unsigned long long n = g_doorbells.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (n < g_window_from) return;
     for (int i = 0; i < kCount; ++i) {
         const auto v = g_counts[i].load(std::memory_order_relaxed);
-        if (first) g_first[i].store(v, std::memory_order_relaxed);
+        if (n == g_window_from) g_first[i].store(v, std::memory_order_relaxed);
         g_last[i].store(v, std::memory_order_relaxed);
     }
 }
@@ -145,8 +165,13 @@ void report(const char* when) noexcept {
         l.add("\":");
         l.add(g_counts[i].load(std::memory_order_relaxed));
     }
+    const unsigned long long doorbells = g_doorbells.load(std::memory_order_relaxed);
     l.add(",\"doorbells\":");
-    l.add(g_doorbells.load(std::memory_order_relaxed));
+    l.add(doorbells);
+    l.add(",\"window_from\":");
+    l.add(g_window_from);
+    l.add(",\"window_doorbells\":");
+    l.add(doorbells >= g_window_from ? doorbells - g_window_from + 1 : 0);
     l.add(",\"window\":{");
     for (int i = 0; i < kCount; ++i) {
         if (i > 0) l.add(",");
@@ -169,6 +194,10 @@ void report(const char* when) noexcept {
 extern "C" void on_sigusr2(int) { report("signal"); }
 
 __attribute__((constructor)) void install() {
+    if (const char* from = getenv("MALLOC_COUNT_WINDOW_FROM")) {
+        g_window_from = std::max(1ull, std::strtoull(from, nullptr, 10));
+    }
+    malloc_count::trace_init();
     struct sigaction old{};
     if (sigaction(SIGUSR2, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
         struct sigaction sa{};
@@ -182,7 +211,7 @@ __attribute__((constructor)) void install() {
 __attribute__((destructor)) void at_exit() { report("exit"); }
 
 void* new_or_throw(std::size_t size) {
-    bump(kNew);
+    allocated(kNew, size);
     for (;;) {
         if (void* p = __libc_malloc(size != 0 ? size : 1)) return p;
         std::new_handler h = std::get_new_handler();
@@ -192,7 +221,7 @@ void* new_or_throw(std::size_t size) {
 }
 
 void* aligned_new_or_throw(std::size_t size, std::align_val_t align) {
-    bump(kNew);
+    allocated(kNew, size);
     for (;;) {
         if (void* p = __libc_memalign(static_cast<std::size_t>(align), size != 0 ? size : 1)) return p;
         std::new_handler h = std::get_new_handler();
@@ -213,22 +242,25 @@ extern "C" {
 
 ssize_t write(int fd, const void* buf, std::size_t n) {
     if (is_rxe_doorbell(buf, n)) on_doorbell();
-    if (is_disconnect(buf, n)) g_hung_up.store(true, std::memory_order_relaxed);
+    if (is_disconnect(buf, n)) {
+        g_hung_up.store(true, std::memory_order_relaxed);
+        malloc_count::trace_stop();
+    }
     return __write(fd, buf, n);
 }
 
 void* malloc(std::size_t size) {
-    bump(kMalloc);
+    allocated(kMalloc, size);
     return __libc_malloc(size);
 }
 
 void* calloc(std::size_t n, std::size_t size) {
-    bump(kCalloc);
+    allocated(kCalloc, n * size);
     return __libc_calloc(n, size);
 }
 
 void* realloc(void* p, std::size_t size) {
-    bump(kRealloc);
+    allocated(kRealloc, size);
     return __libc_realloc(p, size);
 }
 
@@ -238,7 +270,7 @@ void free(void* p) {
 }
 
 int posix_memalign(void** out, std::size_t align, std::size_t size) {
-    bump(kAligned);
+    allocated(kAligned, size);
     if (align < sizeof(void*) || (align & (align - 1)) != 0) return EINVAL;
     void* p = __libc_memalign(align, size);
     if (p == nullptr) return ENOMEM;
@@ -247,22 +279,22 @@ int posix_memalign(void** out, std::size_t align, std::size_t size) {
 }
 
 void* aligned_alloc(std::size_t align, std::size_t size) {
-    bump(kAligned);
+    allocated(kAligned, size);
     return __libc_memalign(align, size);
 }
 
 void* memalign(std::size_t align, std::size_t size) {
-    bump(kAligned);
+    allocated(kAligned, size);
     return __libc_memalign(align, size);
 }
 
 void* valloc(std::size_t size) {
-    bump(kAligned);
+    allocated(kAligned, size);
     return __libc_memalign(static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), size);
 }
 
 void* pvalloc(std::size_t size) {
-    bump(kAligned);
+    allocated(kAligned, size);
     const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     return __libc_memalign(page, (size + page - 1) / page * page);
 }

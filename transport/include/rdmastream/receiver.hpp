@@ -163,6 +163,10 @@ public:
     std::uint32_t slot_numbers() const noexcept;
     // Each path's counters (two paths); empty for one.
     std::vector<PathReport> paths() const;
+    // The same into `into`, reusing its storage: once it has held these
+    // paths' names, no allocation, so a streaming thread may ask as often
+    // as it publishes its counters.
+    void paths(std::vector<PathReport>& into) const;
 
     struct Impl;
 

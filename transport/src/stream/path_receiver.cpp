@@ -27,7 +27,12 @@ PathReceiver::PathReceiver(std::array<std::unique_ptr<FrameReceiver>, kMaxPaths>
         Path& path = paths_[p];
         path.range = 2 * p;
         path.up = paths[p] != nullptr;
-        if (!path.up) merge_.set_up(p, false); // it comes with attach()
+        if (path.up) {
+            path.peer = paths[p]->peer();
+            path.device = paths[p]->device();
+        } else {
+            merge_.set_up(p, false); // it comes with attach()
+        }
         ranges_[path.range].rx = std::move(paths[p]);
     }
     waiting_.resize(std::size_t{kRanges} * base_);
@@ -53,6 +58,8 @@ bool PathReceiver::attach(std::size_t p, std::unique_ptr<FrameReceiver> joined) 
     ranges_[range].rx = std::move(joined); // the one before its last goes, if it had not
     const std::size_t old = path.range;
     path.range = range;
+    path.peer = rx(p).peer();
+    path.device = rx(p).device();
     if (ranges_[old].frames == 0) ranges_[old].rx.reset(); // nothing of it out: the lost connection goes
     path.up = true;
     path.ended = false;
@@ -241,11 +248,7 @@ bool PathReceiver::may_go(std::size_t r) const noexcept {
 void PathReceiver::go_if_done(std::size_t r) {
     if (ranges_[r].frames != 0 || !may_go(r)) return;
     const std::size_t p = r / 2;
-    const bool with_device = paths_[p].range == r;
-    if (with_device) {
-        paths_[p].gone_peer = ranges_[r].rx->peer();
-        paths_[p].gone_device = ranges_[r].rx->device();
-    }
+    const bool with_device = paths_[p].range == r; // its names stay in paths_[p] (report())
     ranges_[r].rx.reset();
     if (with_device && options_.device_gone) options_.device_gone();
 }
@@ -395,13 +398,18 @@ void PathReceiver::leave() noexcept {
 
 std::vector<PathReport> PathReceiver::report() const {
     std::vector<PathReport> out;
+    report(out);
+    return out;
+}
+
+void PathReceiver::report(std::vector<PathReport>& out) const {
+    out.resize(count_);
     for (std::size_t p = 0; p < count_; ++p) {
         const Counters c = counters(p);
-        PathReport r;
+        PathReport& r = out[p];
         r.name = letter(p);
-        const FrameReceiver* rx = path(p);
-        r.peer = rx != nullptr ? rx->peer() : paths_[p].gone_peer;
-        r.device = rx != nullptr ? rx->device() : paths_[p].gone_device;
+        r.peer = paths_[p].peer; // into r's own string: its room reused
+        r.device = paths_[p].device;
         r.up = paths_[p].up;
         r.frames_first = c.merge.first;
         // A copy the other path brought second is a frame this one did not
@@ -412,9 +420,7 @@ std::vector<PathReport> PathReceiver::report() const {
         r.copies_differ = c.copies_differ;
         r.downs = c.downs;
         r.ups = c.ups;
-        out.push_back(std::move(r));
     }
-    return out;
 }
 
 } // namespace rdmastream

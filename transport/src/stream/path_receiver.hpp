@@ -124,7 +124,11 @@ public:
     // Where a connection's slot numbers start: range r's at r * slot_base().
     std::uint32_t slot_base() const noexcept { return base_; }
     static char letter(std::size_t path) noexcept { return static_cast<char>('A' + path); }
-    // Each path's counters, as the public API reports them.
+    // Each path's counters, as the public API reports them, into `out`
+    // (one entry per path): no allocation once `out` has held them, its
+    // names' strings keeping their room, so a caller may ask as often as
+    // it publishes (rdmasrc: every 100 ms).
+    void report(std::vector<PathReport>& out) const;
     std::vector<PathReport> report() const;
 
 private:
@@ -139,7 +143,9 @@ private:
         bool up = false;
         bool ended = false;
         Counters counters;
-        std::string gone_peer, gone_device; // its connection's, once that went with its device
+        // Its latest connection's peer and device (report()): named once,
+        // when it comes; kept when it is lost or goes with its device.
+        std::string peer, device;
     };
     // The first copy of a recent frame, for comparing the second with.
     struct Winner {

@@ -143,5 +143,12 @@ std::uint32_t Receiver::slot_numbers() const noexcept {
     return impl_->paths ? impl_->paths->slot_numbers() : slot_capacity(impl_->rx->ring());
 }
 std::vector<PathReport> Receiver::paths() const { return impl_->paths ? impl_->paths->report() : std::vector<PathReport>{}; }
+void Receiver::paths(std::vector<PathReport>& into) const {
+    if (impl_->paths) {
+        impl_->paths->report(into);
+    } else {
+        into.clear();
+    }
+}
 
 } // namespace rdmastream
