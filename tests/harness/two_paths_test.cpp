@@ -397,7 +397,7 @@ struct TwoPathLink {
             joining_path = p;
         }
         waker->wake();
-        attach_path(*tx, p, std::move(tx_end), device, 5s);
+        attach_path(*tx, p, std::move(tx_end), device);
     }
     // The receiving thread, woken: a path that came back.
     void take_join() {

@@ -113,11 +113,10 @@ bool has_two_paths(const FanoutMember& member) noexcept {
     return dynamic_cast<const TwoPathMember*>(&member) != nullptr;
 }
 
-void attach_member_path(FanoutMember& member, std::size_t path, std::unique_ptr<FrameSender> tx, std::size_t device,
-                        std::chrono::milliseconds timeout) {
+void attach_member_path(FanoutMember& member, std::size_t path, std::unique_ptr<FrameSender> tx, std::size_t device) {
     auto* two = dynamic_cast<TwoPathMember*>(&member);
     if (two == nullptr) throw std::logic_error("attach_member_path: a member over one path");
-    attach_path(two->sender(), path, std::move(tx), device, timeout);
+    attach_path(two->sender(), path, std::move(tx), device);
 }
 
 std::vector<PathReport> member_paths(const FanoutMember& member) {

@@ -57,8 +57,7 @@ bool has_two_paths(const FanoutMember& member) noexcept;
 // A two-path member's path (0: A, 1: B) over a new connection, posting
 // with the keys of the memory domain's device `device` (throws
 // std::logic_error for a member over one path).
-void attach_member_path(FanoutMember& member, std::size_t path, std::unique_ptr<FrameSender> tx, std::size_t device,
-                        std::chrono::milliseconds timeout);
+void attach_member_path(FanoutMember& member, std::size_t path, std::unique_ptr<FrameSender> tx, std::size_t device);
 // A member's paths (two paths only; empty for one).
 std::vector<PathReport> member_paths(const FanoutMember& member);
 

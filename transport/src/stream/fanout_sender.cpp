@@ -209,7 +209,7 @@ void FanoutSender::join_path(Opening o, std::size_t device) {
             };
             (*m)->sender = two_path_member(std::move((*m)->sender), so_far(), c);
         }
-        attach_member_path(*(*m)->sender, path, std::move(tx), device, kJoinPatience);
+        attach_member_path(*(*m)->sender, path, std::move(tx), device);
     } catch (const std::exception& e) {
         if (log_) log_(fmt::format("receiver {}: its path {} ({}) could not join: {}", (*m)->peer, "AB"[path], peer,
                                    e.what()));

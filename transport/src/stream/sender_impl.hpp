@@ -90,9 +90,9 @@ std::unique_ptr<Sender::Impl> two_path_sender(std::array<std::unique_ptr<FrameSe
                                               const SenderConfig& c, TwoPathHooks hooks = {});
 // A two-path sender's path back over a new connection (its FrameSender,
 // through the handshake), posting with the keys of the memory domain's
-// device `device`; the old connection, if not known lost yet, goes.
-void attach_path(Sender::Impl& sender, std::size_t path, std::unique_ptr<FrameSender> tx, std::size_t device,
-                 std::chrono::milliseconds timeout);
+// device `device`; the old connection, if not known lost yet, goes. It
+// takes the stream's formats as the stream goes on, without waiting.
+void attach_path(Sender::Impl& sender, std::size_t path, std::unique_ptr<FrameSender> tx, std::size_t device);
 // A fan-out on the Door's listener: waits for c.receivers of them (nullptr
 // when the waker is woken first).
 std::unique_ptr<Sender::Impl> fanout_sender(std::unique_ptr<DoorClaim> claim, const std::string& where,

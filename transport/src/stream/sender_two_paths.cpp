@@ -136,6 +136,7 @@ public:
             const auto now = Clock::now();
             const auto deadline = now + timeout;
             cut_silent(now, deadline); // a path gone silent goes before it holds the stream up
+            if (joining_ > 0) advance_joins();
             // Lossless: until a path can post it now (its older frames posted
             // or skipped, a credit) and its table entry is free; nothing is
             // taken before, so a wake leaves the frame the caller's.
@@ -195,6 +196,7 @@ public:
             }
             for_each_up([&](Path& path) { path.tx->set_clock(anchor, timeout); });
             clock_ = anchor;
+            ++clock_generation_; // a joining path posts it too
             return 0;
         });
     }
@@ -202,6 +204,9 @@ public:
         guarded<int>([&] {
             if (state_ != SenderState::kStreaming) return 0;
             if (hooks_.mail != nullptr && hooks_.mail->pending()) take_joined();
+            for (std::size_t p = 0; p < kPaths; ++p) {
+                if (paths_[p].joining) joining_progress(p);
+            }
             for_each_up([](Path& path) { path.tx->progress(); });
             for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
                 if (!flows_[flow].table.empty()) advance_all(flow);
@@ -266,6 +271,9 @@ public:
             for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
                 if (!flows_[flow].table.empty()) advance_all(flow); // every cursor past the last frame
             }
+            for (std::size_t p = 0; p < kPaths; ++p) {
+                if (paths_[p].joining) stop_joining(p); // not up before the end: it has nothing to end
+            }
             for_each_up([&](Path& path) { path.tx->finish(timeout); });
             state_ = SenderState::kEnded;
             return 0;
@@ -276,8 +284,10 @@ public:
         state_ = SenderState::kStopped;
         for (Path& path : paths_) {
             path.up = false;
+            path.joining = false;
             if (path.tx) path.tx->stop(); // its frames in flight come back dropped on it
         }
+        joining_ = 0;
         for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
             for (Entry& e : flows_[flow].table) {
                 if (!e.done) fire(e, e.delivered ? FrameFate::kDelivered : FrameFate::kDropped);
@@ -315,10 +325,14 @@ public:
     // the next frame; lossless, the oldest frame not yet done (everything
     // before was delivered), so frames in flight on the other path when it
     // dies exist on this one too. Each flow's format and the clock anchor
-    // go first (waiting up to `timeout` for each).
-    void attach(std::size_t p, std::unique_ptr<FrameSender> tx, std::size_t device, std::chrono::milliseconds timeout) {
+    // go first, one control message at a time, without holding the stream
+    // up (advance_join, from the stream's own calls and waits: a wait for
+    // each acknowledgement here stalled every frame by a round trip per
+    // flow at each join); the path is up once the last is posted. A path
+    // that takes none within its acknowledgement limit is lost again.
+    void attach(std::size_t p, std::unique_ptr<FrameSender> tx, std::size_t device) {
         Path& path = paths_.at(p);
-        if (path.up) throw std::logic_error("TwoPathSender::attach: the path is up");
+        if (path.up || path.joining) throw std::logic_error("TwoPathSender::attach: the path is up or joining");
         tx->set_on_done([this, p](std::uint64_t cookie, FrameFate fate) { done_on(p, cookie, fate); });
         std::array<std::uint64_t, kMaxFlows> from{};
         for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
@@ -336,30 +350,25 @@ public:
             }
             tx->start_numbering_at(from[flow], flow);
         }
-        for (const std::optional<StreamFormat>& format : formats_) {
-            if (format) tx->set_format(*format, timeout);
-        }
-        if (clock_) tx->set_clock(*clock_, timeout);
-        const bool back = path.was_up;
-        path.was_up = true;
-        ++path.report.ups;
         path.tx = std::move(tx); // the lost connection's goes (stopped when it was lost)
         path.device = device;
         path.report.device = path.tx->device();
         path.cursor = from;
         path.adopted = false; // a new connection: trusted from its first credit
-        path.up = true;
-        log_(fmt::format("path {} ({}) {}; streaming on paths A and B", letter(p), path.tx->peer(), back ? "back" : "up"));
-        for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
-            if (!flows_[flow].table.empty()) advance_all(flow);
-        }
+        path.joining = true;
+        path.format_ids = {};
+        path.format_posted = false;
+        path.clock_sent = 0;
+        ++joining_;
+        advance_join(p);
     }
     // Path p over a new connection, whether or not the old one is known
     // lost: its peer (the same: only it can prove the join) may come back
     // before we see the old connection go. No loss line then.
-    void replace(std::size_t p, std::unique_ptr<FrameSender> tx, std::size_t device, std::chrono::milliseconds timeout) {
+    void replace(std::size_t p, std::unique_ptr<FrameSender> tx, std::size_t device) {
         if (paths_[p].up) park(p);
-        attach(p, std::move(tx), device, timeout);
+        if (paths_[p].joining) stop_joining(p); // its connection before, still joining
+        attach(p, std::move(tx), device);
     }
 
     SenderState state() const noexcept override { return state_; }
@@ -398,6 +407,12 @@ private:
         bool was_up = false; // up before: it comes "back", not "up"
         std::array<std::uint64_t, kMaxFlows> cursor{}; // its next frame to post or skip, per flow
         bool adopted = false; // its connection's frames are taken by the receiver (adopted())
+        // Joining (attach): its connection takes each flow's format, then the
+        // clock anchor, before it is up.
+        bool joining = false;
+        std::array<std::uint32_t, kMaxFlows> format_ids{}; // posted to it, per flow
+        bool format_posted = false;  // one posted, not yet settled
+        std::uint64_t clock_sent = 0; // clock_generation_ posted to it (0: none)
     };
 
     // A flow's table: room for both paths' slots and the frames a path may owe.
@@ -639,7 +654,7 @@ private:
         auto until = deadline;
         for (std::size_t p = 0; p < kPaths; ++p) {
             Path& path = paths_[p];
-            if (!path.up) continue;
+            if (!path.up && !path.joining) continue; // a joining path's acknowledgements wake us too
             datapaths[n] = &path.tx->datapath();
             outs[n] = path.tx->completions();
             until = std::min(until, path.tx->timer(deadline));
@@ -655,18 +670,94 @@ private:
         const auto now = Clock::now();
         for (std::size_t i = 0; i < n; ++i) {
             const std::size_t p = which[i];
-            if (!paths_[p].up) continue;
+            if (!paths_[p].up && !paths_[p].joining) continue;
             try {
                 if (w.failed[i]) std::rethrow_exception(w.failed[i]);
                 if (w.kind == PathWait::Woke::kPaths && w.paths[i]) paths_[p].tx->waited(*w.paths[i]);
                 paths_[p].tx->timer_passed(now); // a keepalive due, an ack overdue
             } catch (const PeerLeft&) {
                 throw;
-            } catch (...) {
-                lose(p, std::current_exception());
+            } catch (const std::exception& e) {
+                if (!paths_[p].joining) {
+                    lose(p, std::current_exception());
+                    continue;
+                }
+                join_failed(p, e);
             }
         }
+        if (joining_ > 0) advance_joins();
         return true;
+    }
+
+    // A joining path's next step: each flow's format (one control message
+    // in flight at a time, each settled before the next: a flow's slots come
+    // with its format), then the clock anchor, then it is up, its owed
+    // frames posted. Never waits. Its failure is its own: named, the path
+    // lost again, the dialler told.
+    void advance_join(std::size_t p) {
+        Path& path = paths_[p];
+        if (!path.joining) return;
+        try {
+            if (path.format_posted && !path.tx->format_settled()) return;
+            path.format_posted = false;
+            for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
+                if (formats_[flow] && path.format_ids[flow] != formats_[flow]->id) {
+                    path.tx->begin_format(*formats_[flow]);
+                    path.format_ids[flow] = formats_[flow]->id;
+                    path.format_posted = true;
+                    return;
+                }
+            }
+            if (clock_ && path.clock_sent != clock_generation_) {
+                if (!path.tx->try_post_clock(*clock_)) return; // the last format's message still out
+                path.clock_sent = clock_generation_;
+            }
+        } catch (const PeerLeft&) {
+            throw;
+        } catch (const std::exception& e) {
+            join_failed(p, e);
+            return;
+        }
+        path.joining = false;
+        --joining_;
+        const bool back = path.was_up;
+        path.was_up = true;
+        ++path.report.ups;
+        path.up = true;
+        log_(fmt::format("path {} ({}) {}; streaming on paths A and B", letter(p), path.tx->peer(), back ? "back" : "up"));
+        for (std::uint8_t flow = 0; flow < kMaxFlows; ++flow) {
+            if (!flows_[flow].table.empty()) advance_all(flow);
+        }
+    }
+    void advance_joins() {
+        for (std::size_t p = 0; p < kPaths; ++p) advance_join(p);
+    }
+    // progress() for a joining path: its completions (the format's
+    // acknowledgement) taken, then its next step.
+    void joining_progress(std::size_t p) {
+        try {
+            paths_[p].tx->progress();
+        } catch (const PeerLeft&) {
+            throw;
+        } catch (const std::exception& e) {
+            join_failed(p, e);
+            return;
+        }
+        advance_join(p);
+    }
+    // A joining path's failure: named, its connection stopped, the dialler
+    // told (the path is lost again).
+    void join_failed(std::size_t p, const std::exception& e) {
+        log_(fmt::format("path {}: a connection back failed: {}", letter(p), e.what()));
+        stop_joining(p);
+        if (hooks_.lost) hooks_.lost(p);
+    }
+    // A joining path's connection, given up (a failure, a newer one, the end).
+    void stop_joining(std::size_t p) {
+        Path& path = paths_[p];
+        path.joining = false;
+        --joining_;
+        path.tx->stop();
     }
 
     // Paths that came back (TwoPathHooks::take_joined), attached.
@@ -676,7 +767,7 @@ private:
         std::size_t p = 0, device = 0;
         while (std::unique_ptr<FrameSender> tx = hooks_.take_joined(p, device)) {
             try {
-                replace(p, std::move(tx), device, kJoinTimeout);
+                replace(p, std::move(tx), device);
             } catch (const PeerLeft&) {
                 throw;
             } catch (const std::exception& e) {
@@ -764,7 +855,6 @@ private:
         }
     }
 
-    static constexpr std::chrono::milliseconds kJoinTimeout{5000}; // a path back takes each flow's format within it
     // cut_silent: a path is lost once its oldest signalled write is out
     // this long, and this many times the mean acknowledgement time, judged
     // once the paths have this many acknowledgements between them.
@@ -781,6 +871,8 @@ private:
     std::array<Flow, kMaxFlows> flows_;
     std::array<std::optional<StreamFormat>, kMaxFlows> formats_; // each flow's in force
     std::optional<ClockAnchor> clock_;
+    std::uint64_t clock_generation_ = 0; // set_clock calls, for a joining path
+    std::size_t joining_ = 0;            // paths joining (attach)
     std::uint64_t undone_ = 0; // frames numbered whose on_done has not fired
     StreamStats stats_;
     SenderState state_ = SenderState::kStreaming;
@@ -799,9 +891,8 @@ std::unique_ptr<Sender::Impl> two_path_sender(std::array<std::unique_ptr<FrameSe
     return std::make_unique<TwoPathSender>(std::move(paths), c, std::move(hooks));
 }
 
-void attach_path(Sender::Impl& sender, std::size_t path, std::unique_ptr<FrameSender> tx, std::size_t device,
-                 std::chrono::milliseconds timeout) {
-    dynamic_cast<TwoPathSender&>(sender).replace(path, std::move(tx), device, timeout);
+void attach_path(Sender::Impl& sender, std::size_t path, std::unique_ptr<FrameSender> tx, std::size_t device) {
+    dynamic_cast<TwoPathSender&>(sender).replace(path, std::move(tx), device);
 }
 
 std::unique_ptr<Sender::Impl> two_path_sender_at(std::unique_ptr<FrameSender> tx, std::size_t device,
