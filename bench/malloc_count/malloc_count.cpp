@@ -40,6 +40,7 @@
 // from the FROM-th doorbell on: which code makes them (malloc_trace.hpp).
 //
 // Only glibc's malloc is supported (it exports the __libc_* entry points).
+#include "heap_free_text.hpp"
 #include "malloc_trace.hpp"
 
 #include <algorithm>
@@ -118,21 +119,7 @@ void on_doorbell() noexcept {
 }
 
 // Formatting without the heap or stdio: usable from a signal handler.
-struct Line {
-    char buf[1024];
-    std::size_t len = 0;
-    void add(const char* s) noexcept {
-        while (*s != '\0' && len < sizeof buf - 1) buf[len++] = *s++;
-    }
-    void add(unsigned long long v) noexcept {
-        char tmp[24];
-        int n = 0;
-        do {
-            tmp[n++] = static_cast<char>('0' + v % 10);
-            v /= 10;
-        } while (v != 0);
-        while (n > 0 && len < sizeof buf - 1) buf[len++] = tmp[--n];
-    }
+struct Line : HeapFreeText<1024> {
     void add_json_string(const char* s) noexcept { // a path: escape what JSON needs
         add("\"");
         for (; *s != '\0' && len < sizeof buf - 8; ++s) {

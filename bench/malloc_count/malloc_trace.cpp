@@ -4,6 +4,8 @@
 // its own re-entry (backtrace(3) may allocate).
 #include "malloc_trace.hpp"
 
+#include "heap_free_text.hpp"
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -40,22 +42,8 @@ bool parse(const char* s, unsigned long long& from, long long& count) {
     return *end == '\0';
 }
 
-struct Header { // "# malloc 64 bytes, thread 123, doorbell 45\n" without the heap
-    char buf[128];
-    std::size_t len = 0;
-    void add(const char* s) noexcept {
-        while (*s != '\0' && len < sizeof buf - 1) buf[len++] = *s++;
-    }
-    void add(unsigned long long v) noexcept {
-        char tmp[24];
-        int n = 0;
-        do {
-            tmp[n++] = static_cast<char>('0' + v % 10);
-            v /= 10;
-        } while (v != 0);
-        while (n > 0 && len < sizeof buf - 1) buf[len++] = tmp[--n];
-    }
-};
+// "# malloc 64 bytes, thread 123, doorbell 45\n" without the heap
+using Header = HeapFreeText<128>;
 
 } // namespace
 
