@@ -93,6 +93,7 @@ public:
         }
         formats_ = so_far.formats;
         clock_ = so_far.clock;
+        if (clock_) ++clock_generation_; // a path joining posts it
         // Its counts go on from path A's own (latency is summed from the paths').
         const StreamStats& before = paths_[0].tx->stats();
         stats_.frames = before.frames;
