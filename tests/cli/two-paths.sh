@@ -158,7 +158,11 @@ check)
     done
     # Not a speed: a frame that waited for the dead path's RC retries
     # (about 1.9 s on the bed) or a blocking wait on it would show here.
-    python3 -c "import sys; sys.exit(float(sys.argv[1]) >= 1000)" "$gap_ms" ||
+    # A frame posted only on the dying path (the other short of credits)
+    # waits for the sender to find that path silent (4 times the paths'
+    # mean acknowledgement time: up to about 1.1 s seen with two such
+    # tests at once on the bed), so the line is drawn below the retries.
+    python3 -c "import sys; sys.exit(float(sys.argv[1]) >= 1500)" "$gap_ms" ||
       fail "$policy: a gap of $gap_ms ms between two frames: a frame waited for the dead path"
     echo "two-paths: $policy: $got frames bit-exact and in order through B cut, B back, A cut ($kind, on the $node node) ($dropped dropped by the sender for want of a credit); longest gap between two frames $gap_ms ms (frame interval $interval_ms ms)"
     grep -hE 'path [AB] ' "$out/tp-$policy-recv.log" "$out/tp-$policy-send.log" | sed "s/^/two-paths: $policy: /"
