@@ -186,7 +186,6 @@ public:
             for_each_up([&](Path& path) { path.tx->set_format(format, timeout); });
             if (flows_[format.flow].table.empty()) open_flow(format.flow, format.max_side_data);
             formats_[format.flow] = format; // for a path that comes back
-            flows_[format.flow].format_from = flows_[format.flow].next;
             return 0;
         });
     }
@@ -326,7 +325,7 @@ public:
     // memory domain's device `device`. It starts at the rejoin point: live,
     // the next frame; lossless, the oldest frame not yet done (everything
     // before was delivered), so frames in flight on the other path when it
-    // dies exist on this one too, but none before the flow's latest format. Each flow's format and the clock anchor
+    // dies exist on this one too. Each flow's format and the clock anchor
     // go first, one control message at a time, without holding the stream
     // up (advance_join, from the stream's own calls and waits: a wait for
     // each acknowledgement here stalled every frame by a round trip per
@@ -342,8 +341,7 @@ public:
             if (f.table.empty()) continue;
             from[flow] = f.next;
             if (policy_ == Policy::kLossless) {
-                const std::uint64_t oldest = f.next > f.table.size() ? f.next - f.table.size() : 0;
-                for (std::uint64_t n = std::max(oldest, f.format_from); n < f.next; ++n) {
+                for (std::uint64_t n = f.next > f.table.size() ? f.next - f.table.size() : 0; n < f.next; ++n) {
                     const Entry& e = f.table[n & f.mask];
                     if (e.number == n && !e.done) {
                         from[flow] = n;
@@ -401,10 +399,6 @@ private:
         std::uint64_t mask = 0;
         std::uint64_t next = 0; // frames numbered
         std::uint64_t taken_over_at = 0; // frames before: path A's own, from before go_on_at
-        // The first frame in the flow's latest format: a path joining is told
-        // only that format, so it owes no frame before (its header would
-        // carry the new format's id over the old format's bytes).
-        std::uint64_t format_from = 0;
     };
     struct Path {
         PathReport report;               // its counters (name, peer, up filled in by paths())
