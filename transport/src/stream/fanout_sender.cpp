@@ -297,7 +297,7 @@ std::size_t FanoutSender::advance_joiners() {
         } catch (const std::exception& e) {
             if (log_) log_(fmt::format("receiver {} could not join: {}", j.peer, e.what()));
             std::erase_if(early_paths_, [&](const std::unique_ptr<EarlyPath>& p) { // its second path goes with it
-                return j.secret && p->opening.handshake->join()->secret == j.secret;
+                return p->of(j.secret);
             });
             it = joining_.erase(it);
             continue;
@@ -320,7 +320,7 @@ std::size_t FanoutSender::advance_joiners() {
         ++joined;
         // Its second path, if it came first.
         for (auto e = early_paths_.begin(); e != early_paths_.end();) {
-            if (secret && (*e)->opening.handshake->join()->secret == secret) {
+            if ((*e)->of(secret)) {
                 std::unique_ptr<EarlyPath> early = std::move(*e);
                 e = early_paths_.erase(e);
                 join_path(std::move(early->opening), early->device);

@@ -227,6 +227,10 @@ private:
     struct EarlyPath {
         Opening opening;
         std::size_t device = 0;
+        // Whether it is the second path of the receiver with `secret`.
+        bool of(const std::shared_ptr<const SessionSecret>& secret) const {
+            return secret && opening.handshake->join()->secret == secret;
+        }
     };
     std::vector<std::unique_ptr<EarlyPath>> early_paths_;
     std::vector<ReceiverStats> departed_; // members dropped so far, for the reports
